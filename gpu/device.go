@@ -1,0 +1,166 @@
+// Package gpu defines the GPU device interface that the lock designs are written
+// against, and the semantics every implementation must keep.
+//
+// Three implementations exist: the real CUDA device (package cuda), the emulated
+// device for machines without a GPU (package gpu/emu), and the simulated device
+// (package sim). Each reproduces what ../shared/CUDA-FACTS.md records for the
+// H200:
+//
+//   - Malloc does not wait for other work; Free waits for every in-flight kernel
+//     and copy on the device (cudaFree is device-synchronizing).
+//   - MallocAsync draws from a stream-ordered pool. A block freed with FreeAsync
+//     returns to the device only after a synchronization has observed the free;
+//     TrimPool cannot release an unobserved free. Growing the pool costs time.
+//     With ReuseAcrossStreams on (CUDA's default), an allocation that does not fit
+//     may reuse a block whose free is pending on another stream; the allocating
+//     stream then waits for that stream.
+//   - DeviceSync completes only when every in-flight kernel and copy of every
+//     worker on the device has completed.
+//   - Copies overlap compute; kernels of different streams share the compute
+//     engine.
+//
+// Every operation is submitted, and its completion is reported through a
+// callback, so that the same actors can drive a real device (completion on
+// another goroutine) and a simulated one (completion as an event on a virtual
+// timeline).
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrOutOfMemory is returned (wrapped) by an allocation that the device cannot
+// satisfy. Callers test for it with errors.Is.
+var ErrOutOfMemory = errors.New("out of device memory")
+
+// Buffer names a device allocation. Zero is never a valid buffer.
+type Buffer uint64
+
+// Stream names an ordered queue of device work. Stream 0 is the legacy default
+// stream, which the designs do not use.
+type Stream uint32
+
+// Event names a marker recorded on a stream.
+type Event uint64
+
+// OpKind says what an Op does.
+type OpKind uint8
+
+// The operations a lock design may ask of a device.
+const (
+	OpMemInfo     OpKind = iota + 1 // free and total memory; does not wait
+	OpMalloc                        // cudaMalloc: does not wait for other work
+	OpFree                          // cudaFree: waits for the whole device
+	OpMallocAsync                   // cudaMallocAsync from the device pool, ordered on Stream
+	OpFreeAsync                     // cudaFreeAsync, ordered on Stream
+	OpTrimPool                      // cudaMemPoolTrimTo(Bytes): releases observed free blocks
+	OpDeviceSync                    // cudaDeviceSynchronize: waits for every stream
+	OpStreamSync                    // cudaStreamSynchronize(Stream)
+	OpRecordEvent                   // cudaEventRecord on Stream; the result names the event
+	OpEventSync                     // cudaEventSynchronize(Event)
+	OpCopyIn                        // host→device copy of Bytes into Buffer, ordered on Stream
+	OpCompute                       // launch Kernel on Stream; completes when the kernel has run
+	OpHostAlloc                     // cudaHostAlloc of pinned host memory: waits for the whole device
+	OpHostFree                      // cudaFreeHost: waits for the whole device
+)
+
+var opNames = map[OpKind]string{
+	OpMemInfo: "mem_info", OpMalloc: "malloc", OpFree: "free", OpMallocAsync: "malloc_async",
+	OpFreeAsync: "free_async", OpTrimPool: "trim_pool", OpDeviceSync: "device_sync",
+	OpStreamSync: "stream_sync", OpRecordEvent: "record_event", OpEventSync: "event_sync",
+	OpCopyIn: "copy_in", OpCompute: "compute", OpHostAlloc: "host_alloc", OpHostFree: "host_free",
+}
+
+func (k OpKind) String() string {
+	if s, ok := opNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("op(%d)", uint8(k))
+}
+
+// Kernel is the device work of one partition's compute stage. Run performs it
+// for real (production, emulated device); Size and Bytes describe it for a
+// model (simulator), which never calls Run.
+type Kernel struct {
+	Partition string // for traces
+	Size      int    // constraints (the FFT domain follows from it)
+	Bytes     int64  // device memory the kernel touches
+	Run       func(ctx context.Context) error
+}
+
+// Op is one request to a device.
+type Op struct {
+	Kind   OpKind
+	Stream Stream
+	Buffer Buffer
+	Event  Event
+	Bytes  int64
+	Kernel *Kernel
+}
+
+// Result is the outcome of an Op.
+type Result struct {
+	Buffer Buffer // OpMalloc, OpMallocAsync, OpHostAlloc
+	Event  Event  // OpRecordEvent
+	Free   int64  // OpMemInfo: free bytes as cudaMemGetInfo reports them
+	Total  int64  // OpMemInfo
+	// Waited is true when the operation had to wait for work of another stream
+	// (a device-wide sync, or pool reuse of a block freed on another stream).
+	Waited bool
+	Err    error
+}
+
+// Info describes a device.
+type Info struct {
+	Index int
+	Name  string
+	Total int64 // bytes of device memory
+}
+
+// PoolPolicy configures the stream-ordered pool of a device.
+type PoolPolicy struct {
+	// ReleaseThreshold is how many bytes of freed blocks the pool keeps at a
+	// synchronization before returning the rest to the device. cuzk sets it to
+	// the maximum (keep everything), so only TrimPool returns memory.
+	ReleaseThreshold int64
+	// ReuseAcrossStreams lets an allocation reuse a block whose free is still
+	// pending on another stream, making the allocating stream wait for that
+	// stream (cudaMemPoolReuseAllowInternalDependencies; on by default).
+	ReuseAcrossStreams bool
+}
+
+// DefaultPoolPolicy is CUDA's default reuse with cuzk's release threshold.
+func DefaultPoolPolicy() PoolPolicy {
+	return PoolPolicy{ReleaseThreshold: 1<<63 - 1, ReuseAcrossStreams: true}
+}
+
+// Device is one GPU as the lock designs see it.
+//
+// Submit starts op and returns at once; done is called exactly once when the op
+// completes, possibly on another goroutine. NewStream never waits.
+type Device interface {
+	Info() Info
+	NewStream() Stream
+	Submit(op Op, done func(Result))
+}
+
+// OOM wraps ErrOutOfMemory with what was asked and what was free.
+func OOM(device int, want, free int64) error {
+	return fmt.Errorf("device %d: allocate %s with %s free: %w", device, FormatBytes(want), FormatBytes(free), ErrOutOfMemory)
+}
+
+// FormatBytes prints a byte count in binary units.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
