@@ -1,0 +1,45 @@
+// Package cli holds the cuzk command-line interface (urfave/cli/v2).
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Version is set at build time with -ldflags "-X github.com/cuzk/cuzk/cli.Version=...".
+var Version = "dev"
+
+// App returns the cuzk application. Each command lives in a file of its own.
+func App() *cli.App {
+	return &cli.App{
+		Name:                 "cuzk",
+		Usage:                "prove partitioned Groth16 jobs (BLS12-381) on GPUs, and simulate how workers share them",
+		EnableBashCompletion: true,
+		Commands: []*cli.Command{
+			versionCommand(),
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version of cuzk and of its proving libraries",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(c.App.Writer, "cuzk %s\n", Version)
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				fmt.Fprintf(c.App.Writer, "go %s\n", bi.GoVersion)
+				for _, d := range bi.Deps {
+					switch d.Path {
+					case "github.com/consensys/gnark", "github.com/consensys/gnark-crypto",
+						"github.com/asynkron/protoactor-go", "github.com/cockroachdb/pebble/v2":
+						fmt.Fprintf(c.App.Writer, "%s %s\n", d.Path, d.Version)
+					}
+				}
+			}
+			return nil
+		},
+	}
+}
