@@ -1,0 +1,122 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// Priority orders jobs in the scheduler's queue; higher runs first.
+type Priority int
+
+// Priorities, as in cuzk's gRPC API.
+const (
+	PriorityLow Priority = iota
+	PriorityNormal
+	PriorityHigh
+	PriorityCritical
+)
+
+var priorityNames = [...]string{"LOW", "NORMAL", "HIGH", "CRITICAL"}
+
+func (p Priority) String() string {
+	if p >= 0 && int(p) < len(priorityNames) {
+		return priorityNames[p]
+	}
+	return fmt.Sprintf("priority(%d)", int(p))
+}
+
+// ParsePriority reads LOW, NORMAL, HIGH or CRITICAL (any case).
+func ParsePriority(s string) (Priority, error) {
+	for i, n := range priorityNames {
+		if strings.EqualFold(s, n) {
+			return Priority(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown priority %q (want LOW, NORMAL, HIGH or CRITICAL)", s)
+}
+
+// Designs lists the lock designs by name.
+var Designs = []string{"single", "split-devsync", "split", "budget"}
+
+// JobSpec is what the scheduler needs to know of a job.
+type JobSpec struct {
+	ID         string
+	Partitions int
+	// Pending lists the partitions to prove; nil means all of them. Resume
+	// passes the ones the store has not recorded as proved.
+	Pending  []int
+	Size     int   // constraints per partition
+	VRAM     int64 // device bytes one partition holds during stage and compute
+	Priority Priority
+}
+
+// Config configures the actors. Defaults are applied by (Config).WithDefaults.
+type Config struct {
+	Design           string // one of Designs; default "budget"
+	WorkersPerDevice int    // default 3
+	MaxAttempts      int    // tries per partition before it is failed; default 3
+	Pool             gpu.PoolPolicy
+	Observer         Observer // may be nil
+	Journal          Journal  // may be nil: nothing is recorded
+}
+
+// WithDefaults returns c with its zero fields set to the defaults.
+func (c Config) WithDefaults() Config {
+	if c.Design == "" {
+		c.Design = "budget"
+	}
+	if c.WorkersPerDevice == 0 {
+		c.WorkersPerDevice = 3
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 3
+	}
+	if c.Pool == (gpu.PoolPolicy{}) {
+		c.Pool = gpu.DefaultPoolPolicy()
+	}
+	return c
+}
+
+// Validate reports the first invalid field of c.
+func (c Config) Validate() error {
+	ok := false
+	for _, d := range Designs {
+		ok = ok || d == c.Design
+	}
+	if !ok {
+		return fmt.Errorf("unknown design %q (want one of %s)", c.Design, strings.Join(Designs, ", "))
+	}
+	if c.WorkersPerDevice < 1 {
+		return fmt.Errorf("workers per device must be at least 1, got %d", c.WorkersPerDevice)
+	}
+	if c.MaxAttempts < 1 {
+		return fmt.Errorf("max attempts must be at least 1, got %d", c.MaxAttempts)
+	}
+	return nil
+}
+
+// Journal makes the scheduler's decisions durable. The production journal is
+// the Pebble store; the simulator keeps one in memory so that a simulated
+// process crash can be followed by a resume.
+type Journal interface {
+	// RecordJob is called before the scheduler accepts a job; an error refuses it.
+	RecordJob(job JobSpec) error
+	// RecordAttempt is called when a worker starts a partition.
+	RecordAttempt(p PartitionID) error
+	// RecordFailed is called when a partition fails for good.
+	RecordFailed(p PartitionID, reason string) error
+}
+
+// Executor runs the real work of partitions in the production runtime. The
+// finalize stage returns only once the proof is durable (written to the store
+// when there is one), so a partition reported done is never lost.
+type Executor interface {
+	RunStage(ctx context.Context, w StageWork) error
+	// Kernel returns the compute kernel of partition p on the given device.
+	Kernel(p PartitionID, device int) *gpu.Kernel
+	// Release drops what the executor holds for p (after done or failed).
+	Release(p PartitionID)
+}
