@@ -1,0 +1,133 @@
+// Package circuits holds the example circuits cuzk proves: a MiMC hash chain
+// sized by a constraint count, and a PoRep-shaped circuit whose partitions are
+// different proofs of one circuit, as in Filecoin's PoRep C2.
+package circuits
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/constraint"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+)
+
+// Layout fixes the shape of a circuit: the sizes that a target constraint count
+// was turned into. It is recorded next to the keys, so that keys made for one
+// layout are never used with another.
+type Layout map[string]int
+
+// String prints the layout with sorted keys, e.g. "challenges=3,depth=10".
+func (l Layout) String() string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, l[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// Equal reports whether two layouts are the same.
+func (l Layout) Equal(o Layout) bool { return l.String() == o.String() }
+
+// Circuit is one example circuit.
+type Circuit interface {
+	// Name is the name the CLI knows it by.
+	Name() string
+	// Layout picks sizes so that the compiled circuit has about target constraints.
+	Layout(target int) (Layout, error)
+	// Shape returns an empty circuit of that layout, for compilation.
+	Shape(l Layout) (frontend.Circuit, error)
+	// Assign returns the assignment of one partition of a job: its public
+	// inputs and witness are derived from the job seed and the partition index.
+	Assign(l Layout, seed []byte, partition int) (frontend.Circuit, error)
+}
+
+var registry = map[string]Circuit{
+	"mimc":  MiMCChain{},
+	"porep": PoRep{},
+}
+
+// Names lists the known circuits.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the circuit called name.
+func Lookup(name string) (Circuit, error) {
+	c, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown circuit %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return c, nil
+}
+
+// Compile compiles the circuit of layout l to an R1CS over BLS12-381's scalar field.
+func Compile(c Circuit, l Layout) (constraint.ConstraintSystem, error) {
+	shape, err := c.Shape(l)
+	if err != nil {
+		return nil, err
+	}
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, shape)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s (%s): %w", c.Name(), l, err)
+	}
+	return ccs, nil
+}
+
+// MinConstraints is the smallest target any circuit accepts.
+const MinConstraints = 1 << 10
+
+// MaxConstraints bounds targets to what the FFT domain of BLS12-381's Fr
+// supports (2^32) with room for padding.
+const MaxConstraints = 1 << 31
+
+func checkTarget(target int) error {
+	if target < MinConstraints {
+		return fmt.Errorf("constraints must be at least %d, got %d", MinConstraints, target)
+	}
+	if target > MaxConstraints {
+		return fmt.Errorf("constraints must be at most %d, got %d", MaxConstraints, target)
+	}
+	return nil
+}
+
+// derive returns a field element drawn from the job seed, a domain label and
+// indices, so that every partition gets its own inputs.
+func derive(seed []byte, label string, idx ...int) fr.Element {
+	h := sha256.New()
+	h.Write(seed)
+	h.Write([]byte(label))
+	var b [8]byte
+	for _, i := range idx {
+		binary.BigEndian.PutUint64(b[:], uint64(i))
+		h.Write(b[:])
+	}
+	var e fr.Element
+	e.SetBytes(h.Sum(nil)) // reduced mod r
+	return e
+}
+
+// countConstraints compiles the layout and returns its constraint count; the
+// Layout methods use it on a small instance to learn the cost of one unit.
+func countConstraints(c Circuit, l Layout) (int, error) {
+	ccs, err := Compile(c, l)
+	if err != nil {
+		return 0, err
+	}
+	return ccs.GetNbConstraints(), nil
+}

@@ -1,0 +1,105 @@
+package circuits
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/mimc"
+	"github.com/consensys/gnark/frontend"
+	stdmimc "github.com/consensys/gnark/std/hash/mimc"
+)
+
+// MiMCChain proves knowledge of a preimage x such that MiMC applied Length
+// times to x gives the public Digest. Its size grows linearly with Length.
+type MiMCChain struct{}
+
+// Name implements Circuit.
+func (MiMCChain) Name() string { return "mimc" }
+
+type mimcChainCircuit struct {
+	Preimage frontend.Variable
+	Digest   frontend.Variable `gnark:",public"`
+	length   int
+}
+
+func (c *mimcChainCircuit) Define(api frontend.API) error {
+	h, err := stdmimc.NewMiMC(api)
+	if err != nil {
+		return err
+	}
+	x := c.Preimage
+	for i := 0; i < c.length; i++ {
+		h.Reset()
+		h.Write(x)
+		x = h.Sum()
+	}
+	api.AssertIsEqual(x, c.Digest)
+	return nil
+}
+
+var mimcCost = sync.OnceValues(func() (int, error) {
+	// Two compilations give the cost of one link without the fixed overhead.
+	a, err := countConstraints(MiMCChain{}, Layout{"length": 1})
+	if err != nil {
+		return 0, err
+	}
+	b, err := countConstraints(MiMCChain{}, Layout{"length": 2})
+	return b - a, err
+})
+
+// Layout implements Circuit: length = target / constraints per hash.
+func (m MiMCChain) Layout(target int) (Layout, error) {
+	if err := checkTarget(target); err != nil {
+		return nil, err
+	}
+	cost, err := mimcCost()
+	if err != nil {
+		return nil, err
+	}
+	return Layout{"length": max(1, target/cost)}, nil
+}
+
+func mimcLength(l Layout) (int, error) {
+	n, ok := l["length"]
+	if !ok || n < 1 {
+		return 0, fmt.Errorf("mimc layout %s: length must be at least 1", l)
+	}
+	return n, nil
+}
+
+// Shape implements Circuit.
+func (MiMCChain) Shape(l Layout) (frontend.Circuit, error) {
+	n, err := mimcLength(l)
+	if err != nil {
+		return nil, err
+	}
+	return &mimcChainCircuit{length: n}, nil
+}
+
+// Assign implements Circuit.
+func (MiMCChain) Assign(l Layout, seed []byte, partition int) (frontend.Circuit, error) {
+	n, err := mimcLength(l)
+	if err != nil {
+		return nil, err
+	}
+	x := derive(seed, "mimc/preimage", partition)
+	d := x
+	for i := 0; i < n; i++ {
+		d = mimcHash(d)
+	}
+	return &mimcChainCircuit{Preimage: x, Digest: d, length: n}, nil
+}
+
+// mimcHash is the out-of-circuit counterpart of writing the elements to
+// gnark's MiMC gadget and summing.
+func mimcHash(in ...fr.Element) fr.Element {
+	h := mimc.NewMiMC()
+	for i := range in {
+		b := in[i].Bytes()
+		h.Write(b[:])
+	}
+	var out fr.Element
+	out.SetBytes(h.Sum(nil))
+	return out
+}
