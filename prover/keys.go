@@ -1,0 +1,265 @@
+package prover
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/cuzk/cuzk/circuits"
+)
+
+// Keys are one circuit's constraint system and Groth16 keys.
+type Keys struct {
+	Circuit string
+	Layout  circuits.Layout
+	CS      *cs.R1CS
+	PK      *groth16bls.ProvingKey
+	VK      *groth16bls.VerifyingKey
+	// Hash is the content hash of the three files: it changes whenever any key
+	// changes, so a job started with one set of keys is never finished with another.
+	Hash string
+	Dir  string
+}
+
+// Constraints is the number of constraints of the circuit.
+func (k *Keys) Constraints() int { return k.CS.GetNbConstraints() }
+
+// Manifest describes a key directory. It is written last, so a directory
+// without one is an unfinished setup.
+type Manifest struct {
+	Format      int               `json:"format"`
+	Curve       string            `json:"curve"`
+	Circuit     string            `json:"circuit"`
+	Layout      circuits.Layout   `json:"layout"`
+	Constraints int               `json:"constraints"`
+	Files       map[string]string `json:"files"` // file name → sha256
+	Hash        string            `json:"hash"`
+	Created     time.Time         `json:"created"`
+}
+
+const (
+	manifestFile  = "manifest.json"
+	r1csFile      = "circuit.r1cs"
+	pkFile        = "proving.key"
+	vkFile        = "verifying.key"
+	manifestVer   = 1
+	curveBLS12381 = "bls12_381"
+)
+
+// ErrNoKeys says a key directory has no keys for the circuit asked for.
+var ErrNoKeys = errors.New("no keys")
+
+// KeyDir is where keys for a circuit and target size live under root.
+func KeyDir(root, circuit string, target int) string {
+	return filepath.Join(root, fmt.Sprintf("%s-%d", circuit, target))
+}
+
+// Setup compiles the circuit for target constraints and runs gnark's Groth16
+// setup (a fresh, local toxic-waste setup: for development and benchmarks).
+func Setup(c circuits.Circuit, target int) (*Keys, error) {
+	l, err := c.Layout(target)
+	if err != nil {
+		return nil, err
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		return nil, err
+	}
+	r1cs, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
+	}
+	if err := checkSupported(r1cs); err != nil {
+		return nil, err
+	}
+	pk, vk, err := groth16.Setup(r1cs)
+	if err != nil {
+		return nil, fmt.Errorf("groth16 setup of %s: %w", c.Name(), err)
+	}
+	return &Keys{
+		Circuit: c.Name(), Layout: l, CS: r1cs,
+		PK: pk.(*groth16bls.ProvingKey), VK: vk.(*groth16bls.VerifyingKey),
+	}, nil
+}
+
+// Save writes the keys to dir: the R1CS, the proving key (raw dump, the fastest
+// to load), the verifying key, and the manifest with their hashes, last.
+func (k *Keys) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create key directory: %w", err)
+	}
+	os.Remove(filepath.Join(dir, manifestFile))
+	m := Manifest{
+		Format: manifestVer, Curve: curveBLS12381, Circuit: k.Circuit, Layout: k.Layout,
+		Constraints: k.CS.GetNbConstraints(), Files: map[string]string{}, Created: time.Now().UTC(),
+	}
+	writers := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{r1csFile, func(w io.Writer) error { _, err := k.CS.WriteTo(w); return err }},
+		{pkFile, k.PK.WriteDump},
+		{vkFile, func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }},
+	}
+	for _, f := range writers {
+		sum, err := writeHashed(filepath.Join(dir, f.name), f.write)
+		if err != nil {
+			return err
+		}
+		m.Files[f.name] = sum
+	}
+	m.Hash = contentHash(m.Files)
+	k.Hash, k.Dir = m.Hash, dir
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return writeFileSync(filepath.Join(dir, manifestFile), append(b, '\n'))
+}
+
+func writeHashed(path string, write func(io.Writer) error) (string, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<20)
+	if err := write(bw); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("sync %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func writeFileSync(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Sync()
+}
+
+func contentHash(files map[string]string) string {
+	h := sha256.New()
+	for _, name := range []string{r1csFile, pkFile, vkFile} {
+		fmt.Fprintf(h, "%s %s\n", name, files[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ReadManifest reads the manifest of a key directory.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, manifestFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s", ErrNoKeys, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", path, err)
+	}
+	if m.Format != manifestVer {
+		return nil, fmt.Errorf("%s: format %d, this cuzk reads format %d", path, m.Format, manifestVer)
+	}
+	if m.Curve != curveBLS12381 {
+		return nil, fmt.Errorf("%s: keys are for curve %q, cuzk proves on %s", path, m.Curve, curveBLS12381)
+	}
+	return &m, nil
+}
+
+// Load reads the keys in dir and checks that they are intact and made for the
+// circuit asked for; a mismatch names the file at fault.
+func Load(dir, circuit string, layout circuits.Layout) (*Keys, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Circuit != circuit {
+		return nil, fmt.Errorf("%s: keys are for circuit %q, not %q", filepath.Join(dir, manifestFile), m.Circuit, circuit)
+	}
+	if layout != nil && !m.Layout.Equal(layout) {
+		return nil, fmt.Errorf("%s: keys are for %s layout %s, not %s", filepath.Join(dir, manifestFile), circuit, m.Layout, layout)
+	}
+	k := &Keys{Circuit: m.Circuit, Layout: m.Layout, Hash: m.Hash, Dir: dir,
+		CS: &cs.R1CS{}, PK: &groth16bls.ProvingKey{}, VK: &groth16bls.VerifyingKey{}}
+	if contentHash(m.Files) != m.Hash {
+		return nil, fmt.Errorf("%s is corrupt: its hash does not match its files", filepath.Join(dir, manifestFile))
+	}
+	readers := []struct {
+		name string
+		read func(io.Reader) error
+	}{
+		{r1csFile, func(r io.Reader) error { _, err := k.CS.ReadFrom(r); return err }},
+		{pkFile, k.PK.ReadDump},
+		{vkFile, func(r io.Reader) error { _, err := k.VK.ReadFrom(r); return err }},
+	}
+	for _, f := range readers {
+		if err := readHashed(filepath.Join(dir, f.name), m.Files[f.name], f.read); err != nil {
+			return nil, err
+		}
+	}
+	if k.CS.CurveID() != ecc.BLS12_381 {
+		return nil, fmt.Errorf("%s: constraint system is for %s", filepath.Join(dir, r1csFile), k.CS.CurveID())
+	}
+	if got := k.CS.GetNbConstraints(); got != m.Constraints {
+		return nil, fmt.Errorf("%s: %d constraints, manifest says %d", filepath.Join(dir, r1csFile), got, m.Constraints)
+	}
+	return k, nil
+}
+
+// readHashed decodes a file while hashing it, and refuses it if the hash is
+// not the one the manifest recorded. Decoders of corrupt input may panic; that
+// becomes an error naming the file.
+func readHashed(path, want string, read func(io.Reader) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	tr := io.TeeReader(bufio.NewReaderSize(f, 1<<20), h)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s is corrupt: %v", path, r)
+		}
+	}()
+	derr := read(tr)
+	io.Copy(h, tr) // hash any bytes the decoder left
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("%s is corrupt or was replaced: sha256 %s, manifest says %s", path, short(got), short(want))
+	}
+	if derr != nil {
+		return fmt.Errorf("%s: %w", path, derr)
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,95 @@
+package prover
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"time"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/frontend"
+
+	"github.com/cuzk/cuzk/circuits"
+)
+
+// StageNames lists the stages in pipeline order, as reported in timings.
+var StageNames = []string{"synthesize", "prep", "stage", "compute", "b_g2", "finalize"}
+
+// Timings is how long each stage of one partition took.
+type Timings map[string]time.Duration
+
+// Witness builds the full witness of one partition of a job.
+func Witness(k *Keys, seed []byte, partition int) (witness.Witness, error) {
+	c, err := circuits.Lookup(k.Circuit)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.Assign(k.Layout, seed, partition)
+	if err != nil {
+		return nil, err
+	}
+	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return nil, fmt.Errorf("witness of partition %d: %w", partition, err)
+	}
+	return w, nil
+}
+
+// Prove runs the whole staged pipeline for one witness in this goroutine, as
+// the actors would for one partition with nothing else to do: the G2 MSM runs
+// beside stage and compute, since it needs only prep's output.
+func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io.Reader) (*Proof, Timings, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	t := Timings{}
+	timed := func(name string, f func() error) error {
+		start := time.Now()
+		err := f()
+		t[name] = time.Since(start)
+		return err
+	}
+	var sol *Solution
+	var prep *Prepared
+	var staged Staged
+	var comp *Computed
+	var bg2 curve.G2Jac
+	var proof *Proof
+	if err := timed("synthesize", func() (err error) { sol, err = Synthesize(k, full); return }); err != nil {
+		return nil, t, err
+	}
+	if err := timed("prep", func() (err error) { prep, err = Prep(k, sol); return }); err != nil {
+		return nil, t, err
+	}
+	type g2result struct {
+		took time.Duration
+		err  error
+	}
+	g2done := make(chan g2result, 1)
+	go func() {
+		start := time.Now()
+		var err error
+		bg2, err = BG2(ctx, k, prep)
+		g2done <- g2result{time.Since(start), err}
+	}()
+	err := timed("stage", func() (err error) { staged, err = b.Stage(ctx, k, prep); return })
+	if err == nil {
+		err = timed("compute", func() (err error) { comp, err = b.Compute(ctx, k, staged); return })
+		staged.Release()
+	}
+	g2 := <-g2done
+	t["b_g2"] = g2.took
+	for _, e := range []error{err, g2.err} {
+		if e != nil {
+			return nil, t, e
+		}
+	}
+	if err := timed("finalize", func() (err error) { proof, err = Finalize(k, comp, &bg2, prep, rnd); return }); err != nil {
+		return nil, t, err
+	}
+	return proof, t, nil
+}
+

@@ -1,0 +1,228 @@
+// Package prover is cuzk's staged Groth16 prover for BLS12-381, on gnark's R1CS
+// and proving key and checked with gnark's verifier.
+//
+// One partition goes through six stages, each a function with explicit inputs
+// and outputs so that actors can schedule them separately and a GPU backend can
+// replace Stage and Compute:
+//
+//	Synthesize  solve the R1CS for the witness               → *Solution
+//	Prep        wire vectors for the A, B and K MSMs          → *Prepared
+//	Stage       move a, b, c and the scalars to the backend   → Staged
+//	Compute     H by NTTs, then the G1 MSMs A, B, K and Z(H)   → *Computed
+//	BG2         the G2 MSM for B                              → G2 point
+//	Finalize    fresh r, s; assemble; verify                  → *Proof
+package prover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
+)
+
+// Proof is gnark's Groth16 proof for BLS12-381.
+type Proof = groth16.Proof
+
+// ErrCommitments refuses circuits that use gnark's commitments (api.Commit):
+// their extra Pedersen proof is not part of this pipeline.
+var ErrCommitments = errors.New("circuits with commitments (api.Commit) are not supported by the staged prover")
+
+// ErrUnsatisfied wraps a witness that does not satisfy the circuit.
+var ErrUnsatisfied = errors.New("witness does not satisfy the circuit")
+
+// Solution is a solved witness: every wire's value and the evaluations of the
+// A, B and C constraint polynomials on the domain.
+type Solution struct {
+	Wires   fr.Vector
+	A, B, C fr.Vector
+	Public  fr.Vector // the public inputs, without the constant wire
+}
+
+// Synthesize solves the R1CS for a full witness.
+func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
+	if err := checkSupported(k.CS); err != nil {
+		return nil, err
+	}
+	public, err := full.Public()
+	if err != nil {
+		return nil, fmt.Errorf("public part of witness: %w", err)
+	}
+	pub, ok := public.Vector().(fr.Vector)
+	if !ok {
+		return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
+	}
+	res, err := k.CS.Solve(full)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
+	}
+	sol := res.(*cs.R1CSSolution)
+	return &Solution{Wires: sol.W, A: sol.A, B: sol.B, C: sol.C, Public: pub}, nil
+}
+
+func checkSupported(r *cs.R1CS) error {
+	if ci, ok := r.CommitmentInfo.(constraint.Groth16Commitments); ok && len(ci) > 0 {
+		return ErrCommitments
+	}
+	return nil
+}
+
+// Prepared holds what the MSMs and the NTTs consume. Scalars stay in
+// Montgomery form, which both gnark-crypto's MultiExp and the GPU kernels take.
+type Prepared struct {
+	// A, B, C are padded to the FFT domain's size; Compute overwrites them.
+	A, B, C []fr.Element
+	// WiresA and WiresB are the wire values whose A (resp. B) key points are
+	// not at infinity; WiresK are the private wires.
+	WiresA, WiresB, WiresK []fr.Element
+	Public                 fr.Vector
+}
+
+// Prep builds the wire vectors of the MSMs and pads a, b, c to the domain.
+func Prep(k *Keys, s *Solution) (*Prepared, error) {
+	pk := k.PK
+	n := int(pk.Domain.Cardinality)
+	if len(s.A) > n || len(s.Wires) != len(pk.InfinityA) {
+		return nil, fmt.Errorf("solution does not fit the proving key (%d constraints for a domain of %d, %d wires for %d key points): keys are for another circuit",
+			len(s.A), n, len(s.Wires), len(pk.InfinityA))
+	}
+	p := &Prepared{
+		A:      pad(s.A, n),
+		B:      pad(s.B, n),
+		C:      pad(s.C, n),
+		WiresA: filter(s.Wires, pk.InfinityA, int(pk.NbInfinityA)),
+		WiresB: filter(s.Wires, pk.InfinityB, int(pk.NbInfinityB)),
+		WiresK: s.Wires[k.CS.GetNbPublicVariables():],
+		Public: s.Public,
+	}
+	if len(p.WiresK) != len(pk.G1.K) {
+		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", len(p.WiresK), len(pk.G1.K))
+	}
+	return p, nil
+}
+
+func pad(v []fr.Element, n int) []fr.Element {
+	out := make([]fr.Element, n)
+	copy(out, v)
+	return out
+}
+
+func filter(w []fr.Element, infinity []bool, nbInfinity int) []fr.Element {
+	out := make([]fr.Element, 0, len(w)-nbInfinity)
+	for i := range w {
+		if !infinity[i] {
+			out = append(out, w[i])
+		}
+	}
+	return out
+}
+
+// Staged is a partition's inputs where the backend's Compute reads them.
+type Staged interface {
+	// Release frees what staging took (device memory, pinned buffers).
+	Release()
+}
+
+// Computed holds the G1 MSM results of one partition, before r and s are
+// mixed in: A = Σ wA·[A], B1 = Σ wB·[B]₁, K = Σ wK·[K], Z = Σ h·[Z].
+type Computed struct {
+	A, B1, K, Z curve.G1Jac
+}
+
+// Backend runs the stage and compute stages of a partition.
+type Backend interface {
+	Name() string
+	Stage(ctx context.Context, k *Keys, p *Prepared) (Staged, error)
+	Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error)
+}
+
+// BG2 computes Σ wB·[B]₂, the G2 MSM of the B wires.
+func BG2(ctx context.Context, k *Keys, p *Prepared) (curve.G2Jac, error) {
+	var bs curve.G2Jac
+	if err := ctx.Err(); err != nil {
+		return bs, err
+	}
+	if _, err := bs.MultiExp(k.PK.G2.B, p.WiresB, ecc.MultiExpConfig{}); err != nil {
+		return bs, fmt.Errorf("b_g2 msm: %w", err)
+	}
+	return bs, nil
+}
+
+// Finalize draws fresh r and s from rnd, assembles the proof from the MSM
+// results, and checks it with gnark's verifier.
+func Finalize(k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader) (*Proof, error) {
+	pk := k.PK
+	var r, s, kr fr.Element
+	if err := randomElement(&r, rnd); err != nil {
+		return nil, err
+	}
+	if err := randomElement(&s, rnd); err != nil {
+		return nil, err
+	}
+	kr.Mul(&r, &s).Neg(&kr)
+	var rb, sb big.Int
+	r.BigInt(&rb)
+	s.BigInt(&sb)
+	deltas := curve.BatchScalarMultiplicationG1(&pk.G1.Delta, []fr.Element{r, s, kr})
+
+	proof := &Proof{}
+	// [A] = α + Σ wA·A + r·δ
+	ar := c.A
+	ar.AddMixed(&pk.G1.Alpha)
+	ar.AddMixed(&deltas[0])
+	proof.Ar.FromJacobian(&ar)
+
+	// [B]₁ = β + Σ wB·B + s·δ, used only inside [C]
+	bs1 := c.B1
+	bs1.AddMixed(&pk.G1.Beta)
+	bs1.AddMixed(&deltas[1])
+
+	// [C] = Σ wK·K + Σ h·Z − rs·δ + s·[A] + r·[B]₁
+	krs := c.K
+	krs.AddMixed(&deltas[2])
+	krs.AddAssign(&c.Z)
+	var t curve.G1Jac
+	t.ScalarMultiplication(&ar, &sb)
+	krs.AddAssign(&t)
+	t.ScalarMultiplication(&bs1, &rb)
+	krs.AddAssign(&t)
+	proof.Krs.FromJacobian(&krs)
+
+	// [B]₂ = β + Σ wB·B + s·δ
+	var bs, deltaS curve.G2Jac
+	bs = *bg2
+	deltaS.FromAffine(&pk.G2.Delta)
+	deltaS.ScalarMultiplication(&deltaS, &sb)
+	bs.AddAssign(&deltaS)
+	bs.AddMixed(&pk.G2.Beta)
+	proof.Bs.FromJacobian(&bs)
+
+	if err := groth16.Verify(proof, k.VK, p.Public); err != nil {
+		return nil, fmt.Errorf("assembled proof does not verify: %w", err)
+	}
+	return proof, nil
+}
+
+func randomElement(e *fr.Element, rnd io.Reader) error {
+	var b [fr.Bytes * 2]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return fmt.Errorf("draw randomness: %w", err)
+	}
+	// 64 bytes reduced mod r: negligible bias.
+	var x big.Int
+	x.SetBytes(b[:])
+	e.SetBigInt(&x)
+	if e.IsZero() {
+		e.SetOne()
+	}
+	return nil
+}
