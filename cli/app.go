@@ -3,8 +3,10 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
+	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,7 +19,23 @@ func App() *cli.App {
 		Name:                 "cuzk",
 		Usage:                "prove partitioned Groth16 jobs (BLS12-381) on GPUs, and simulate how workers share them",
 		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "verbose", Usage: "log debug messages, gnark's included"},
+		},
+		Before: func(c *cli.Context) error {
+			level := slog.LevelInfo
+			if c.Bool("verbose") {
+				level = slog.LevelDebug
+			} else {
+				logger.Disable()
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))
+			return nil
+		},
 		Commands: []*cli.Command{
+			setupCommand(),
+			verifyCommand(),
+			benchCommand(),
 			versionCommand(),
 		},
 	}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/prover"
+)
+
+const defaultConstraints = "16K"
+
+func circuitFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "circuit", Value: "porep", Usage: "example circuit: mimc or porep"},
+		&cli.StringFlag{Name: "constraints", Value: defaultConstraints, Usage: "target constraints per partition (e.g. 16K, 1M, 2^20)"},
+		&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "directory that holds key sets, one per circuit and size"},
+	}
+}
+
+// keySpec is the circuit, layout and key directory that the flags name.
+type keySpec struct {
+	circuit circuits.Circuit
+	target  int
+	layout  circuits.Layout
+	dir     string
+}
+
+func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
+	circ, err := circuits.Lookup(c.String("circuit"))
+	if err != nil {
+		return nil, err
+	}
+	target, err := parseCount(c.String("constraints"))
+	if err != nil {
+		return nil, fmt.Errorf("--constraints: %w", err)
+	}
+	l, err := circ.Layout(target)
+	if err != nil {
+		return nil, fmt.Errorf("--constraints: %w", err)
+	}
+	return &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target)}, nil
+}
+
+// loadKeys loads the keys the flags name; with setupIfMissing it makes them
+// when there are none.
+func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, error) {
+	k, err := prover.Load(ks.dir, ks.circuit.Name(), ks.layout)
+	if err == nil {
+		return k, nil
+	}
+	if !errors.Is(err, prover.ErrNoKeys) {
+		return nil, err
+	}
+	if !setupIfMissing {
+		return nil, fmt.Errorf("no keys for %s at %d constraints in %s: make them with\n  cuzk setup --circuit %s --constraints %d --keys <dir>\nor pass --setup-if-missing",
+			ks.circuit.Name(), ks.target, ks.dir, ks.circuit.Name(), ks.target)
+	}
+	return runSetup(ks, log)
+}
+
+func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
+	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints) → %s\n", ks.circuit.Name(), ks.layout, ks.target, ks.dir)
+	start := time.Now()
+	k, err := prover.Setup(ks.circuit, ks.target)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Save(ks.dir); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "setup: %d constraints, %d wires, domain 2^%d, took %s; key hash %s\n",
+		k.Constraints(), len(k.PK.InfinityA), log2(k.PK.Domain.Cardinality), time.Since(start).Round(time.Millisecond), k.Hash[:16])
+	slog.Debug("keys written", "dir", ks.dir)
+	return k, nil
+}
+
+func log2(n uint64) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}
+
+func setupCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "setup",
+		Usage: "compile a circuit and write its R1CS, proving key and verifying key",
+		Flags: circuitFlags(),
+		Action: func(c *cli.Context) error {
+			ks, err := keySpecFromFlags(c)
+			if err != nil {
+				return err
+			}
+			_, err = runSetup(ks, c.App.ErrWriter)
+			return err
+		},
+	}
+}
