@@ -1,6 +1,10 @@
 package actors
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
 
 // Stage is one step of a partition's proof.
 type Stage uint8
@@ -32,3 +36,73 @@ type PartitionID struct {
 }
 
 func (p PartitionID) String() string { return fmt.Sprintf("%s/%d", p.Job, p.Partition) }
+
+// The messages the actors exchange. They are plain values; the runtime's
+// WorkDone (runtime.go) is the only one that comes from outside the actors.
+
+// submitJob hands an accepted job to the scheduler (Engine.Submit).
+type submitJob struct {
+	job JobSpec
+}
+
+// workerIdle tells the scheduler a worker can take a partition.
+type workerIdle struct {
+	device, worker int
+	pid            *actor.PID
+}
+
+// assign gives a worker one attempt at a partition.
+type assign struct {
+	attempt uint64 // scheduler-wide attempt id; echoed in attemptEnded
+	p       PartitionID
+	size    int
+	vram    int64
+}
+
+// attemptEnded reports the end of an attempt; err nil means the partition is
+// proved. The worker is idle again once it has sent it.
+type attemptEnded struct {
+	device, worker int
+	pid            *actor.PID
+	attempt        uint64
+	p              PartitionID
+	err            error
+}
+
+// acquireLease asks a lock (or the device's budget) for a lease. id is the
+// worker's own lease number: grants are matched by it, so a grant that
+// crossed a cancellation in flight is never mistaken for a later one.
+type acquireLease struct {
+	worker int
+	pid    *actor.PID
+	id     uint64
+	bytes  int64 // budget: bytes to reserve; mutexes ignore it
+	p      PartitionID
+}
+
+// leaseGranted answers acquireLease.
+type leaseGranted struct {
+	lock string
+	id   uint64
+}
+
+// leaseRefused answers an acquireLease that can never be granted (a
+// reservation larger than the device).
+type leaseRefused struct {
+	lock string
+	id   uint64
+	err  error
+}
+
+// releaseLease gives a lease back, or withdraws a request still waiting.
+type releaseLease struct {
+	worker int
+	id     uint64
+}
+
+// vramDelta tells the device's ledger that a worker's partition now holds
+// bytes more (or less, when negative) of device memory.
+type vramDelta struct {
+	worker int
+	bytes  int64
+}

@@ -47,10 +47,13 @@ type StageWork struct {
 	Size      int // constraints per partition
 }
 
-// DeviceWork submits Op to the device with index Device.
+// DeviceWork submits Op to the device with index Device, on behalf of a
+// partition. Workers name their streams gpu.Stream(worker+1): a device creates
+// a stream's queue on first use.
 type DeviceWork struct {
-	Device int
-	Op     gpu.Op
+	Device    int
+	Partition PartitionID // whose work it is (the production runtime asks the Executor for its kernel)
+	Op        gpu.Op
 }
 
 func (StageWork) isWork()  {}

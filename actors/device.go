@@ -1,0 +1,56 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// deviceActor is one GPU: it spawns the design's locks and the workers, keeps
+// the VRAM ledger (what partitions hold), and serves the budget design's
+// reservations from that device's memory.
+type deviceActor struct {
+	env    *env
+	info   gpu.Info
+	design design
+	sched  *actor.PID
+
+	budget *leaseQueue
+	inUse  int64
+	peak   int64
+}
+
+func (d *deviceActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		d.spawn(c)
+	case acquireLease:
+		d.budget.acquire(c, m)
+	case releaseLease:
+		d.budget.release(c, m)
+	case vramDelta:
+		d.inUse += m.bytes
+		d.peak = max(d.peak, d.inUse)
+		d.env.emit(Event{Kind: EvVRAM, Device: d.info.Index, Worker: m.worker, Bytes: d.inUse})
+	}
+}
+
+func (d *deviceActor) spawn(c actor.Context) {
+	d.budget = newLeaseQueue(d.env, "budget", d.info.Index, d.info.Total)
+	locks := map[string]*actor.PID{"budget": c.Self()}
+	for _, name := range d.design.locks {
+		q := newLeaseQueue(d.env, name, d.info.Index, 0)
+		locks[name] = c.Spawn(d.env.props(func() actor.Actor { return &lockActor{q: q} }))
+	}
+	for i := range d.env.cfg.WorkersPerDevice {
+		w := &worker{
+			env: d.env, device: d.info.Index, index: i,
+			// Streams are named by worker: devices create them on first use.
+			stream: gpu.Stream(i + 1),
+			sched:  d.sched, dev: c.Self(), locks: locks, design: d.design,
+		}
+		// The producer returns the same worker on a restart, so its partition
+		// survives one (see worker.Receive).
+		c.Spawn(d.env.props(func() actor.Actor { return w }))
+	}
+}

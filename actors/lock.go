@@ -1,0 +1,110 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// leaseQueue grants leases in arrival order. A mutex is a queue of capacity
+// one where every lease weighs one; the budget design's VRAM reservations are
+// a queue whose capacity is the device's memory and whose leases weigh the
+// bytes they reserve. Strict FIFO: a request that does not fit yet blocks the
+// ones behind it, so a large partition is never starved by small ones.
+type leaseQueue struct {
+	name     string
+	device   int
+	capacity int64 // 0: a mutex
+	used     int64
+	holders  map[int]lease // by worker
+	waiting  []lease
+	env      *env
+}
+
+type lease struct {
+	acquireLease
+	since time.Duration
+}
+
+func newLeaseQueue(e *env, name string, device int, capacity int64) *leaseQueue {
+	return &leaseQueue{name: name, device: device, capacity: capacity, holders: map[int]lease{}, env: e}
+}
+
+func (q *leaseQueue) weight(l acquireLease) int64 {
+	if q.capacity == 0 {
+		return 1
+	}
+	return l.bytes
+}
+
+func (q *leaseQueue) limit() int64 {
+	if q.capacity == 0 {
+		return 1
+	}
+	return q.capacity
+}
+
+func (q *leaseQueue) acquire(c actor.Context, m acquireLease) {
+	if q.capacity > 0 && (m.bytes > q.capacity || m.bytes <= 0) {
+		c.Send(m.pid, leaseRefused{lock: q.name, id: m.id,
+			err: fmt.Errorf("%s lease of %s on device %d with %s: %w", q.name, gpu.FormatBytes(m.bytes), q.device, gpu.FormatBytes(q.capacity), gpu.ErrOutOfMemory)})
+		return
+	}
+	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
+	q.waiting = append(q.waiting, lease{acquireLease: m, since: q.env.rt.Now()})
+	q.grant(c)
+}
+
+func (q *leaseQueue) grant(c actor.Context) {
+	for len(q.waiting) > 0 {
+		l := q.waiting[0]
+		w := q.weight(l.acquireLease)
+		if q.used+w > q.limit() {
+			return
+		}
+		q.waiting = q.waiting[1:]
+		q.used += w
+		now := q.env.rt.Now()
+		q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: l.worker, Partition: l.p, Lock: q.name, Bytes: l.bytes, Took: now - l.since})
+		l.since = now
+		q.holders[l.worker] = l
+		c.Send(l.pid, leaseGranted{lock: q.name, id: l.id})
+	}
+}
+
+// release ends a lease or withdraws a waiting request; a release that matches
+// neither (it crossed a grant it already handled) is ignored.
+func (q *leaseQueue) release(c actor.Context, m releaseLease) {
+	if h, ok := q.holders[m.worker]; ok && h.id == m.id {
+		delete(q.holders, m.worker)
+		q.used -= q.weight(h.acquireLease)
+		q.env.emit(Event{Kind: EvLeaseRelease, Device: q.device, Worker: m.worker, Partition: h.p, Lock: q.name, Bytes: h.bytes, Took: q.env.rt.Now() - h.since})
+		q.grant(c)
+		return
+	}
+	for i, l := range q.waiting {
+		if l.worker == m.worker && l.id == m.id {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			q.grant(c)
+			return
+		}
+	}
+}
+
+// lockActor is one mutex of a lock design ("gpu", "mem" or "compute") on one
+// device.
+type lockActor struct {
+	q *leaseQueue
+}
+
+func (l *lockActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case acquireLease:
+		l.q.acquire(c, m)
+	case releaseLease:
+		l.q.release(c, m)
+	}
+}

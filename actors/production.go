@@ -1,0 +1,129 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// production is the Runtime of a real run: stage work runs on goroutines,
+// device work on the devices, and the clock is the wall clock. It is the one
+// file of this package that may use goroutines and time.
+type production struct {
+	exec    Executor
+	devices map[int]gpu.Device
+	system  *actor.ActorSystem
+	start   time.Time
+	rand    *rand.Rand
+	ctx     context.Context
+}
+
+var (
+	_ Runtime  = (*production)(nil)
+	_ Releaser = (*production)(nil)
+)
+
+// NewProduction returns the runtime of a real run. Stages run through exec;
+// DeviceWork for device index i goes to the device whose Info().Index is i.
+// A compute op whose kernel has no Run gets the Executor's kernel.
+func NewProduction(exec Executor, devices []gpu.Device, seed uint64) Runtime {
+	p := &production{
+		exec:    exec,
+		devices: map[int]gpu.Device{},
+		system:  actor.NewActorSystem(),
+		start:   time.Now(),
+		// Actors on the default dispatcher run on many goroutines: the
+		// source is locked.
+		rand: rand.New(&lockedSource{src: rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}),
+		ctx:  context.Background(),
+	}
+	for _, d := range devices {
+		p.devices[d.Info().Index] = d
+	}
+	return p
+}
+
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (s *lockedSource) Uint64() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src.Uint64()
+}
+
+func (p *production) Now() time.Duration                   { return time.Since(p.start) }
+func (p *production) Rand() *rand.Rand                     { return p.rand }
+func (p *production) System() *actor.ActorSystem           { return p.system }
+func (p *production) Props(pr actor.Producer) *actor.Props { return actor.PropsFromProducer(pr) }
+
+func (p *production) After(pid *actor.PID, d time.Duration, msg any) {
+	time.AfterFunc(d, func() { p.system.Root.Send(pid, msg) })
+}
+
+func (p *production) Release(id PartitionID) {
+	if p.exec != nil {
+		p.exec.Release(id)
+	}
+}
+
+func (p *production) Start(self *actor.PID, token uint64, w Work) {
+	began := time.Now()
+	reply := func(r gpu.Result, err error) {
+		p.system.Root.Send(self, WorkDone{Token: token, Work: w, Result: r, Err: err, Took: time.Since(began)})
+	}
+	switch w := w.(type) {
+	case StageWork:
+		go func() { reply(gpu.Result{}, p.runStage(w)) }()
+	case DeviceWork:
+		d, ok := p.devices[w.Device]
+		if !ok {
+			go reply(gpu.Result{}, fmt.Errorf("device work %s: no device %d", w.Op.Kind, w.Device))
+			return
+		}
+		op := w.Op
+		if op.Kind == gpu.OpCompute {
+			op.Kernel = p.kernel(op.Kernel, w.Partition, w.Device)
+		}
+		d.Submit(op, func(r gpu.Result) { reply(r, r.Err) })
+	default:
+		go reply(gpu.Result{}, fmt.Errorf("unknown work %T", w))
+	}
+}
+
+// runStage runs a CPU stage; a panic in it fails the stage instead of the
+// process, and the partition is retried like after any other error.
+func (p *production) runStage(w StageWork) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s %s panicked: %v", w.Partition, w.Stage, r)
+		}
+	}()
+	if p.exec == nil {
+		return nil
+	}
+	return p.exec.RunStage(p.ctx, w)
+}
+
+func (p *production) kernel(k *gpu.Kernel, id PartitionID, device int) *gpu.Kernel {
+	if (k != nil && k.Run != nil) || p.exec == nil {
+		return k
+	}
+	real := p.exec.Kernel(id, device)
+	if real == nil {
+		return k
+	}
+	out := *real
+	if k != nil && out.Partition == "" {
+		out.Partition = k.Partition
+	}
+	return &out
+}

@@ -1,0 +1,201 @@
+package actors
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// scheduler owns the partition queue. It orders partitions by priority
+// (CRITICAL first), then by the order jobs were accepted, then by partition
+// index; gives the head to an idle worker on the device with the fewest busy
+// workers; and decides, when an attempt fails, whether the partition is
+// retried or failed for good. Every partition of an accepted job ends in
+// exactly one EvPartitionDone or EvPartitionFailed.
+type scheduler struct {
+	env     *env
+	devices []int // device indexes, in the order given to Start
+
+	queue    []queued
+	jobs     map[string]*jobState
+	jobSeq   uint64
+	attempt  uint64
+	inflight map[uint64]queued // attempt id → what was dispatched
+	idle     map[int][]idleWorker
+	busy     map[int]int
+}
+
+type idleWorker struct {
+	worker int
+	pid    *actor.PID
+}
+
+type queued struct {
+	job      *jobState
+	part     int
+	attempts int // attempts already made
+}
+
+type jobState struct {
+	spec    JobSpec
+	seq     uint64
+	left    int
+	failed  int
+	settled map[int]bool // partitions done or failed for good
+}
+
+func newScheduler(e *env, devices []int) *scheduler {
+	return &scheduler{env: e, devices: devices, jobs: map[string]*jobState{}, inflight: map[uint64]queued{},
+		idle: map[int][]idleWorker{}, busy: map[int]int{}}
+}
+
+func before(a, b queued) int {
+	if c := cmp.Compare(b.job.spec.Priority, a.job.spec.Priority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.job.seq, b.job.seq); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.part, b.part)
+}
+
+func (s *scheduler) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case submitJob:
+		s.accept(m.job)
+		s.dispatch(c)
+	case workerIdle:
+		s.idle[m.device] = append(s.idle[m.device], idleWorker{m.worker, m.pid})
+		s.dispatch(c)
+	case attemptEnded:
+		s.ended(m)
+		s.idle[m.device] = append(s.idle[m.device], idleWorker{m.worker, m.pid})
+		s.busy[m.device]--
+		s.dispatch(c)
+	}
+}
+
+func (s *scheduler) accept(spec JobSpec) {
+	s.jobSeq++
+	j := &jobState{spec: spec, seq: s.jobSeq, settled: map[int]bool{}}
+	s.jobs[spec.ID] = j
+	parts := spec.Pending
+	if parts == nil {
+		parts = make([]int, spec.Partitions)
+		for i := range parts {
+			parts[i] = i
+		}
+	}
+	s.env.emit(Event{Kind: EvJobAccepted, Worker: -1, Device: -1, Partition: PartitionID{Job: spec.ID, Partition: -1}, Count: len(parts)})
+	for _, p := range parts {
+		if j.settled[p] {
+			continue // listed twice
+		}
+		j.settled[p] = false
+		j.left++
+		s.enqueue(queued{job: j, part: p})
+	}
+	if j.left == 0 {
+		s.jobDone(j)
+	}
+}
+
+func (s *scheduler) enqueue(q queued) {
+	i, _ := slices.BinarySearchFunc(s.queue, q, before)
+	s.queue = slices.Insert(s.queue, i, q)
+	s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
+}
+
+// dispatch gives queued partitions to idle workers while there are both,
+// spreading them over devices: each goes to the device with the fewest busy
+// workers (ties: the order of devices given to Start).
+func (s *scheduler) dispatch(c actor.Context) {
+	for len(s.queue) > 0 {
+		dev := -1
+		for _, d := range s.devices {
+			if len(s.idle[d]) > 0 && (dev < 0 || s.busy[d] < s.busy[dev]) {
+				dev = d
+			}
+		}
+		if dev < 0 {
+			return
+		}
+		w := s.idle[dev][0]
+		s.idle[dev] = s.idle[dev][1:]
+		q := s.queue[0]
+		s.queue = s.queue[1:]
+		s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
+		p := PartitionID{Job: q.job.spec.ID, Partition: q.part}
+		s.attempt++
+		q.attempts++
+		s.inflight[s.attempt] = q
+		s.busy[dev]++
+		if j := s.env.cfg.Journal; j != nil {
+			if err := j.RecordAttempt(p); err != nil {
+				// The worker is still idle; the attempt counts as failed.
+				s.busy[dev]--
+				s.idle[dev] = append([]idleWorker{w}, s.idle[dev]...)
+				s.ended(attemptEnded{device: dev, worker: w.worker, attempt: s.attempt, p: p,
+					err: fmt.Errorf("%s: record attempt: %w", p, err)})
+				continue
+			}
+		}
+		c.Send(w.pid, assign{attempt: s.attempt, p: p, size: q.job.spec.Size, vram: q.job.spec.VRAM})
+	}
+}
+
+func (s *scheduler) ended(m attemptEnded) {
+	q, ok := s.inflight[m.attempt]
+	if !ok {
+		return
+	}
+	delete(s.inflight, m.attempt)
+	j := q.job
+	if settled, known := j.settled[q.part]; !known || settled {
+		return // invariant: a settled partition is never settled again
+	}
+	p := m.p
+	switch {
+	case m.err == nil:
+		j.settled[q.part] = true
+		j.left--
+		s.env.emit(Event{Kind: EvPartitionDone, Device: m.device, Worker: m.worker, Partition: p, Count: q.attempts})
+		s.release(p)
+	case q.attempts < s.env.cfg.MaxAttempts:
+		s.env.emit(Event{Kind: EvPartitionRetry, Device: m.device, Worker: m.worker, Partition: p, Count: q.attempts, Err: m.err.Error()})
+		s.enqueue(q)
+	default:
+		j.settled[q.part] = true
+		j.left--
+		j.failed++
+		reason := fmt.Sprintf("failed after %d attempts: %v", q.attempts, m.err)
+		s.env.emit(Event{Kind: EvPartitionFailed, Device: m.device, Worker: m.worker, Partition: p, Count: q.attempts, Err: reason})
+		if jr := s.env.cfg.Journal; jr != nil {
+			if err := jr.RecordFailed(p, reason); err != nil {
+				s.env.log().Error("record failed partition", "partition", p.String(), "err", err)
+			}
+		}
+		s.release(p)
+	}
+	if j.left == 0 {
+		s.jobDone(j)
+	}
+}
+
+func (s *scheduler) release(p PartitionID) {
+	if r, ok := s.env.rt.(Releaser); ok {
+		r.Release(p)
+	}
+}
+
+func (s *scheduler) jobDone(j *jobState) {
+	e := Event{Kind: EvJobDone, Worker: -1, Device: -1, Partition: PartitionID{Job: j.spec.ID, Partition: -1},
+		Count: len(j.settled) - j.failed}
+	if j.failed > 0 {
+		e.Err = fmt.Sprintf("%d of %d partitions failed", j.failed, len(j.settled))
+	}
+	s.env.emit(e)
+	delete(s.jobs, j.spec.ID)
+}

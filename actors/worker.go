@@ -1,0 +1,372 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// worker walks one partition at a time through the stages: synthesize and
+// prep on the CPU, the device part (stage, compute) as its lock design says,
+// then b_g2 and finalize on the CPU. It is a state machine driven only by
+// messages: an assignment from the scheduler, WorkDone from the runtime, and
+// lease grants. Nothing it does blocks.
+//
+// Whatever goes wrong in an attempt — a stage error, a device error, a panic
+// in a stage or in the worker itself — ends in the same place: the worker
+// waits for the work it has in flight, frees the buffers and releases the
+// leases it holds, and reports the attempt as failed to the scheduler, which
+// retries or fails the partition. A partition therefore leaves a worker only
+// through attemptEnded.
+type worker struct {
+	env    *env
+	device int
+	index  int
+	stream gpu.Stream
+	sched  *actor.PID
+	dev    *actor.PID            // the device actor: VRAM ledger
+	locks  map[string]*actor.PID // lock name → the actor serving it
+	design design
+
+	c    actor.Context // during Receive
+	self *actor.PID
+
+	cur     *assign // nil when idle
+	proto   protocol
+	stage   Stage // the stage in progress, 0 between stages
+	stageAt time.Duration
+
+	token       uint64 // last token handed to Runtime.Start
+	outstanding uint64 // token of the work in flight, 0 when none
+	leaseSeq    uint64
+	wanted      map[string]uint64 // lock → id of a request not yet granted
+	held        map[string]uint64 // lock → id of a lease held
+	bufs        map[gpu.Buffer]gpu.OpKind
+	vram        int64 // bytes this worker has reported to the device ledger
+
+	failErr error // set while cleaning up after a failed attempt
+}
+
+// testHookWorker, when set by a test, runs at the start of every message a
+// worker handles (to inject a panic into Receive).
+var testHookWorker func(device, worker int, p *PartitionID, msg any)
+
+// Receive handles one message. A panic anywhere below is recovered here and
+// turned into a failed attempt, so the actor is never restarted with a
+// partition in its hands.
+func (w *worker) Receive(c actor.Context) {
+	w.c = c
+	defer func() {
+		if r := recover(); r != nil {
+			w.panicked(r)
+		}
+		w.c = nil
+	}()
+	if testHookWorker != nil {
+		var p *PartitionID
+		if w.cur != nil {
+			p = &w.cur.p
+		}
+		testHookWorker(w.device, w.index, p, c.Message())
+	}
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		w.self = c.Self()
+		if w.cur == nil {
+			c.Send(w.sched, workerIdle{device: w.device, worker: w.index, pid: w.self})
+		}
+	case *actor.Restarting:
+		// Only reached if a panic escaped the recovery above; the actor
+		// object survives the restart (its producer returns it), and so does
+		// the partition.
+		if w.cur != nil {
+			w.fail(errors.New("worker restarted"))
+		}
+	case assign:
+		w.begin(m)
+	case WorkDone:
+		w.workDone(m)
+	case leaseGranted:
+		w.leaseGranted(m)
+	case leaseRefused:
+		if id, ok := w.wanted[m.lock]; ok && id == m.id {
+			delete(w.wanted, m.lock)
+			w.fail(m.err)
+		}
+	}
+}
+
+func (w *worker) panicked(r any) {
+	if w.cur == nil {
+		return
+	}
+	err := fmt.Errorf("%s: panic in worker %d of device %d: %v", w.cur.p, w.index, w.device, r)
+	if w.failErr != nil {
+		// A panic during cleanup: give up on the cleanup (leaking what it
+		// could not free) rather than on the partition.
+		w.abandon(err)
+		return
+	}
+	w.fail(err)
+}
+
+func (w *worker) begin(m assign) {
+	if w.cur != nil {
+		// The scheduler never assigns to a busy worker; refuse rather than
+		// drop either partition.
+		w.c.Send(w.sched, attemptEnded{device: w.device, worker: w.index, pid: w.self, attempt: m.attempt, p: m.p,
+			err: fmt.Errorf("%s: worker %d of device %d is busy with %s", m.p, w.index, w.device, w.cur.p)})
+		return
+	}
+	w.cur = &m
+	w.proto = nil
+	w.wanted = map[string]uint64{}
+	w.held = map[string]uint64{}
+	w.bufs = map[gpu.Buffer]gpu.OpKind{}
+	w.vram = 0
+	w.failErr = nil
+	w.startCPU(StageSynthesize)
+}
+
+func (w *worker) startCPU(s Stage) {
+	w.beginStage(s)
+	w.start(StageWork{Stage: s, Partition: w.cur.p, Size: w.cur.size})
+}
+
+func (w *worker) start(work Work) {
+	w.token++
+	w.env.rt.Start(w.self, w.token, work)
+	w.outstanding = w.token
+}
+
+func (w *worker) workDone(m WorkDone) {
+	if w.cur == nil || m.Token != w.outstanding {
+		return // stale: from before a failure that was already handled
+	}
+	w.outstanding = 0
+	err := m.Err
+	dw, isDevice := m.Work.(DeviceWork)
+	if isDevice {
+		if err == nil {
+			err = m.Result.Err
+		}
+		w.noteDeviceOp(dw.Op, m, err)
+	}
+	if w.failErr != nil {
+		w.cleanup()
+		return
+	}
+	if isDevice {
+		r := m.Result
+		r.Err = err
+		w.proto.done(w, dw.Op, r)
+		return
+	}
+	w.endStage(err)
+	if err != nil {
+		w.fail(fmt.Errorf("%s: %s: %w", w.cur.p, w.stageName(m.Work), err))
+		return
+	}
+	switch m.Work.(StageWork).Stage {
+	case StageSynthesize:
+		w.startCPU(StagePrep)
+	case StagePrep:
+		w.proto = w.design.new()
+		w.proto.start(w)
+	case StageBG2:
+		w.startCPU(StageFinalize)
+	case StageFinalize:
+		w.end(nil)
+	}
+}
+
+func (w *worker) stageName(work Work) string {
+	if s, ok := work.(StageWork); ok {
+		return s.Stage.String()
+	}
+	return "device"
+}
+
+// noteDeviceOp reports a completed device op and keeps the worker's own
+// record of the buffers it holds, so that cleanup never depends on the
+// protocol's state.
+func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
+	e := Event{Kind: EvDeviceOp, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
+		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	w.env.emit(e)
+	if isOOM(err) {
+		w.env.emit(Event{Kind: EvOOM, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
+			Bytes: op.Bytes, Err: err.Error(), Stage: w.stage})
+	}
+	switch op.Kind {
+	case gpu.OpMalloc, gpu.OpMallocAsync:
+		if err == nil {
+			w.bufs[m.Result.Buffer] = op.Kind
+		}
+	case gpu.OpFree, gpu.OpFreeAsync:
+		// A failed free is forgotten too: trying it again would loop.
+		delete(w.bufs, op.Buffer)
+	}
+}
+
+func (w *worker) leaseGranted(m leaseGranted) {
+	id, ok := w.wanted[m.lock]
+	if !ok || id != m.id || w.cur == nil {
+		return
+	}
+	delete(w.wanted, m.lock)
+	w.held[m.lock] = id
+	if w.failErr != nil {
+		w.release(m.lock)
+		return
+	}
+	w.proto.granted(w, m.lock)
+}
+
+// The protocol's means of action.
+
+func (w *worker) acquire(lock string, bytes int64) {
+	pid, ok := w.locks[lock]
+	if !ok {
+		w.fail(fmt.Errorf("%s: design %s has no lock %q on device %d", w.cur.p, w.design.name, lock, w.device))
+		return
+	}
+	w.leaseSeq++
+	w.wanted[lock] = w.leaseSeq
+	w.c.Send(pid, acquireLease{worker: w.index, pid: w.self, id: w.leaseSeq, bytes: bytes, p: w.cur.p})
+}
+
+func (w *worker) release(lock string) {
+	id, ok := w.held[lock]
+	if !ok {
+		return
+	}
+	delete(w.held, lock)
+	w.c.Send(w.locks[lock], releaseLease{worker: w.index, id: id})
+}
+
+func (w *worker) submit(op gpu.Op) {
+	switch op.Kind {
+	case gpu.OpMallocAsync, gpu.OpFreeAsync, gpu.OpStreamSync, gpu.OpRecordEvent, gpu.OpCopyIn, gpu.OpCompute:
+		op.Stream = w.stream
+	}
+	w.start(DeviceWork{Device: w.device, Partition: w.cur.p, Op: op})
+}
+
+// kernel describes this partition's compute for the device; the production
+// runtime fills in Run from the Executor.
+func (w *worker) kernel() *gpu.Kernel {
+	return &gpu.Kernel{Partition: w.cur.p.String(), Size: w.cur.size, Bytes: w.cur.vram}
+}
+
+func (w *worker) vramChange(delta int64) {
+	w.vram += delta
+	w.c.Send(w.dev, vramDelta{worker: w.index, bytes: delta})
+}
+
+func (w *worker) fallback(reason error) {
+	w.env.emit(Event{Kind: EvFallback, Device: w.device, Worker: w.index, Partition: w.cur.p, Stage: w.stage,
+		Bytes: w.cur.vram, Err: reason.Error()})
+}
+
+func (w *worker) beginStage(s Stage) {
+	w.stage, w.stageAt = s, w.env.rt.Now()
+	w.env.emit(Event{Kind: EvStageStart, Device: w.device, Worker: w.index, Partition: w.cur.p, Stage: s})
+}
+
+func (w *worker) endStage(err error) {
+	if w.stage == 0 {
+		return
+	}
+	e := Event{Kind: EvStageEnd, Device: w.device, Worker: w.index, Partition: w.cur.p, Stage: w.stage,
+		Took: w.env.rt.Now() - w.stageAt}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	w.env.emit(e)
+	w.stage = 0
+}
+
+// finish ends the device part; the partition goes on to b_g2.
+func (w *worker) finish() {
+	w.proto = nil
+	w.startCPU(StageBG2)
+}
+
+// fail ends the attempt with err once the worker has cleaned up.
+func (w *worker) fail(err error) {
+	if w.failErr != nil {
+		return
+	}
+	w.endStage(err)
+	w.failErr = err
+	for _, lock := range sortedKeys(w.wanted) {
+		w.c.Send(w.locks[lock], releaseLease{worker: w.index, id: w.wanted[lock]})
+	}
+	clear(w.wanted)
+	w.cleanup()
+}
+
+// cleanup takes one step towards a clean worker: wait for the work in flight,
+// then free buffers one at a time, then release leases and report.
+func (w *worker) cleanup() {
+	if w.outstanding != 0 {
+		return
+	}
+	if len(w.bufs) > 0 {
+		bufs := make([]gpu.Buffer, 0, len(w.bufs))
+		for b := range w.bufs {
+			bufs = append(bufs, b)
+		}
+		slices.Sort(bufs)
+		b := bufs[0]
+		if w.bufs[b] == gpu.OpMallocAsync {
+			w.submit(gpu.Op{Kind: gpu.OpFreeAsync, Buffer: b})
+		} else {
+			w.submit(gpu.Op{Kind: gpu.OpFree, Buffer: b})
+		}
+		return
+	}
+	for _, lock := range sortedKeys(w.held) {
+		w.release(lock)
+	}
+	if w.vram != 0 {
+		w.vramChange(-w.vram)
+	}
+	w.end(w.failErr)
+}
+
+// abandon reports the attempt failed without waiting for anything.
+func (w *worker) abandon(err error) {
+	for _, lock := range sortedKeys(w.held) {
+		w.release(lock)
+	}
+	if w.vram != 0 {
+		w.vramChange(-w.vram)
+	}
+	w.outstanding = 0
+	w.end(err)
+}
+
+func (w *worker) end(err error) {
+	m := attemptEnded{device: w.device, worker: w.index, pid: w.self, attempt: w.cur.attempt, p: w.cur.p, err: err}
+	w.cur, w.proto, w.failErr, w.stage = nil, nil, nil, 0
+	w.c.Send(w.sched, m)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
