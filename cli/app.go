@@ -36,6 +36,7 @@ func App() *cli.App {
 			setupCommand(),
 			verifyCommand(),
 			benchCommand(),
+			simCommand(),
 			versionCommand(),
 		},
 	}

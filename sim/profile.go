@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+//go:embed profiles/*.json
+var profileFS embed.FS
+
+const gib = int64(1) << 30
+
+// Profile is the cost model of one machine: what each stage of a partition
+// costs as a function of its size, and the device and host it runs on. The
+// format leaves room for calibration from recorded traces (Calibration, and
+// per-stage Source/Calibrated), which a later tool fills in; the simulator
+// reads only the cost fields.
+type Profile struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// ReferenceConstraints is the partition size the per-constraint costs were
+	// measured at; sizes scale from it with each stage's exponent.
+	ReferenceConstraints int `json:"reference_constraints"`
+	// Jitter is the coefficient of variation of every stage's cost, drawn from
+	// the scenario's seed (0: no variation).
+	Jitter    float64                 `json:"jitter"`
+	Host      HostProfile             `json:"host"`
+	Device    DeviceProfile           `json:"device"`
+	Partition PartitionProfile        `json:"partition"`
+	Stages    map[string]StageProfile `json:"stages"`
+	// Calibration records where fitted values came from; free-form for now.
+	Calibration json.RawMessage `json:"calibration,omitempty"`
+}
+
+// HostProfile describes the host CPU.
+type HostProfile struct {
+	Cores int `json:"cores"`
+}
+
+// DeviceProfile describes one GPU and the cost of its calls.
+type DeviceProfile struct {
+	Name               string  `json:"name"`
+	VRAMGiB            float64 `json:"vram_gib"`
+	ContextMiB         float64 `json:"context_mib"` // device memory the CUDA context itself holds
+	PoolGrowthMsPerGiB float64 `json:"pool_growth_ms_per_gib"`
+	H2DGBps            float64 `json:"h2d_gbps"`
+	MallocMs           float64 `json:"malloc_ms"`
+	MemInfoMs          float64 `json:"mem_info_ms"`
+	HostAllocMsPerGiB  float64 `json:"host_alloc_ms_per_gib"`
+	HostAllocMs        float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
+	Source             string  `json:"source,omitempty"`
+}
+
+// PartitionProfile describes the device memory one partition holds.
+type PartitionProfile struct {
+	VRAMGiB  float64 `json:"vram_gib"`
+	Exponent float64 `json:"exponent"`
+}
+
+// StageProfile is the cost of one stage: base_ms + per_constraint_ns·R·(n/R)^exponent
+// for a partition of n constraints, R the reference size. Cores and
+// MemBWShare feed the CPU model (unused for the GPU's compute stage).
+type StageProfile struct {
+	BaseMs          float64 `json:"base_ms"`
+	PerConstraintNs float64 `json:"per_constraint_ns"`
+	Exponent        float64 `json:"exponent"`
+	Cores           float64 `json:"cores,omitempty"`
+	MemBWShare      float64 `json:"mem_bw_share,omitempty"`
+	// Calibrated is false while the numbers are estimates, true once fitted
+	// from recorded traces; Source says where they came from.
+	Calibrated bool               `json:"calibrated"`
+	Source     string             `json:"source,omitempty"`
+	Phases     map[string]float64 `json:"phases_ms,omitempty"` // informational split at the reference size
+}
+
+// cpuStages are the stages the CPU model runs; compute runs on the device.
+var cpuStages = []actors.Stage{actors.StageSynthesize, actors.StagePrep, actors.StageBG2, actors.StageFinalize}
+
+// LoadProfile reads a profile by embedded name (e.g. "seed-16g") or file path.
+func LoadProfile(nameOrPath string) (*Profile, error) {
+	data, src, err := readNamed(profileFS, "profiles", nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", nameOrPath, err)
+	}
+	return ParseProfile(src, data)
+}
+
+// ProfileNames lists the embedded profiles.
+func ProfileNames() []string { return embeddedNames(profileFS, "profiles") }
+
+// ParseProfile decodes and validates a profile; src names it in errors.
+func ParseProfile(src string, data []byte) (*Profile, error) {
+	var p Profile
+	if err := decodeStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", src, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", src, err)
+	}
+	return &p, nil
+}
+
+func (p *Profile) validate() error {
+	if p.ReferenceConstraints <= 0 {
+		return fmt.Errorf("field reference_constraints: must be positive, got %d", p.ReferenceConstraints)
+	}
+	if p.Jitter < 0 || p.Jitter > 0.5 {
+		return fmt.Errorf("field jitter: must be in [0, 0.5], got %g", p.Jitter)
+	}
+	if p.Host.Cores <= 0 {
+		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
+	}
+	d := p.Device
+	for _, f := range []struct {
+		name string
+		v    float64
+		pos  bool
+	}{
+		{"device.vram_gib", d.VRAMGiB, true}, {"device.h2d_gbps", d.H2DGBps, true},
+		{"device.pool_growth_ms_per_gib", d.PoolGrowthMsPerGiB, false}, {"device.malloc_ms", d.MallocMs, false},
+		{"device.mem_info_ms", d.MemInfoMs, false}, {"device.host_alloc_ms_per_gib", d.HostAllocMsPerGiB, false},
+		{"device.host_alloc_ms", d.HostAllocMs, false}, {"device.context_mib", d.ContextMiB, false},
+		{"partition.vram_gib", p.Partition.VRAMGiB, true},
+	} {
+		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
+			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)
+		}
+	}
+	if d.ContextMiB/1024 >= d.VRAMGiB {
+		return fmt.Errorf("field device.context_mib: %g MiB leaves no memory on a %g GiB device", d.ContextMiB, d.VRAMGiB)
+	}
+	for _, st := range append(cpuStages, actors.StageCompute) {
+		sp, ok := p.Stages[st.String()]
+		if !ok {
+			return fmt.Errorf("field stages.%s: missing", st)
+		}
+		if sp.BaseMs < 0 || sp.PerConstraintNs < 0 || sp.Exponent < 0 || sp.MemBWShare < 0 || sp.MemBWShare > 1 || sp.Cores < 0 {
+			return fmt.Errorf("field stages.%s: base_ms, per_constraint_ns, exponent and cores must be non-negative and mem_bw_share in [0, 1]", st)
+		}
+	}
+	for name := range p.Stages {
+		if _, ok := stageByName(name); !ok {
+			return fmt.Errorf("field stages.%s: unknown stage (want synthesize, prep, compute, b_g2 or finalize)", name)
+		}
+	}
+	return nil
+}
+
+func stageByName(name string) (actors.Stage, bool) {
+	for _, st := range append(cpuStages, actors.StageCompute, actors.StageStage) {
+		if st.String() == name {
+			return st, true
+		}
+	}
+	return 0, false
+}
+
+// StageCost is the solo cost of stage st for a partition of size constraints
+// (the reference size when size is 0).
+func (p *Profile) StageCost(st actors.Stage, size int) (time.Duration, error) {
+	return p.stageCost(st, size)
+}
+
+func (p *Profile) stageCost(st actors.Stage, size int) (time.Duration, error) {
+	sp, ok := p.Stages[st.String()]
+	if !ok {
+		if st == actors.StageStage {
+			return 0, nil // staging is device work; its time comes from the device model
+		}
+		return 0, fmt.Errorf("profile %s has no cost for stage %s", p.Name, st)
+	}
+	if size <= 0 {
+		size = p.ReferenceConstraints
+	}
+	ref := float64(p.ReferenceConstraints)
+	exp := sp.Exponent
+	if exp == 0 {
+		exp = 1
+	}
+	ms := sp.BaseMs + sp.PerConstraintNs*ref*math.Pow(float64(size)/ref, exp)*1e-6
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+// PartitionVRAM is the device memory a partition of size constraints holds.
+func (p *Profile) PartitionVRAM(size int) int64 {
+	if size <= 0 {
+		size = p.ReferenceConstraints
+	}
+	exp := p.Partition.Exponent
+	if exp == 0 {
+		exp = 1
+	}
+	g := p.Partition.VRAMGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
+	return int64(g * float64(gib))
+}
+
+// decodeStrict decodes JSON and rejects unknown fields, so that a misspelt
+// field is an error rather than a silently ignored setting.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case asErr(err, &se):
+			line, col := position(data, se.Offset)
+			return fmt.Errorf("line %d column %d: %w", line, col, err)
+		case asErr(err, &te):
+			return fmt.Errorf("field %s: %w", te.Field, err)
+		}
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON object")
+	}
+	return nil
+}
+
+func position(data []byte, off int64) (line, col int) {
+	line, col = 1, 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// readNamed returns an embedded file dir/name.json, or the file at path when
+// nameOrPath looks like a path (has a separator or a .json suffix) or names no
+// embedded file.
+func readNamed(fs embed.FS, dir, nameOrPath string) ([]byte, string, error) {
+	if !strings.ContainsAny(nameOrPath, `/\`) && !strings.HasSuffix(nameOrPath, ".json") {
+		if data, err := fs.ReadFile(dir + "/" + nameOrPath + ".json"); err == nil {
+			return data, nameOrPath, nil
+		}
+	}
+	data, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, `/\`) {
+			return nil, "", fmt.Errorf("no embedded %s named %q (have %s) and no such file", strings.TrimSuffix(dir, "s"), nameOrPath, strings.Join(embeddedNames(fs, dir), ", "))
+		}
+		return nil, "", err
+	}
+	return data, nameOrPath, nil
+}
+
+func embeddedNames(fs embed.FS, dir string) []string {
+	ents, _ := fs.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,285 @@
+package sim
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+)
+
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
+
+// Scenario is one simulation input: the machine (devices, their memory, the
+// cost profile), the engine's configuration (design, workers, pool policy),
+// the jobs and when they arrive, the faults to inject, and the seed.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Profile     string `json:"profile"`
+	Seed        uint64 `json:"seed"`
+	Devices     int    `json:"devices"`
+	// VRAMGiB overrides the profile's device memory when positive.
+	VRAMGiB          float64       `json:"vram_gib,omitempty"`
+	Design           string        `json:"design"`
+	WorkersPerDevice int           `json:"workers_per_device"`
+	MaxAttempts      int           `json:"max_attempts,omitempty"`
+	Pool             *PoolConfig   `json:"pool,omitempty"`
+	Jobs             []JobConfig   `json:"jobs"`
+	Faults           []FaultConfig `json:"faults,omitempty"`
+	// MaxTimeS bounds the virtual time of a run (default one day); a run that
+	// reaches it reports the work left undone.
+	MaxTimeS float64 `json:"max_time_s,omitempty"`
+
+	profile *Profile
+	source  string
+}
+
+// PoolConfig is the scenario's view of gpu.PoolPolicy.
+type PoolConfig struct {
+	// ReuseAcrossStreams defaults to CUDA's default, on.
+	ReuseAcrossStreams *bool `json:"reuse_across_streams,omitempty"`
+	// ReleaseThresholdGiB defaults to keeping everything, as cuzk configures it.
+	ReleaseThresholdGiB *float64 `json:"release_threshold_gib,omitempty"`
+}
+
+// JobConfig describes Count jobs of the same shape, the i-th submitted at
+// SubmitAtMs + i·EveryMs.
+type JobConfig struct {
+	ID         string  `json:"id"`
+	Count      int     `json:"count,omitempty"`
+	Partitions int     `json:"partitions"`
+	Size       int     `json:"size,omitempty"` // constraints per partition; default the profile's reference
+	Priority   string  `json:"priority,omitempty"`
+	SubmitAtMs float64 `json:"submit_at_ms,omitempty"`
+	EveryMs    float64 `json:"every_ms,omitempty"`
+}
+
+// FaultConfig is one injected fault.
+//
+//	worker_crash:  the CPU stage that worker Worker of device Device is running
+//	               at AtMs (or its next one) fails, as if the worker had died
+//	               under it; the actors clean up and retry the partition.
+//	oom:           the next allocation on Device after AtMs fails with
+//	               out-of-memory, whatever is free.
+//	process_crash: the whole process dies at AtMs, losing everything in flight
+//	               and in device memory; after RestartAfterMs it restarts and
+//	               resumes from the journal with only unproved partitions pending.
+type FaultConfig struct {
+	Kind           string  `json:"kind"`
+	AtMs           float64 `json:"at_ms"`
+	Device         int     `json:"device,omitempty"`
+	Worker         int     `json:"worker,omitempty"`
+	RestartAfterMs float64 `json:"restart_after_ms,omitempty"`
+}
+
+// LoadScenario reads a scenario by embedded name (e.g. "phase9") or file path,
+// and the profile it names.
+func LoadScenario(nameOrPath string) (*Scenario, error) {
+	data, src, err := readNamed(scenarioFS, "scenarios", nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", nameOrPath, err)
+	}
+	return ParseScenario(src, data)
+}
+
+// ScenarioNames lists the embedded scenarios.
+func ScenarioNames() []string { return embeddedNames(scenarioFS, "scenarios") }
+
+// ParseScenario decodes and validates a scenario and loads its profile; src
+// names the scenario in errors.
+func ParseScenario(src string, data []byte) (*Scenario, error) {
+	var s Scenario
+	if err := decodeStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", src, err)
+	}
+	s.source = src
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", src, err)
+	}
+	if s.Profile == "" {
+		s.Profile = "seed-16g"
+	}
+	p, err := LoadProfile(s.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: field profile: %w", src, err)
+	}
+	s.profile = p
+	return &s, nil
+}
+
+func (s *Scenario) validate() error {
+	if s.Devices < 1 {
+		return fmt.Errorf("field devices: must be at least 1, got %d", s.Devices)
+	}
+	if s.VRAMGiB < 0 || math.IsNaN(s.VRAMGiB) {
+		return fmt.Errorf("field vram_gib: must be positive, got %g", s.VRAMGiB)
+	}
+	if s.WorkersPerDevice < 0 {
+		return fmt.Errorf("field workers_per_device: must be at least 1, got %d", s.WorkersPerDevice)
+	}
+	if s.MaxAttempts < 0 {
+		return fmt.Errorf("field max_attempts: must be at least 1, got %d", s.MaxAttempts)
+	}
+	if s.MaxTimeS < 0 {
+		return fmt.Errorf("field max_time_s: must be positive, got %g", s.MaxTimeS)
+	}
+	if s.Design != "" {
+		if err := (actors.Config{Design: s.Design}).WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("field design: %w", err)
+		}
+	}
+	if s.Pool != nil && s.Pool.ReleaseThresholdGiB != nil && *s.Pool.ReleaseThresholdGiB < 0 {
+		return fmt.Errorf("field pool.release_threshold_gib: must be non-negative, got %g", *s.Pool.ReleaseThresholdGiB)
+	}
+	if len(s.Jobs) == 0 {
+		return fmt.Errorf("field jobs: at least one job is needed")
+	}
+	ids := map[string]bool{}
+	for i, j := range s.Jobs {
+		switch {
+		case j.ID == "":
+			return fmt.Errorf("field jobs[%d].id: missing", i)
+		case ids[j.ID]:
+			return fmt.Errorf("field jobs[%d].id: %q used twice", i, j.ID)
+		case j.Partitions < 1:
+			return fmt.Errorf("field jobs[%d].partitions: must be at least 1, got %d", i, j.Partitions)
+		case j.Count < 0:
+			return fmt.Errorf("field jobs[%d].count: must be at least 1, got %d", i, j.Count)
+		case j.Size < 0:
+			return fmt.Errorf("field jobs[%d].size: must be positive, got %d", i, j.Size)
+		case j.SubmitAtMs < 0 || j.EveryMs < 0:
+			return fmt.Errorf("field jobs[%d]: submit_at_ms and every_ms must be non-negative", i)
+		}
+		ids[j.ID] = true
+		if j.Priority != "" {
+			if _, err := actors.ParsePriority(j.Priority); err != nil {
+				return fmt.Errorf("field jobs[%d].priority: %w", i, err)
+			}
+		}
+	}
+	for i, f := range s.Faults {
+		if f.AtMs < 0 {
+			return fmt.Errorf("field faults[%d].at_ms: must be non-negative, got %g", i, f.AtMs)
+		}
+		switch f.Kind {
+		case "worker_crash", "oom":
+			if f.Device < 0 || f.Device >= s.Devices {
+				return fmt.Errorf("field faults[%d].device: %d is not one of the %d devices", i, f.Device, s.Devices)
+			}
+			if f.Worker < 0 {
+				return fmt.Errorf("field faults[%d].worker: must be non-negative, got %d", i, f.Worker)
+			}
+		case "process_crash":
+			if f.RestartAfterMs < 0 {
+				return fmt.Errorf("field faults[%d].restart_after_ms: must be non-negative, got %g", i, f.RestartAfterMs)
+			}
+		default:
+			return fmt.Errorf("field faults[%d].kind: unknown fault %q (want worker_crash, oom or process_crash)", i, f.Kind)
+		}
+	}
+	return nil
+}
+
+// Options override a scenario's settings for one run; zero values keep the
+// scenario's.
+type Options struct {
+	Design  string
+	Workers int
+	Seed    *uint64
+	VRAMGiB float64
+	// Pool replaces the scenario's pool policy when set.
+	Pool *gpu.PoolPolicy
+	// Record keeps what a timeline or trace needs (costs memory on long runs).
+	Record bool
+}
+
+// resolved is a scenario with its options applied and defaults filled in.
+type resolved struct {
+	name    string
+	profile *Profile
+	seed    uint64
+	devices int
+	vram    int64
+	cfg     actors.Config
+	jobs    []timedJob
+	faults  []FaultConfig
+	maxTime time.Duration
+	record  bool
+}
+
+type timedJob struct {
+	at  time.Duration
+	job actors.JobSpec
+}
+
+func (s *Scenario) resolve(o Options) (*resolved, error) {
+	r := &resolved{name: s.Name, profile: s.profile, seed: s.Seed, devices: s.Devices, faults: s.Faults, record: o.Record}
+	if r.name == "" {
+		r.name = s.source
+	}
+	if o.Seed != nil {
+		r.seed = *o.Seed
+	}
+	vramGiB := s.profile.Device.VRAMGiB
+	if s.VRAMGiB > 0 {
+		vramGiB = s.VRAMGiB
+	}
+	if o.VRAMGiB > 0 {
+		vramGiB = o.VRAMGiB
+	}
+	r.vram = int64(vramGiB * float64(gib))
+	pool := gpu.DefaultPoolPolicy()
+	if s.Pool != nil {
+		if s.Pool.ReuseAcrossStreams != nil {
+			pool.ReuseAcrossStreams = *s.Pool.ReuseAcrossStreams
+		}
+		if s.Pool.ReleaseThresholdGiB != nil {
+			pool.ReleaseThreshold = int64(*s.Pool.ReleaseThresholdGiB * float64(gib))
+		}
+	}
+	if o.Pool != nil {
+		pool = *o.Pool
+	}
+	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool}
+	if o.Design != "" {
+		r.cfg.Design = o.Design
+	}
+	if o.Workers > 0 {
+		r.cfg.WorkersPerDevice = o.Workers
+	}
+	r.cfg = r.cfg.WithDefaults()
+	if err := r.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", r.name, err)
+	}
+	r.maxTime = 24 * time.Hour
+	if s.MaxTimeS > 0 {
+		r.maxTime = time.Duration(s.MaxTimeS * float64(time.Second))
+	}
+	for _, j := range s.Jobs {
+		n := max(j.Count, 1)
+		prio := actors.PriorityNormal
+		if j.Priority != "" {
+			prio, _ = actors.ParsePriority(j.Priority)
+		}
+		size := j.Size
+		if size == 0 {
+			size = s.profile.ReferenceConstraints
+		}
+		for i := 0; i < n; i++ {
+			id := j.ID
+			if n > 1 {
+				id = fmt.Sprintf("%s-%d", j.ID, i+1)
+			}
+			r.jobs = append(r.jobs, timedJob{
+				at: ms(j.SubmitAtMs + float64(i)*j.EveryMs),
+				job: actors.JobSpec{ID: id, Partitions: j.Partitions, Size: size,
+					VRAM: s.profile.PartitionVRAM(size), Priority: prio},
+			})
+		}
+	}
+	return r, nil
+}
