@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -36,8 +37,12 @@ func NewProduction(exec Executor, devices []gpu.Device, seed uint64) Runtime {
 	p := &production{
 		exec:    exec,
 		devices: map[int]gpu.Device{},
-		system:  actor.NewActorSystem(),
-		start:   time.Now(),
+		// protoactor logs every system start and actor restart at info level;
+		// keep its warnings and errors only, through the process's logger.
+		system: actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(warnOnly{slog.Default().Handler()})
+		})),
+		start: time.Now(),
 		// Actors on the default dispatcher run on many goroutines: the
 		// source is locked.
 		rand: rand.New(&lockedSource{src: rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}),
@@ -127,3 +132,13 @@ func (p *production) kernel(k *gpu.Kernel, id PartitionID, device int) *gpu.Kern
 	}
 	return &out
 }
+
+// warnOnly drops records below warning level.
+type warnOnly struct{ slog.Handler }
+
+func (h warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{h.Handler.WithAttrs(as)} }
+func (h warnOnly) WithGroup(n string) slog.Handler       { return warnOnly{h.Handler.WithGroup(n)} }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -54,7 +55,7 @@ type worker struct {
 
 // testHookWorker, when set by a test, runs at the start of every message a
 // worker handles (to inject a panic into Receive).
-var testHookWorker func(device, worker int, p *PartitionID, msg any)
+var testHookWorker atomic.Pointer[func(device, worker int, p *PartitionID, msg any)]
 
 // Receive handles one message. A panic anywhere below is recovered here and
 // turned into a failed attempt, so the actor is never restarted with a
@@ -67,12 +68,12 @@ func (w *worker) Receive(c actor.Context) {
 		}
 		w.c = nil
 	}()
-	if testHookWorker != nil {
+	if hook := testHookWorker.Load(); hook != nil {
 		var p *PartitionID
 		if w.cur != nil {
 			p = &w.cur.p
 		}
-		testHookWorker(w.device, w.index, p, c.Message())
+		(*hook)(w.device, w.index, p, c.Message())
 	}
 	switch m := c.Message().(type) {
 	case *actor.Started:

@@ -1,0 +1,267 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+const gib = 1 << 30
+
+func newDev(t *testing.T, capacity int64, pool gpu.PoolPolicy) *Device {
+	t.Helper()
+	d, err := New(Options{Capacity: capacity, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+func submit(d *Device, op gpu.Op) chan gpu.Result {
+	ch := make(chan gpu.Result, 1)
+	d.Submit(op, func(r gpu.Result) { ch <- r })
+	return ch
+}
+
+func call(t *testing.T, d *Device, op gpu.Op) gpu.Result {
+	t.Helper()
+	select {
+	case r := <-submit(d, op):
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not complete", op.Kind)
+		return gpu.Result{}
+	}
+}
+
+// gatedKernel launches a kernel on s that runs until the returned func is
+// called: "while a kernel runs" without timing.
+func gatedKernel(t *testing.T, d *Device, s gpu.Stream) (release func(), done chan gpu.Result) {
+	t.Helper()
+	gate := make(chan struct{})
+	started := make(chan struct{})
+	done = submit(d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: &gpu.Kernel{Partition: "gated", Run: func(context.Context) error {
+		close(started)
+		<-gate
+		return nil
+	}}})
+	<-started
+	return func() { close(gate) }, done
+}
+
+// waits reports whether op stays incomplete while a kernel of another stream
+// runs, and completes once it ends.
+func waits(t *testing.T, d *Device, op gpu.Op) (bool, gpu.Result) {
+	t.Helper()
+	release, kdone := gatedKernel(t, d, d.NewStream())
+	ch := submit(d, op)
+	var r gpu.Result
+	blocked := false
+	select {
+	case r = <-ch:
+	case <-time.After(50 * time.Millisecond):
+		blocked = true
+	}
+	release()
+	<-kdone
+	if blocked {
+		r = <-ch
+	}
+	return blocked, r
+}
+
+func TestCUDAFactsWhileAKernelRuns(t *testing.T) {
+	d := newDev(t, 16*gib, gpu.DefaultPoolPolicy())
+	other := d.NewStream()
+	idle := d.NewStream()
+	malloc := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: gib})
+	host := call(t, d, gpu.Op{Kind: gpu.OpHostAlloc, Bytes: 64 << 20})
+	cases := []struct {
+		name string
+		op   gpu.Op
+		want bool
+	}{
+		{"cudaDeviceSynchronize", gpu.Op{Kind: gpu.OpDeviceSync}, true},
+		{"cudaMalloc", gpu.Op{Kind: gpu.OpMalloc, Bytes: gib}, false},
+		{"cudaFree", gpu.Op{Kind: gpu.OpFree, Buffer: malloc.Buffer}, true},
+		{"cudaMallocAsync on another stream", gpu.Op{Kind: gpu.OpMallocAsync, Stream: other, Bytes: gib}, false},
+		{"cudaStreamSynchronize of an idle stream", gpu.Op{Kind: gpu.OpStreamSync, Stream: idle}, false},
+		{"cudaMemGetInfo", gpu.Op{Kind: gpu.OpMemInfo}, false},
+		{"cudaMemPoolTrimTo", gpu.Op{Kind: gpu.OpTrimPool}, false},
+		{"cudaHostAlloc", gpu.Op{Kind: gpu.OpHostAlloc, Bytes: 64 << 20}, true},
+		{"cudaFreeHost", gpu.Op{Kind: gpu.OpHostFree, Buffer: host.Buffer}, true},
+	}
+	for _, c := range cases {
+		got, r := waits(t, d, c.op)
+		if r.Err != nil {
+			t.Errorf("%s: %v", c.name, r.Err)
+		}
+		if got != c.want {
+			t.Errorf("%s waited for the kernel: %v, want %v", c.name, got, c.want)
+		}
+		if c.want && !r.Waited {
+			t.Errorf("%s: Result.Waited false after waiting", c.name)
+		}
+	}
+}
+
+func TestPoolFreeIsPendingUntilObserved(t *testing.T) {
+	d := newDev(t, 139*gib, gpu.DefaultPoolPolicy())
+	s := d.NewStream()
+	free := func() int64 { return call(t, d, gpu.Op{Kind: gpu.OpMemInfo}).Free }
+	start := free()
+	b := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 8 * gib})
+	if got := start - free(); got != 8*gib {
+		t.Fatalf("after 8 GiB MallocAsync free dropped by %d", got)
+	}
+	release, kdone := gatedKernel(t, d, s)
+	call(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: b.Buffer})
+	call(t, d, gpu.Op{Kind: gpu.OpTrimPool, Bytes: 0})
+	if got := start - free(); got != 8*gib {
+		t.Errorf("TrimPool released a free still pending behind a kernel: %d in use", got)
+	}
+	release()
+	<-kdone
+	call(t, d, gpu.Op{Kind: gpu.OpStreamSync, Stream: s})
+	if got := start - free(); got != 8*gib {
+		t.Errorf("the pool gave memory back at a sync despite its release threshold: %d in use", got)
+	}
+	call(t, d, gpu.Op{Kind: gpu.OpTrimPool, Bytes: 0})
+	if got := free(); got != start {
+		t.Errorf("after sync and TrimPool(0) free = %d, want %d", got, start)
+	}
+}
+
+func TestReleaseThresholdReturnsMemoryAtSync(t *testing.T) {
+	d := newDev(t, 16*gib, gpu.PoolPolicy{ReleaseThreshold: 0, ReuseAcrossStreams: true})
+	s := d.NewStream()
+	b := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 4 * gib})
+	call(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: b.Buffer})
+	call(t, d, gpu.Op{Kind: gpu.OpEventSync, Event: call(t, d, gpu.Op{Kind: gpu.OpRecordEvent, Stream: s}).Event})
+	if st := d.Stats(); st.Used != 0 {
+		t.Errorf("with threshold 0, %d bytes kept after the free was observed", st.Used)
+	}
+}
+
+func TestOutOfMemory(t *testing.T) {
+	d := newDev(t, 16*gib, gpu.DefaultPoolPolicy())
+	if r := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: 10 * gib}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	for _, op := range []gpu.Op{{Kind: gpu.OpMalloc, Bytes: 10 * gib}, {Kind: gpu.OpMallocAsync, Stream: 1, Bytes: 10 * gib}} {
+		r := call(t, d, op)
+		if !errors.Is(r.Err, gpu.ErrOutOfMemory) {
+			t.Errorf("%s of 10 GiB with 6 free: err = %v, want ErrOutOfMemory", op.Kind, r.Err)
+		}
+	}
+	if st := d.Stats(); st.Peak > 16*gib || st.OOMs != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestPoolReuseAcrossStreams is the pool's hidden serialization: an
+// allocation that does not fit takes a block whose free is pending behind
+// another stream's kernel, and everything after it on the allocating stream
+// waits for that kernel. With the policy off, the same allocation fails.
+func TestPoolReuseAcrossStreams(t *testing.T) {
+	for _, reuse := range []bool{true, false} {
+		d := newDev(t, 16*gib, gpu.PoolPolicy{ReleaseThreshold: 1<<63 - 1, ReuseAcrossStreams: reuse})
+		a, b := d.NewStream(), d.NewStream()
+		blk := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: a, Bytes: 12 * gib})
+		release, kdone := gatedKernel(t, d, a)
+		call(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: a, Buffer: blk.Buffer})
+		r := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: b, Bytes: 12 * gib})
+		if !reuse {
+			if !errors.Is(r.Err, gpu.ErrOutOfMemory) {
+				t.Errorf("reuse off: err = %v, want OOM", r.Err)
+			}
+			release()
+			<-kdone
+			continue
+		}
+		if r.Err != nil || !r.Waited {
+			t.Fatalf("reuse on: %+v, want a buffer with Waited", r)
+		}
+		copied := submit(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: b, Buffer: r.Buffer, Bytes: gib})
+		select {
+		case <-copied:
+			t.Errorf("the copy after a cross-stream reuse ran before the other stream's kernel ended")
+		case <-time.After(50 * time.Millisecond):
+		}
+		release()
+		<-kdone
+		if c := <-copied; c.Err != nil {
+			t.Error(c.Err)
+		}
+		if st := d.Stats(); st.Used > 16*gib || st.CrossWaits != 1 {
+			t.Errorf("stats %+v", st)
+		}
+	}
+}
+
+func TestCopiesOverlapComputeAndKernelsShareTheEngine(t *testing.T) {
+	d := newDev(t, 16*gib, gpu.DefaultPoolPolicy())
+	a, b := d.NewStream(), d.NewStream()
+	buf := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: b, Bytes: gib})
+	release, kdone := gatedKernel(t, d, a)
+	if r := call(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: b, Buffer: buf.Buffer, Bytes: gib}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	release()
+	<-kdone
+
+	var running, most atomic.Int32
+	k := &gpu.Kernel{Run: func(context.Context) error {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+		running.Add(-1)
+		return nil
+	}}
+	x := submit(d, gpu.Op{Kind: gpu.OpCompute, Stream: a, Kernel: k})
+	y := submit(d, gpu.Op{Kind: gpu.OpCompute, Stream: b, Kernel: k})
+	<-x
+	<-y
+	if most.Load() != 1 {
+		t.Errorf("%d kernels ran at once; the compute engine is shared", most.Load())
+	}
+}
+
+func TestStreamsRunInOrder(t *testing.T) {
+	d := newDev(t, 16*gib, gpu.DefaultPoolPolicy())
+	s := d.NewStream()
+	var order []int
+	var chans []chan gpu.Result
+	for i := range 5 {
+		chans = append(chans, submit(d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: &gpu.Kernel{Run: func(context.Context) error {
+			order = append(order, i) // stream order also orders this write
+			return nil
+		}}}))
+	}
+	for _, c := range chans {
+		<-c
+	}
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("order %v", order)
+		}
+	}
+}
+
+func TestKernelPanicFailsTheOp(t *testing.T) {
+	d := newDev(t, gib, gpu.DefaultPoolPolicy())
+	r := call(t, d, gpu.Op{Kind: gpu.OpCompute, Stream: 1, Kernel: &gpu.Kernel{Run: func(context.Context) error { panic("boom") }}})
+	if r.Err == nil {
+		t.Fatal("a panicking kernel succeeded")
+	}
+}
