@@ -16,9 +16,10 @@ import "sort"
 //   - An allocation takes, in order: blocks freed on its own stream (stream
 //     order makes them safe), blocks whose free has completed on any stream
 //     (CUDA's opportunistic reuse), new memory from the device (growth, which
-//     costs host time per GiB), and — with ReuseAcrossStreams — blocks whose
-//     free is still pending on another stream, in which case the allocating
-//     stream is made to wait for that stream.
+//     costs host time per GiB) when the device has room for the rest, and
+//     otherwise — with ReuseAcrossStreams — blocks whose free is still pending
+//     on another stream, in which case the allocating stream is made to wait
+//     for that stream.
 //
 // Pool memory is treated as fungible: fragmentation is not modelled.
 type pool struct {
@@ -146,12 +147,17 @@ func (p *pool) allocate(bytes int64, s *stream, devFree int64, acrossStreams boo
 			later += b.bytes
 		}
 	}
+	// Growth and waiting are alternatives, never mixed: the driver grows the
+	// pool when the device has room, and only otherwise hands out blocks
+	// whose free is still pending elsewhere.
 	need := bytes
 	fromNow := min(need, now)
 	need -= fromNow
-	grow = min(need, max(devFree, 0))
-	need -= grow
-	if need > later {
+	switch {
+	case need == 0:
+	case need <= devFree:
+		grow, need = need, 0
+	case need > later:
 		return 0, nil, false
 	}
 	take := func(n int64, pred func(*poolBlock) bool, onTake func(*poolBlock)) {

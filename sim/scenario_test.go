@@ -1,0 +1,233 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// runSpec runs "scenario[@key=value,...]": overrides are design, workers,
+// seed, vram (GiB) and reuse (on/off).
+func runSpec(t *testing.T, spec string, cache map[string]*Report) *Report {
+	t.Helper()
+	if r, ok := cache[spec]; ok {
+		return r
+	}
+	name, over, _ := strings.Cut(spec, "@")
+	s, err := LoadScenario(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Options
+	if over != "" {
+		for _, kv := range strings.Split(over, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "design":
+				o.Design = v
+			case "workers":
+				o.Workers, _ = strconv.Atoi(v)
+			case "seed":
+				seed, _ := strconv.ParseUint(v, 10, 64)
+				o.Seed = &seed
+			case "vram":
+				o.VRAMGiB, _ = strconv.ParseFloat(v, 64)
+			case "reuse":
+				p := gpu.DefaultPoolPolicy()
+				p.ReuseAcrossStreams = v == "on"
+				o.Pool = &p
+			default:
+				t.Fatalf("unknown override %q in %q", k, spec)
+			}
+		}
+	}
+	res, err := Run(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache[spec] = res.Report
+	return res.Report
+}
+
+// field reads a report number by its JSON name.
+func field(t *testing.T, r *Report, name string) float64 {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := jsonUnmarshal(b.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	switch v := m[name].(type) {
+	case float64:
+		return v
+	case bool:
+		if v {
+			return 1
+		}
+		return 0
+	}
+	t.Fatalf("report has no number %q", name)
+	return 0
+}
+
+// TestScenarios runs the scenario files under testdata:
+//
+//	run <scenario[@overrides]>      prints the report (regression: byte for byte)
+//	check                           each input line is a property
+//	                                "<spec>.<field> <op> <expr>", where expr is
+//	                                a number or "<spec>.<field>" optionally
+//	                                times a factor; prints ok or the values
+func TestScenarios(t *testing.T) {
+	cache := map[string]*Report{}
+	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			switch td.Cmd {
+			case "run":
+				var b bytes.Buffer
+				runSpec(t, td.CmdArgs[0].Key, cache).WriteText(&b)
+				return b.String()
+			case "check":
+				var out strings.Builder
+				for _, ln := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+					if ln = strings.TrimSpace(ln); ln == "" || strings.HasPrefix(ln, "#") {
+						continue
+					}
+					out.WriteString(checkProperty(t, ln, cache) + "\n")
+				}
+				return out.String()
+			}
+			t.Fatalf("unknown command %q", td.Cmd)
+			return ""
+		})
+	})
+}
+
+func checkProperty(t *testing.T, ln string, cache map[string]*Report) string {
+	f := strings.Fields(ln)
+	if len(f) != 3 && len(f) != 5 {
+		t.Fatalf("property %q: want \"a op b [* k]\"", ln)
+	}
+	val := func(s string) float64 {
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			return v
+		}
+		i := strings.LastIndex(s, ".")
+		return field(t, runSpec(t, s[:i], cache), s[i+1:])
+	}
+	a, b := val(f[0]), val(f[2])
+	if len(f) == 5 {
+		k, _ := strconv.ParseFloat(f[4], 64)
+		b *= k
+	}
+	var ok bool
+	switch f[1] {
+	case "<":
+		ok = a < b
+	case "<=":
+		ok = a <= b
+	case ">":
+		ok = a > b
+	case ">=":
+		ok = a >= b
+	case "==":
+		ok = a == b
+	default:
+		t.Fatalf("property %q: unknown operator %q", ln, f[1])
+	}
+	if ok {
+		return "ok: " + ln
+	}
+	return fmt.Sprintf("FAILED: %s (%g %s %g)", ln, a, f[1], b)
+}
+
+// TestDeterminism: the same scenario and seed give the same report, timeline
+// and trace, byte for byte; another seed gives another run.
+func TestDeterminism(t *testing.T) {
+	s, err := LoadScenario("faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(seed uint64) string {
+		res, err := Run(s, Options{Seed: &seed, Record: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		res.Report.WriteJSON(&b)
+		if err := res.WriteTimeline(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.WriteTrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	a, b := render(7), render(7)
+	if a != b {
+		t.Fatalf("two runs with seed 7 differ")
+	}
+	if c := render(8); c == a {
+		t.Fatalf("seeds 7 and 8 gave the same run: the seed does not reach the model")
+	}
+}
+
+// TestNoWallClock: nothing in the simulator may read the wall clock or sleep,
+// or a run would depend on the machine it runs on. Benchmarks may.
+func TestNoWallClock(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	banned := []string{"time." + "Now(", "time." + "Sleep(", "time." + "Since(", "time." + "After(", "time." + "Tick(", "time." + "NewTimer(", "time." + "AfterFunc("}
+	for _, f := range files {
+		if strings.HasPrefix(f, "bench") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range banned {
+			if bytes.Contains(data, []byte(b)) {
+				t.Errorf("%s uses %s", f, b)
+			}
+		}
+	}
+}
+
+// TestBadInput: a bad scenario or profile is an error that names the file
+// and the field, never a panic.
+func TestBadInput(t *testing.T) {
+	datadriven.RunTest(t, "testdata/bad_input.txt", func(t *testing.T, td *datadriven.TestData) string {
+		var err error
+		switch td.Cmd {
+		case "scenario":
+			_, err = ParseScenario("bad.json", []byte(td.Input))
+		case "profile":
+			_, err = ParseProfile("bad.json", []byte(td.Input))
+		case "load":
+			_, err = LoadScenario(td.CmdArgs[0].Key)
+		default:
+			t.Fatalf("unknown command %q", td.Cmd)
+		}
+		if err == nil {
+			return "ok"
+		}
+		return err.Error()
+	})
+}
+
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
