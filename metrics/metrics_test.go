@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestSummaryAndExposition(t *testing.T) {
+	m := New()
+	p := actors.PartitionID{Job: "j", Partition: 0}
+	for _, e := range []actors.Event{
+		{Kind: actors.EvQueueDepth, Device: -1, Worker: -1, Count: 3},
+		{Kind: actors.EvLeaseGrant, At: ms(10), Device: 0, Worker: 1, Lock: "mem", Took: ms(4), Partition: p},
+		{Kind: actors.EvStageStart, At: ms(10), Device: 0, Worker: 1, Stage: actors.StageStage},
+		{Kind: actors.EvVRAM, At: ms(11), Device: 0, Worker: 1, Bytes: 12 << 30},
+		{Kind: actors.EvOOM, At: ms(11), Device: 0, Worker: 2},
+		{Kind: actors.EvFallback, At: ms(11), Device: 0, Worker: 2},
+		{Kind: actors.EvStageEnd, At: ms(20), Device: 0, Worker: 1, Stage: actors.StageStage, Took: ms(10)},
+		{Kind: actors.EvLeaseRelease, At: ms(20), Device: 0, Worker: 1, Lock: "mem", Took: ms(10)},
+		{Kind: actors.EvStageStart, At: ms(20), Device: 0, Worker: 1, Stage: actors.StageCompute},
+		{Kind: actors.EvStageEnd, At: ms(70), Device: 0, Worker: 1, Stage: actors.StageCompute, Took: ms(50)},
+		{Kind: actors.EvDeviceOp, At: ms(70), Device: 0, Worker: 1, Op: "device_sync", Took: ms(30), Waited: true},
+		{Kind: actors.EvVRAM, At: ms(71), Device: 0, Worker: 1, Bytes: 0},
+		{Kind: actors.EvPartitionRetry, At: ms(80), Device: 0, Worker: 2},
+		{Kind: actors.EvPartitionDone, At: ms(90), Device: 0, Worker: 1},
+		{Kind: actors.EvPartitionFailed, At: ms(95), Device: 0, Worker: 2},
+		{Kind: actors.EvJobDone, At: ms(100), Device: -1, Worker: -1},
+	} {
+		m.Observe(e)
+	}
+	s := m.Summary()
+	if s.Done != 1 || s.Failed != 1 || s.Retried != 1 || s.Jobs != 1 || s.MaxQueue != 3 || s.Elapsed != ms(100) {
+		t.Errorf("summary %+v", s)
+	}
+	if len(s.Devices) != 1 || s.Devices[0].Busy != 0.5 || s.Devices[0].VRAMPeak != 12<<30 || s.Devices[0].OOMs != 1 ||
+		s.Devices[0].Fallbacks != 1 || s.Devices[0].WaitedOps != 1 {
+		t.Errorf("devices %+v", s.Devices)
+	}
+	if len(s.Locks) != 1 || s.Locks[0].WaitMean != ms(4) || s.Locks[0].HoldMax != ms(10) {
+		t.Errorf("locks %+v", s.Locks)
+	}
+	if len(s.Stages) != 2 || s.Stages[0].Stage != "stage" || s.Stages[1].Mean != ms(50) {
+		t.Errorf("stages %+v", s.Stages)
+	}
+	text := s.String()
+	for _, want := range []string{"50.0%", "12.00 GiB", "mem", "compute", "1 failed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary text lacks %q:\n%s", want, text)
+		}
+	}
+
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`cuzk_lease_wait_seconds_count{device="0",lock="mem"} 1`,
+		`cuzk_lease_hold_seconds_count{device="0",lock="mem"} 1`,
+		`cuzk_stage_seconds_count{stage="compute"} 1`,
+		`cuzk_device_busy_ratio{device="0"} 0.5`,
+		`cuzk_vram_peak_bytes{device="0"} 1.2884901888e+10`,
+		`cuzk_oom_total{device="0"} 1`,
+		`cuzk_fallback_total{device="0"} 1`,
+		`cuzk_partitions_total{result="retried"} 1`,
+		`cuzk_queue_depth 3`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

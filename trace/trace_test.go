@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func events() []actors.Event {
+	p := actors.PartitionID{Job: "j", Partition: 0}
+	q := actors.PartitionID{Job: "j", Partition: 1}
+	return []actors.Event{
+		{Kind: actors.EvJobAccepted, Device: -1, Worker: -1, Partition: actors.PartitionID{Job: "j", Partition: -1}, Count: 2},
+		{Kind: actors.EvQueueDepth, Device: -1, Worker: -1, Count: 2},
+		{Kind: actors.EvStageEnd, At: ms(5), Device: 0, Worker: 0, Partition: p, Stage: actors.StageSynthesize, Took: ms(5)},
+		{Kind: actors.EvLeaseGrant, At: ms(6), Device: 0, Worker: 0, Partition: p, Lock: "budget", Bytes: 1 << 30},
+		{Kind: actors.EvLeaseGrant, At: ms(7), Device: 0, Worker: 1, Partition: q, Lock: "budget", Bytes: 1 << 30, Took: ms(1)},
+		{Kind: actors.EvVRAM, At: ms(7), Device: 0, Worker: 0, Bytes: 1 << 30},
+		{Kind: actors.EvDeviceOp, At: ms(8), Device: 0, Worker: 0, Partition: p, Op: "malloc_async", Took: 1500, Bytes: 1 << 30},
+		{Kind: actors.EvOOM, At: ms(8), Device: 0, Worker: 1, Partition: q, Op: "malloc_async", Bytes: 1 << 30, Err: "out of \"device\" memory"},
+		{Kind: actors.EvLeaseGrant, At: ms(9), Device: 0, Worker: 0, Partition: p, Lock: "compute"},
+		{Kind: actors.EvLeaseRelease, At: ms(19), Device: 0, Worker: 0, Partition: p, Lock: "compute", Took: ms(10)},
+		{Kind: actors.EvLeaseRelease, At: ms(20), Device: 0, Worker: 1, Partition: q, Lock: "budget", Took: ms(13), Bytes: 1 << 30},
+		{Kind: actors.EvLeaseRelease, At: ms(21), Device: 0, Worker: 0, Partition: p, Lock: "budget", Took: ms(15), Bytes: 1 << 30},
+		{Kind: actors.EvPartitionDone, At: ms(30), Device: 0, Worker: 0, Partition: p},
+		{Kind: actors.EvJobDone, At: ms(31), Device: -1, Worker: -1, Partition: actors.PartitionID{Job: "j", Partition: -1}, Count: 1, Err: "1 of 2 partitions failed"},
+	}
+}
+
+func write(t *testing.T, evs []actors.Event) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := New(&b)
+	for _, e := range evs {
+		w.Observe(e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+type traceFile struct {
+	TraceEvents []struct {
+		Name string         `json:"name"`
+		Ph   string         `json:"ph"`
+		Pid  int            `json:"pid"`
+		Tid  int            `json:"tid"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+}
+
+func TestTraceIsValidAndDeterministic(t *testing.T) {
+	a, b := write(t, events()), write(t, events())
+	if !bytes.Equal(a, b) {
+		t.Fatal("same events, different traces")
+	}
+	var f traceFile
+	if err := json.Unmarshal(a, &f); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, a)
+	}
+	threads := map[string]int{}
+	var budgetTids []int
+	for _, e := range f.TraceEvents {
+		if e.Name == "thread_name" {
+			threads[e.Args["name"].(string)] = e.Tid
+		}
+		if e.Ph == "X" && strings.HasPrefix(e.Name, "w") && e.Args["bytes"] != nil {
+			budgetTids = append(budgetTids, e.Tid)
+		}
+	}
+	for _, want := range []string{"worker 0", "worker 1", "lock compute", "budget #0", "budget #1", "jobs"} {
+		if _, ok := threads[want]; !ok {
+			t.Errorf("no track %q in %v", want, threads)
+		}
+	}
+	// Two budget holders at once are drawn on two tracks.
+	if len(budgetTids) != 2 || budgetTids[0] == budgetTids[1] {
+		t.Errorf("budget slices on tracks %v", budgetTids)
+	}
+	found := false
+	for _, e := range f.TraceEvents {
+		if e.Name == "synthesize" && e.Ph == "X" && e.Ts == 0 && e.Dur == 5000 && e.Pid == 0 && e.Tid == 0 {
+			found = true
+		}
+		if e.Name == "malloc_async" && e.Args["took_us"] != 1.5 {
+			t.Errorf("device op args %v", e.Args)
+		}
+	}
+	if !found {
+		t.Errorf("no synthesize slice of 5 ms at 0 on device 0, worker 0:\n%s", a)
+	}
+}
+
+func TestTraceOfARealRunParses(t *testing.T) {
+	var b bytes.Buffer
+	w := New(&b)
+	for i := range 200 {
+		w.Observe(actors.Event{Kind: actors.EvStageEnd, At: time.Duration(i) * time.Microsecond, Device: i % 2, Worker: i % 3,
+			Stage: actors.StageCompute, Took: time.Microsecond, Err: "x\ny\t\"z\""})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var f traceFile
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.TraceEvents) < 200 {
+		t.Errorf("%d events", len(f.TraceEvents))
+	}
+}
