@@ -33,6 +33,7 @@ func App() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{
+			proveCommand(),
 			setupCommand(),
 			verifyCommand(),
 			benchCommand(),

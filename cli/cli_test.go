@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// run runs the cuzk app with args and returns what it printed and its error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	app := App()
+	app.Writer, app.ErrWriter = &out, &errOut
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	err := app.Run(append([]string{"cuzk"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+func TestProveVerifyAndTamper(t *testing.T) {
+	keys, out := t.TempDir(), t.TempDir()
+	stdout, stderr, err := run(t, "prove", "--circuit", "porep", "--constraints", "2K", "--partitions", "3",
+		"--backend", "cpu", "--keys", keys, "--out", out, "--setup-if-missing", "--json", "--seed", "00ff")
+	if err != nil {
+		t.Fatalf("prove: %v\n%s", err, stderr)
+	}
+	var rep struct {
+		JobID      string `json:"job_id"`
+		Verified   int    `json:"verified"`
+		Partitions []struct {
+			Index    int                `json:"index"`
+			Verified bool               `json:"verified"`
+			Stages   map[string]float64 `json:"stages_ms"`
+		} `json:"partitions"`
+		Total float64 `json:"total_wall_ms"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("prove --json printed something that is not JSON: %v\n%s", err, stdout)
+	}
+	if rep.Verified != 3 || len(rep.Partitions) != 3 || rep.Total <= 0 || rep.JobID == "" {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, p := range rep.Partitions {
+		if !p.Verified || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 {
+			t.Errorf("partition %d: %+v", p.Index, p)
+		}
+	}
+	keyDir := filepath.Join(keys, "porep-2048")
+	proof := filepath.Join(out, "partition-01.proof")
+	if _, _, err := run(t, "verify", "--keys", keyDir, "--proof", proof); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	// A proof checked against another partition's public inputs must fail.
+	pub0, _ := os.ReadFile(filepath.Join(out, "partition-00.public"))
+	os.WriteFile(filepath.Join(out, "partition-01.public"), pub0, 0o644)
+	if stdout, _, err := run(t, "verify", "--keys", keyDir, "--proof", proof); err == nil || !strings.Contains(stdout, "FAILED") {
+		t.Fatalf("verify accepted a proof for other public inputs: %v %s", err, stdout)
+	}
+	// A tampered proof must fail, not panic.
+	b, _ := os.ReadFile(filepath.Join(out, "partition-02.proof"))
+	b[10] ^= 0x01
+	os.WriteFile(filepath.Join(out, "partition-02.proof"), b, 0o644)
+	if _, _, err := run(t, "verify", "--keys", keyDir, "--proof", filepath.Join(out, "partition-02.proof")); err == nil {
+		t.Fatal("verify accepted a tampered proof")
+	}
+}
+
+func TestBadInputIsAnError(t *testing.T) {
+	keys := t.TempDir()
+	cases := [][]string{
+		{"prove", "--circuit", "nope", "--keys", keys},
+		{"prove", "--constraints", "0", "--keys", keys},
+		{"prove", "--constraints", "-3", "--keys", keys},
+		{"prove", "--partitions", "0", "--keys", keys},
+		{"prove", "--partitions", "-1", "--keys", keys},
+		{"prove", "--design", "nope", "--keys", keys},
+		{"prove", "--workers", "0", "--keys", keys},
+		{"prove", "--backend", "tpu", "--keys", keys},
+		{"prove", "--devices", "a,b", "--keys", keys},
+		{"prove", "--keys", keys, "--constraints", "2K", "--backend", "cpu"}, // no keys, no --setup-if-missing
+		{"setup", "--circuit", "porep", "--constraints", "1"},
+		{"verify", "--keys", keys, "--proof", "missing.proof"},
+	}
+	for _, args := range cases {
+		_, _, err := run(t, args...)
+		if err == nil {
+			t.Errorf("cuzk %s: no error", strings.Join(args, " "))
+		}
+	}
+	_, _, err := run(t, "prove", "--keys", keys, "--constraints", "2K", "--backend", "cpu")
+	if err == nil || !strings.Contains(err.Error(), "cuzk setup") {
+		t.Errorf("missing keys: the error should say how to make them: %v", err)
+	}
+}
+
+func TestParseCount(t *testing.T) {
+	for in, want := range map[string]int{"16384": 16384, "64K": 65536, "1M": 1 << 20, "2^20": 1 << 20, "1.5K": 1536} {
+		if got, err := parseCount(in); err != nil || got != want {
+			t.Errorf("parseCount(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "x", "2^x", "2^99"} {
+		if _, err := parseCount(in); err == nil {
+			t.Errorf("parseCount(%q) accepted", in)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+)
+
+func proveFlags() []cli.Flag {
+	return append(circuitFlags(),
+		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof)"},
+		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
+		&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
+		&cli.StringFlag{Name: "out", Usage: "directory for the proofs (default build/proofs/<job id>)"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},
+		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
+		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-devsync, split or budget"},
+		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device"},
+		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
+		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
+		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
+		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
+		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed"},
+	)
+}
+
+func proveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prove",
+		Usage: "prove a partitioned job through the actors under a lock design",
+		Flags: proveFlags(),
+		Action: func(c *cli.Context) error {
+			return prove(c)
+		},
+	}
+}
+
+func prove(c *cli.Context) error {
+	ks, err := keySpecFromFlags(c)
+	if err != nil {
+		return err
+	}
+	nparts := c.Int("partitions")
+	if nparts < 1 {
+		return fmt.Errorf("--partitions must be at least 1, got %d", nparts)
+	}
+	prio, err := actors.ParsePriority(c.String("priority"))
+	if err != nil {
+		return fmt.Errorf("--priority: %w", err)
+	}
+	seed, err := jobSeed(c.String("seed"))
+	if err != nil {
+		return err
+	}
+	cfg := actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts")}.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	indices, err := parseIndexList(c.String("devices"))
+	if err != nil {
+		return fmt.Errorf("--devices: %w", err)
+	}
+	vram, err := parseBytes(c.String("vram-limit"))
+	if err != nil {
+		return fmt.Errorf("--vram-limit: %w", err)
+	}
+	backend, devices, closeDevices, err := openBackend(c, indices, vram, cfg.Pool)
+	if err != nil {
+		return err
+	}
+	defer closeDevices()
+
+	k, err := loadKeys(ks, c.Bool("setup-if-missing"), c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	jobID := "job-" + hex.EncodeToString(seed[:min(6, len(seed))])
+	out := c.String("out")
+	if out == "" {
+		out = filepath.Join("build", "proofs", jobID)
+	}
+	var obs actors.Observers
+	if isTerminal(os.Stderr) {
+		obs = append(obs, &progress{w: c.App.ErrWriter, total: nparts})
+	}
+	start := time.Now()
+	reports, err := runner.Run(c.Context, runner.Options{
+		Backend: backend, Devices: devices, Config: cfg, OutDir: out, Observer: obs,
+		Seed: uint64(time.Now().UnixNano()),
+	}, []runner.JobRequest{{ID: jobID, Keys: k, Seed: seed, Partitions: nparts, Priority: prio}})
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	rep := reports[0]
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(proveJSON{
+			JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
+			Backend: backend.Name(), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
+			Out: out, TotalMS: float64(wall.Microseconds()) / 1000,
+		}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
+			jobID, k.Circuit, k.Constraints(), nparts, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
+		printStageTable(c.App.Writer, rep)
+		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n", rep.Verified, nparts, wall.Round(time.Millisecond), out)
+	}
+	if rep.Failed > 0 {
+		return fmt.Errorf("%d of %d partitions failed", rep.Failed, nparts)
+	}
+	return nil
+}
+
+type proveJSON struct {
+	runner.JobReport
+	Circuit     string  `json:"circuit"`
+	Constraints int     `json:"constraints"`
+	KeyHash     string  `json:"key_hash"`
+	Backend     string  `json:"backend"`
+	Design      string  `json:"design"`
+	Workers     int     `json:"workers_per_device"`
+	Devices     []int   `json:"devices"`
+	Out         string  `json:"out"`
+	TotalMS     float64 `json:"total_wall_ms"`
+}
+
+func jobSeed(s string) ([]byte, error) {
+	if s == "" {
+		b := make([]byte, 16)
+		_, err := rand.Read(b)
+		return b, err
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) == 0 {
+		return nil, fmt.Errorf("--seed %q: want hex digits", s)
+	}
+	return b, nil
+}
+
+// openBackend picks the prover backend and the devices the designs run on.
+func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy) (prover.Backend, []gpu.Device, func(), error) {
+	choice := c.String("backend")
+	switch choice {
+	case "cpu", "auto", "gpu":
+	default:
+		return nil, nil, nil, fmt.Errorf("--backend %q: want cpu, gpu or auto", choice)
+	}
+	if choice != "cpu" {
+		b, devs, closeFn, err := openGPU(c, indices, vram, pool)
+		if err == nil {
+			return b, devs, closeFn, nil
+		}
+		if choice == "gpu" {
+			return nil, nil, nil, err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "notice: no GPU backend (%v); proving on the CPU\n", err)
+	}
+	var devs []gpu.Device
+	var emus []*emu.Device
+	for _, i := range indices {
+		d, err := emu.New(emu.Options{Index: i, Capacity: vram, Pool: pool})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		devs, emus = append(devs, d), append(emus, d)
+	}
+	return prover.CPU{}, devs, func() {
+		for _, d := range emus {
+			d.Close()
+		}
+	}, nil
+}
+
+func printStageTable(w io.Writer, rep runner.JobReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "partition\tdev\tworker\ttries\t")
+	for _, s := range prover.StageNames {
+		fmt.Fprintf(tw, "%s ms\t", s)
+	}
+	fmt.Fprintln(tw, "verified\t")
+	for _, p := range rep.Partitions {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t", p.Index, p.Device, p.Worker, p.Attempts)
+		for _, s := range prover.StageNames {
+			fmt.Fprintf(tw, "%.1f\t", p.StagesMS[s])
+		}
+		v := "yes"
+		if !p.Verified {
+			v = "NO: " + p.Error
+		}
+		fmt.Fprintf(tw, "%s\t\n", v)
+	}
+	tw.Flush()
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress prints one line per partition and stage as they finish.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	total int
+	done  int
+}
+
+func (p *progress) Observe(e actors.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case actors.EvStageEnd:
+		status := "ok"
+		if e.Err != "" {
+			status = "error: " + e.Err
+		}
+		fmt.Fprintf(p.w, "[%7.2fs] partition %d (device %d, worker %d): %-10s %8.1f ms %s\n",
+			e.At.Seconds(), e.Partition.Partition, e.Device, e.Worker, e.Stage, float64(e.Took.Microseconds())/1000, status)
+	case actors.EvPartitionDone:
+		p.done++
+		fmt.Fprintf(p.w, "[%7.2fs] partition %d proved and verified (%d/%d)\n", e.At.Seconds(), e.Partition.Partition, p.done, p.total)
+	case actors.EvPartitionRetry:
+		fmt.Fprintf(p.w, "[%7.2fs] partition %d will be retried: %s\n", e.At.Seconds(), e.Partition.Partition, e.Err)
+	case actors.EvPartitionFailed:
+		fmt.Fprintf(p.w, "[%7.2fs] partition %d FAILED: %s\n", e.At.Seconds(), e.Partition.Partition, e.Err)
+	}
+}

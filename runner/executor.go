@@ -1,0 +1,234 @@
+// Package runner runs real proving jobs through the actors: it is the
+// production Executor, holding each partition's data between stages, and the
+// glue that starts the actors on real or emulated devices and waits for jobs.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// Sink makes a finished partition durable. Finalize returns only after it
+// has, so a partition reported done is never lost.
+type Sink interface {
+	PartitionProved(p actors.PartitionID, proof, public []byte) error
+}
+
+// partition is what the executor holds for one partition between stages.
+type partition struct {
+	sol  *prover.Solution
+	prep *prover.Prepared
+	comp *prover.Computed
+	bg2  curve.G2Jac
+	pub  []byte // the public witness in gnark's binary encoding
+}
+
+// job is a job the executor knows how to run.
+type job struct {
+	keys *prover.Keys
+	seed []byte
+}
+
+// Executor runs the stages of partitions on the CPU and the backend. It
+// implements actors.Executor.
+type Executor struct {
+	backend prover.Backend
+	outDir  string
+	sink    Sink
+
+	mu    sync.Mutex
+	jobs  map[string]*job
+	parts map[actors.PartitionID]*partition
+}
+
+// NewExecutor returns an executor that computes with backend, writes proofs
+// under outDir (if not empty) and records them in sink (if not nil).
+func NewExecutor(backend prover.Backend, outDir string, sink Sink) *Executor {
+	return &Executor{backend: backend, outDir: outDir, sink: sink,
+		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
+}
+
+// AddJob tells the executor how to build the witnesses of a job.
+func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.jobs[id] = &job{keys: k, seed: seed}
+}
+
+func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.jobs[p.Job]
+	if !ok {
+		return nil, nil, fmt.Errorf("partition %s: unknown job", p)
+	}
+	st, ok := e.parts[p]
+	if !ok {
+		st = &partition{}
+		e.parts[p] = st
+	}
+	return j, st, nil
+}
+
+// RunStage implements actors.Executor.
+func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
+	j, st, err := e.get(w.Partition)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch w.Stage {
+	case actors.StageSynthesize:
+		wit, err := prover.Witness(j.keys, j.seed, w.Partition.Partition)
+		if err != nil {
+			return err
+		}
+		st.sol, err = prover.Synthesize(j.keys, wit)
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", w.Partition.Partition, err)
+		}
+		pub, err := wit.Public()
+		if err == nil {
+			st.pub, err = pub.MarshalBinary()
+		}
+		if err != nil {
+			return fmt.Errorf("partition %d: public witness: %w", w.Partition.Partition, err)
+		}
+	case actors.StagePrep:
+		if st.sol == nil {
+			return fmt.Errorf("partition %s: prep before synthesize", w.Partition)
+		}
+		st.prep, err = prover.Prep(j.keys, st.sol)
+		st.sol = nil
+		return err
+	case actors.StageBG2:
+		if st.prep == nil {
+			return fmt.Errorf("partition %s: b_g2 before prep", w.Partition)
+		}
+		st.bg2, err = prover.BG2(ctx, j.keys, st.prep)
+		return err
+	case actors.StageFinalize:
+		return e.finalize(w.Partition, j, st)
+	default:
+		return fmt.Errorf("partition %s: stage %s does not run on the CPU", w.Partition, w.Stage)
+	}
+	return nil
+}
+
+func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
+	if st.comp == nil || st.prep == nil {
+		return fmt.Errorf("partition %s: finalize before compute", p)
+	}
+	proof, err := prover.Finalize(j.keys, st.comp, &st.bg2, st.prep, rand.Reader)
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", p.Partition, err)
+	}
+	var pb bytes.Buffer
+	if _, err := proof.WriteTo(&pb); err != nil {
+		return fmt.Errorf("encode proof of %s: %w", p, err)
+	}
+	if e.outDir != "" {
+		if err := WriteProof(e.outDir, p.Partition, pb.Bytes(), st.pub); err != nil {
+			return err
+		}
+	}
+	if e.sink != nil {
+		if err := e.sink.PartitionProved(p, pb.Bytes(), st.pub); err != nil {
+			return fmt.Errorf("record proof of %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Kernel implements actors.Executor: the compute stage of p, run by the device.
+func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
+	j, st, err := e.get(p)
+	k := &gpu.Kernel{Partition: p.String()}
+	if err != nil {
+		k.Run = func(context.Context) error { return err }
+		return k
+	}
+	k.Size = j.keys.Constraints()
+	k.Bytes = Footprint(j.keys)
+	k.Run = func(ctx context.Context) error {
+		if st.prep == nil {
+			return fmt.Errorf("partition %s: compute before prep", p)
+		}
+		staged, err := e.backend.Stage(ctx, j.keys, st.prep)
+		if err != nil {
+			return err
+		}
+		defer staged.Release()
+		st.comp, err = e.backend.Compute(ctx, j.keys, staged)
+		return err
+	}
+	return k
+}
+
+// Release implements actors.Executor.
+func (e *Executor) Release(p actors.PartitionID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.parts, p)
+}
+
+// Footprint is the device memory one partition of these keys holds during
+// stage and compute: a, b, c on the FFT domain and the three scalar vectors.
+// The key's points are resident and counted once per device, not here.
+func Footprint(k *prover.Keys) int64 {
+	const elem = 32
+	n := int64(k.PK.Domain.Cardinality)
+	wires := int64(len(k.PK.InfinityA))
+	return elem * (3*n + 3*wires)
+}
+
+// ProofFile and PublicFile are the names of a partition's outputs.
+func ProofFile(partition int) string  { return fmt.Sprintf("partition-%02d.proof", partition) }
+func PublicFile(partition int) string { return fmt.Sprintf("partition-%02d.public", partition) }
+
+// WriteProof writes a partition's proof (gnark's binary encoding) and public
+// inputs to dir, durably.
+func WriteProof(dir string, partition int, proof, public []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	for name, b := range map[string][]byte{ProofFile(partition): proof, PublicFile(partition): public} {
+		if err := writeSync(filepath.Join(dir, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSync(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
