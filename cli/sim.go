@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/sim"
+	"github.com/cuzk/cuzk/trace"
 )
 
 func simCommand() *cli.Command {
@@ -27,7 +28,7 @@ func simCommand() *cli.Command {
 			&cli.Float64Flag{Name: "vram-gib", Usage: "override the device memory, GiB"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
-			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace to `FILE`"},
+			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
 			&cli.StringFlag{Name: "timeline", Usage: "draw the virtual timeline as SVG to `FILE`"},
 			&cli.Float64Flag{Name: "timeline-until", Usage: "draw only the first `SECONDS` of the timeline (default: all of it)"},
 		},
@@ -59,14 +60,24 @@ func runSim(c *cli.Context) error {
 		}
 		return sim.WriteCompareTable(w, reps)
 	}
-	o.Record = c.IsSet("trace") || c.IsSet("timeline")
+	o.Record = c.IsSet("timeline")
+	var tw *trace.Writer
+	if path := c.String("trace"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		defer f.Close()
+		tw = trace.New(f)
+		o.Observer = tw
+	}
 	res, err := sim.Run(scn, o)
 	if err != nil {
 		return err
 	}
-	if path := c.String("trace"); path != "" {
-		if err := writeFile(path, res.WriteTrace); err != nil {
-			return err
+	if tw != nil {
+		if err := tw.Close(); err != nil {
+			return fmt.Errorf("sim: write %s: %w", c.String("trace"), err)
 		}
 	}
 	if path := c.String("timeline"); path != "" {

@@ -17,7 +17,7 @@ type Engine interface {
 type StartFunc func(rt actors.Runtime, devices []gpu.Info, cfg actors.Config) (Engine, error)
 
 // Result is a finished simulation: its report and, when Options.Record was
-// set, what a timeline or trace is drawn from.
+// set, what a timeline is drawn from.
 type Result struct {
 	Report *Report
 	rec    *collector
@@ -35,10 +35,10 @@ func RunWith(start StartFunc, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return simulate(start, r, nil)
+	return simulate(start, r)
 }
 
-func simulate(start StartFunc, r *resolved, observer actors.Observer) (*Result, error) {
+func simulate(start StartFunc, r *resolved) (*Result, error) {
 	vram := make([]int64, r.devices)
 	for i := range vram {
 		vram[i] = r.vram
@@ -46,7 +46,7 @@ func simulate(start StartFunc, r *resolved, observer actors.Observer) (*Result, 
 	k := NewKernel(r.profile, vram, r.cfg.Pool, r.seed)
 	journal := newMemJournal()
 	col := newCollector(k, journal, r.record)
-	col.next = observer
+	col.next = r.observer
 	cfg := r.cfg
 	cfg.Observer = col
 	cfg.Journal = journal

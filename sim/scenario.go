@@ -193,22 +193,26 @@ type Options struct {
 	VRAMGiB float64
 	// Pool replaces the scenario's pool policy when set.
 	Pool *gpu.PoolPolicy
-	// Record keeps what a timeline or trace needs (costs memory on long runs).
+	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
+	// Observer, when set, also receives every event of the actors (a
+	// trace.Writer for a Chrome trace in the production format).
+	Observer actors.Observer
 }
 
 // resolved is a scenario with its options applied and defaults filled in.
 type resolved struct {
-	name    string
-	profile *Profile
-	seed    uint64
-	devices int
-	vram    int64
-	cfg     actors.Config
-	jobs    []timedJob
-	faults  []FaultConfig
-	maxTime time.Duration
-	record  bool
+	name     string
+	profile  *Profile
+	seed     uint64
+	devices  int
+	vram     int64
+	cfg      actors.Config
+	jobs     []timedJob
+	faults   []FaultConfig
+	maxTime  time.Duration
+	record   bool
+	observer actors.Observer
 }
 
 type timedJob struct {
@@ -217,7 +221,7 @@ type timedJob struct {
 }
 
 func (s *Scenario) resolve(o Options) (*resolved, error) {
-	r := &resolved{name: s.Name, profile: s.profile, seed: s.Seed, devices: s.Devices, faults: s.Faults, record: o.Record}
+	r := &resolved{name: s.Name, profile: s.profile, seed: s.Seed, devices: s.Devices, faults: s.Faults, record: o.Record, observer: o.Observer}
 	if r.name == "" {
 		r.name = s.source
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/trace"
 )
 
 // runSpec runs "scenario[@key=value,...]": overrides are design, workers,
@@ -160,8 +161,13 @@ func TestDeterminism(t *testing.T) {
 		t.Fatal(err)
 	}
 	render := func(seed uint64) string {
-		res, err := Run(s, Options{Seed: &seed, Record: true})
+		var tr bytes.Buffer
+		tw := trace.New(&tr)
+		res, err := Run(s, Options{Seed: &seed, Record: true, Observer: tw})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
@@ -169,10 +175,7 @@ func TestDeterminism(t *testing.T) {
 		if err := res.WriteTimeline(&b); err != nil {
 			t.Fatal(err)
 		}
-		if err := res.WriteTrace(&b); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
+		return b.String() + tr.String()
 	}
 	a, b := render(7), render(7)
 	if a != b {
@@ -228,6 +231,5 @@ func TestBadInput(t *testing.T) {
 		return err.Error()
 	})
 }
-
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
