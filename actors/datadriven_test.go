@@ -137,17 +137,22 @@ func TestDispatch(t *testing.T) {
 		gate := make(chan struct{})
 		exec.gates[specs[0].ID+"/0 synthesize"] = gate
 		r := newRig(t, Config{Design: "single", WorkersPerDevice: 1}, 1, 16*gib, exec)
-		for _, s := range specs {
+		// The first job occupies the worker; the rest queue behind it.
+		waitFor := func(kind EventKind, n int) {
+			deadline := time.Now().Add(5 * time.Second)
+			for count(r.rec.all(), kind) < n && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		for i, s := range specs {
 			if err := r.eng.Submit(s); err != nil {
 				t.Fatal(err)
 			}
+			if i == 0 {
+				waitFor(EvStageStart, 1)
+			}
 		}
-		// Let the scheduler take every submission before the worker frees up.
-		deadline := time.Now().Add(5 * time.Second)
-		for accepted := 0; accepted < len(specs) && time.Now().Before(deadline); {
-			accepted = count(r.rec.all(), EvJobAccepted)
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(EvJobAccepted, len(specs))
 		close(gate)
 		r.rec.wait(t, len(specs))
 		var order []string

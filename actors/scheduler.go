@@ -25,6 +25,10 @@ type scheduler struct {
 	inflight map[uint64]queued // attempt id → what was dispatched
 	idle     map[int][]idleWorker
 	busy     map[int]int
+	// Workers report in as they start. Dispatch waits for all of them, so
+	// that a job submitted right after Start spreads over every device
+	// instead of landing on whichever started first.
+	expected, registered int
 }
 
 type idleWorker struct {
@@ -48,7 +52,7 @@ type jobState struct {
 
 func newScheduler(e *env, devices []int) *scheduler {
 	return &scheduler{env: e, devices: devices, jobs: map[string]*jobState{}, inflight: map[uint64]queued{},
-		idle: map[int][]idleWorker{}, busy: map[int]int{}}
+		idle: map[int][]idleWorker{}, busy: map[int]int{}, expected: len(devices) * e.cfg.WorkersPerDevice}
 }
 
 func before(a, b queued) int {
@@ -67,6 +71,7 @@ func (s *scheduler) Receive(c actor.Context) {
 		s.accept(m.job)
 		s.dispatch(c)
 	case workerIdle:
+		s.registered++
 		s.idle[m.device] = append(s.idle[m.device], idleWorker{m.worker, m.pid})
 		s.dispatch(c)
 	case attemptEnded:
@@ -112,7 +117,7 @@ func (s *scheduler) enqueue(q queued) {
 // spreading them over devices: each goes to the device with the fewest busy
 // workers (ties: the order of devices given to Start).
 func (s *scheduler) dispatch(c actor.Context) {
-	for len(s.queue) > 0 {
+	for len(s.queue) > 0 && s.registered >= s.expected {
 		dev := -1
 		for _, d := range s.devices {
 			if len(s.idle[d]) > 0 && (dev < 0 || s.busy[d] < s.busy[dev]) {

@@ -396,9 +396,6 @@ func (d *Device) deviceWideLocked(op gpu.Op, done func(gpu.Result)) {
 		}
 	}, func(w gpu.Result) {
 		r.Waited = w.Waited
-		if r.Err != nil {
-			r.Waited = w.Waited
-		}
 		done(r)
 	})
 }

@@ -1,0 +1,95 @@
+package actors
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+type refusingJournal struct{ *memJournal }
+
+func (refusingJournal) RecordJob(JobSpec) error { return errors.New("disk full") }
+
+func TestSubmitRefusesBadJobs(t *testing.T) {
+	r := newRig(t, Config{Design: "split"}, 1, 64*gib, newFakeExec(0, 0))
+	for _, c := range []struct {
+		job  JobSpec
+		want string
+	}{
+		{JobSpec{Partitions: 1, VRAM: gib}, "empty job id"},
+		{JobSpec{ID: "a", VRAM: gib}, "0 partitions"},
+		{JobSpec{ID: "a", Partitions: 1}, "VRAM"},
+		{JobSpec{ID: "a", Partitions: 2, VRAM: gib, Pending: []int{2}}, "out of range"},
+		{JobSpec{ID: "a", Partitions: 2, VRAM: gib, Priority: 7}, "priority"},
+	} {
+		if err := r.eng.Submit(c.job); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Submit(%+v) = %v, want an error about %q", c.job, err, c.want)
+		}
+	}
+	if err := r.eng.Submit(JobSpec{ID: "ok", Partitions: 1, VRAM: gib}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Submit(JobSpec{ID: "ok", Partitions: 1, VRAM: gib}); err == nil {
+		t.Error("a job submitted twice was accepted")
+	}
+	r.rec.wait(t, 1)
+
+	j := refusingJournal{newMemJournal()}
+	r2 := newRig(t, Config{Design: "split", Journal: j}, 1, 64*gib, newFakeExec(0, 0))
+	if err := r2.eng.Submit(JobSpec{ID: "x", Partitions: 1, VRAM: gib}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("journal refusal: %v", err)
+	}
+	r2.eng.Stop()
+	if err := r2.eng.Submit(JobSpec{ID: "y", Partitions: 1, VRAM: gib}); err == nil {
+		t.Error("Submit after Stop succeeded")
+	}
+}
+
+func TestResumeProvesOnlyPending(t *testing.T) {
+	r := newRig(t, Config{Design: "budget"}, 1, 64*gib, newFakeExec(0, 0))
+	if err := r.eng.Submit(JobSpec{ID: "r", Partitions: 5, VRAM: gib, Pending: []int{1, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Submit(JobSpec{ID: "none", Partitions: 5, VRAM: gib, Pending: []int{}}); err != nil {
+		t.Fatal(err)
+	}
+	r.rec.wait(t, 2)
+	var done []string
+	for _, e := range r.rec.all() {
+		if e.Kind == EvPartitionDone {
+			done = append(done, e.Partition.String())
+		}
+	}
+	if len(done) != 2 || !strings.Contains(strings.Join(done, " "), "r/1") || !strings.Contains(strings.Join(done, " "), "r/3") {
+		t.Errorf("done %v, want r/1 and r/3", done)
+	}
+}
+
+// TestDispatchSpreadsAcrossDevices: two partitions on two devices of three
+// workers each run one per device, not both on the first.
+func TestDispatchSpreadsAcrossDevices(t *testing.T) {
+	exec := newFakeExec(0, 0)
+	gate := make(chan struct{})
+	exec.gates["s/0 synthesize"] = gate
+	exec.gates["s/1 synthesize"] = gate
+	r := newRig(t, Config{Design: "single", WorkersPerDevice: 3}, 2, 64*gib, exec)
+	if err := r.eng.Submit(JobSpec{ID: "s", Partitions: 2, VRAM: gib}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count(r.rec.all(), EvStageStart) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	r.rec.wait(t, 1)
+	devices := map[int]int{}
+	for _, e := range r.rec.all() {
+		if e.Kind == EvStageStart && e.Stage == StageSynthesize {
+			devices[e.Device]++
+		}
+	}
+	if devices[0] != 1 || devices[1] != 1 {
+		t.Errorf("partitions per device %v, want one each", devices)
+	}
+}
