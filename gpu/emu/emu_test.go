@@ -265,3 +265,24 @@ func TestKernelPanicFailsTheOp(t *testing.T) {
 		t.Fatal("a panicking kernel succeeded")
 	}
 }
+
+func TestPoolGrowthCostsHostTimeButReuseDoesNot(t *testing.T) {
+	d, err := New(Options{Capacity: 16 * gib, PoolGrowCost: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := d.NewStream()
+	start := time.Now()
+	b := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 2 * gib})
+	if took := time.Since(start); took < 80*time.Millisecond {
+		t.Errorf("growing the pool by 2 GiB took %v, want at least 80 ms", took)
+	}
+	call(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: b.Buffer})
+	call(t, d, gpu.Op{Kind: gpu.OpStreamSync, Stream: s})
+	start = time.Now()
+	call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 2 * gib})
+	if took := time.Since(start); took > 40*time.Millisecond {
+		t.Errorf("reusing a cached block took %v", took)
+	}
+}
