@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func runSimCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	app := App()
+	app.Writer, app.ErrWriter = &out, &errOut
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	err := app.Run(append([]string{"cuzk", "sim"}, args...))
+	return out.String(), err
+}
+
+// TestSimReport: the report names everything a user compares designs by,
+// and the seed that replays it.
+func TestSimReport(t *testing.T) {
+	out, err := runSimCLI(t, "--scenario", "phase10-split", "--seed", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"partitions/s", "per 10-partition job", "GPU busy", "VRAM peak", "OOM", "fallbacks", "wait p99 ms", "hold p50 ms", "seed        3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSimFilesAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	tr, svg := filepath.Join(dir, "t.json"), filepath.Join(dir, "t.svg")
+	out, err := runSimCLI(t, "--scenario", "budget", "--workers", "2", "--json", "--trace", tr, "--timeline", svg, "--timeline-until", "20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Design  string `json:"design"`
+		Workers int    `json:"workers_per_device"`
+		Proved  int    `json:"partitions_proved"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json printed no JSON: %v\n%s", err, out)
+	}
+	if rep.Design != "budget" || rep.Workers != 2 || rep.Proved != 50 {
+		t.Errorf("report %+v, want budget with 2 workers and 50 partitions proved", rep)
+	}
+	var trace map[string]any
+	data, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &trace); err != nil || trace["traceEvents"] == nil {
+		t.Errorf("trace is not a Chrome trace: %v", err)
+	}
+	if data, err := os.ReadFile(svg); err != nil || !bytes.HasPrefix(data, []byte("<svg")) {
+		t.Errorf("timeline is not an SVG: %v", err)
+	}
+}
+
+func TestSimCompareAndErrors(t *testing.T) {
+	out, err := runSimCLI(t, "--scenario", "phase9", "--compare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"single", "split-devsync", "split", "budget"} {
+		if !strings.Contains(out, "\n"+d+" ") {
+			t.Errorf("compare table lacks design %s:\n%s", d, out)
+		}
+	}
+	if _, err := runSimCLI(t, "--scenario", "nope"); err == nil || !strings.Contains(err.Error(), "phase9") {
+		t.Errorf("unknown scenario: err %v, want one listing the embedded scenarios", err)
+	}
+	if _, err := runSimCLI(t, "--scenario", "phase9", "--design", "fastest"); err == nil || !strings.Contains(err.Error(), "fastest") {
+		t.Errorf("unknown design: err %v", err)
+	}
+}
