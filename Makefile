@@ -34,7 +34,7 @@ lint:
 # The CUDA kernel library (needs nvcc; run on the GPU machine).
 cuda:
 	mkdir -p $(BUILD)
-	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC $(CUDA_GENCODE) \
+	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC $(CUDA_GENCODE) $(EXTRA_NVCC_FLAGS) \
 		-o $(BUILD)/libcuzkgpu.so cuda/src/cuzkgpu.cu
 
 # GPU test binaries built here (no CUDA needed), run on the GPU machine.

@@ -24,6 +24,8 @@ func benchCommand() *cli.Command {
 		Usage: "measure the prover and its kernels, printing tables",
 		Subcommands: []*cli.Command{
 			benchProveCommand(),
+			benchMSMCommand(),
+			benchNTTCommand(),
 		},
 	}
 }

@@ -1,0 +1,342 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/cuda"
+)
+
+// kernelBenchFlags are shared by bench msm and bench ntt.
+func kernelBenchFlags(defaultSizes string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "backend", Value: "gpu", Usage: "what to time: gpu (with the CPU figure from the same run) or cpu"},
+		&cli.StringFlag{Name: "log-sizes", Value: defaultSizes, Usage: "log2 of the sizes, comma separated"},
+		&cli.IntFlag{Name: "runs", Value: 7, Usage: "timed GPU runs per size, after one warm-up"},
+		&cli.IntFlag{Name: "cpu-runs", Value: 1, Usage: "timed CPU runs per size (0 skips the CPU figure)"},
+		&cli.StringFlag{Name: "gpu-lib", Usage: "path of " + cuda.LibraryName + " (default: $" + cuda.EnvLibrary + ", next to the executable, build/)"},
+	}
+}
+
+func benchMSMCommand() *cli.Command {
+	flags := append(kernelBenchFlags("20,22,24"),
+		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)"})
+	return &cli.Command{
+		Name:  "msm",
+		Usage: "G1 multi-scalar multiplication: GPU (points and scalars on the device) against gnark-crypto MultiExp on all cores",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			kb, err := newKernelBench(c)
+			if err != nil {
+				return err
+			}
+			return kb.msm(c.Int("window"))
+		},
+	}
+}
+
+func benchNTTCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ntt",
+		Usage: "Fr NTT, natural order in and out: GPU (data on the device) against gnark-crypto fft on all cores",
+		Flags: kernelBenchFlags("20,22,24"),
+		Action: func(c *cli.Context) error {
+			kb, err := newKernelBench(c)
+			if err != nil {
+				return err
+			}
+			return kb.ntt()
+		},
+	}
+}
+
+type kernelBench struct {
+	w       io.Writer
+	logs    []int
+	runs    int
+	cpuRuns int
+	dev     *cuda.Device // nil for --backend cpu
+}
+
+func newKernelBench(c *cli.Context) (*kernelBench, error) {
+	kb := &kernelBench{w: c.App.Writer, runs: c.Int("runs"), cpuRuns: c.Int("cpu-runs")}
+	for _, s := range strings.Split(c.String("log-sizes"), ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 0 || v > cuda.MaxLogNTT {
+			return nil, fmt.Errorf("--log-sizes: %q is not a log2 size in [0, %d]", s, cuda.MaxLogNTT)
+		}
+		kb.logs = append(kb.logs, v)
+	}
+	if kb.runs < 1 {
+		return nil, errors.New("--runs must be at least 1")
+	}
+	switch c.String("backend") {
+	case "cpu":
+		if kb.cpuRuns < 1 {
+			kb.cpuRuns = 1
+		}
+	case "gpu":
+		d, err := cuda.Open(c.String("gpu-lib"))
+		if err != nil {
+			return nil, fmt.Errorf("--backend gpu: %w", err)
+		}
+		kb.dev = d
+		p, err := d.Properties()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(kb.w, "GPU %d: %s, %d SMs, compute %d.%d, library %s\n", p.Index, p.Name, p.SMs, p.Major, p.Minor, d.Lib().Path())
+	default:
+		return nil, fmt.Errorf("--backend %q: want gpu or cpu", c.String("backend"))
+	}
+	fmt.Fprintf(kb.w, "CPU: %d cores (GOMAXPROCS %d)\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	return kb, nil
+}
+
+type benchRow struct {
+	log            int
+	what           string
+	gpu            []time.Duration
+	cpu            []time.Duration
+	gpuIncl, cpuIn string
+}
+
+func msDur(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+func kmedian(v []time.Duration) time.Duration {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (kb *kernelBench) print(rows []benchRow) {
+	tw := tabwriter.NewWriter(kb.w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "size\twhat\tGPU median ms\tmin\tmax\tCPU ms\tCPU/GPU\t")
+	for _, r := range rows {
+		g, mn, mx, cpu, ratio := "-", "-", "-", "-", "-"
+		if len(r.gpu) > 0 {
+			g, mn, mx = msDur(kmedian(r.gpu)), msDur(slices.Min(r.gpu)), msDur(slices.Max(r.gpu))
+		}
+		if len(r.cpu) > 0 {
+			cpu = msDur(kmedian(r.cpu))
+		}
+		if len(r.gpu) > 0 && len(r.cpu) > 0 {
+			ratio = fmt.Sprintf("%.1fx", float64(kmedian(r.cpu))/float64(kmedian(r.gpu)))
+		}
+		fmt.Fprintf(tw, "2^%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.log, r.what, g, mn, mx, cpu, ratio)
+	}
+	tw.Flush()
+	if len(rows) > 0 {
+		if kb.dev != nil {
+			fmt.Fprintf(kb.w, "GPU time: %s; median of %d runs after a warm-up.\n", rows[0].gpuIncl, kb.runs)
+		}
+		if rows[0].cpuIn != "" {
+			fmt.Fprintf(kb.w, "CPU time: %s; median of %d runs.\n", rows[0].cpuIn, kb.cpuRuns)
+		}
+	}
+}
+
+// benchScalars are uniform below 2^254 (so below r) in Montgomery form: any
+// such value is the Montgomery form of some element.
+func benchScalars(n int) []fr.Element {
+	v := make([]fr.Element, n)
+	r := mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
+	for i := range v {
+		v[i] = fr.Element{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64() >> 2}
+	}
+	return v
+}
+
+// benchPoints are n distinct G1 points: base[i mod 4096] + top[i / 4096] for
+// random base and top points, cheaper than n scalar multiplications.
+func benchPoints(n int) []bls12381.G1Affine {
+	const span = 4096
+	_, _, g1, _ := bls12381.Generators()
+	base := bls12381.BatchScalarMultiplicationG1(&g1, benchScalars(min(n, span)))
+	top := bls12381.BatchScalarMultiplicationG1(&g1, benchScalars((n+span-1)/span))
+	out := make([]bls12381.G1Affine, n)
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += 1 << 16 {
+		hi := min(lo+1<<16, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jac := make([]bls12381.G1Jac, hi-lo)
+			for i := lo; i < hi; i++ {
+				jac[i-lo].FromAffine(&base[i%span])
+				jac[i-lo].AddMixed(&top[i/span])
+			}
+			copy(out[lo:hi], bls12381.BatchJacobianToAffineG1(jac))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (kb *kernelBench) msm(window int) error {
+	var rows []benchRow
+	for _, lg := range kb.logs {
+		n := 1 << lg
+		points, scalars := benchPoints(n), benchScalars(n)
+		row := benchRow{log: lg, what: "G1 MSM",
+			gpuIncl: "scalars and points already on the device; digits, sort, bucket sums, window sums, result to host",
+			cpuIn:   "gnark-crypto G1Affine.MultiExp, all cores"}
+		var gpuRes, cpuRes bls12381.G1Affine
+		if kb.dev != nil {
+			d := kb.dev
+			pp, err := cuda.Upload(d, points, cuda.DefaultStream)
+			if err != nil {
+				return err
+			}
+			ps, err := cuda.Upload(d, scalars, cuda.DefaultStream)
+			if err != nil {
+				_ = d.Free(pp)
+				return err
+			}
+			for i := 0; i <= kb.runs; i++ {
+				start := time.Now()
+				jac, err := d.MSM(pp, ps, n, cuda.Montgomery, cuda.MSMOptions{Window: window}, cuda.DefaultStream)
+				el := time.Since(start)
+				if err != nil {
+					_ = d.Free(pp)
+					_ = d.Free(ps)
+					return err
+				}
+				if i > 0 {
+					row.gpu = append(row.gpu, el)
+				}
+				gpuRes.FromJacobian(&jac)
+			}
+			_ = d.Free(pp)
+			_ = d.Free(ps)
+		}
+		for i := 0; i < kb.cpuRuns; i++ {
+			start := time.Now()
+			if _, err := cpuRes.MultiExp(points, scalars, ecc.MultiExpConfig{}); err != nil {
+				return err
+			}
+			row.cpu = append(row.cpu, time.Since(start))
+		}
+		if kb.dev != nil && kb.cpuRuns > 0 && !gpuRes.Equal(&cpuRes) {
+			return fmt.Errorf("MSM 2^%d: GPU result differs from gnark-crypto", lg)
+		}
+		rows = append(rows, row)
+	}
+	kb.print(rows)
+	return nil
+}
+
+func (kb *kernelBench) ntt() error {
+	var rows []benchRow
+	for _, lg := range kb.logs {
+		n := 1 << lg
+		data := benchScalars(n)
+		fwd := benchRow{log: lg, what: "NTT forward",
+			gpuIncl: "data on the device, natural order in and out, CUDA events around the transform",
+			cpuIn:   "gnark-crypto fft.Domain.FFT (DIF) + BitReverse, all cores"}
+		inv := benchRow{log: lg, what: "NTT inverse coset", gpuIncl: fwd.gpuIncl, cpuIn: fwd.cpuIn}
+		var gpuOut []fr.Element
+		if kb.dev != nil {
+			d := kb.dev
+			dom, err := d.NewDomain(lg, cuda.DefaultStream)
+			if err != nil {
+				return err
+			}
+			buf, err := cuda.Upload(d, data, cuda.DefaultStream)
+			if err != nil {
+				_ = dom.Close()
+				return err
+			}
+			e0, _ := d.NewEvent()
+			e1, _ := d.NewEvent()
+			timeIt := func(inverse, coset bool) (time.Duration, error) {
+				if err := d.RecordEvent(e0, cuda.DefaultStream); err != nil {
+					return 0, err
+				}
+				if err := dom.NTT(buf, inverse, coset, cuda.DefaultStream); err != nil {
+					return 0, err
+				}
+				if err := d.RecordEvent(e1, cuda.DefaultStream); err != nil {
+					return 0, err
+				}
+				if err := d.EventSync(e1); err != nil {
+					return 0, err
+				}
+				return d.Elapsed(e0, e1)
+			}
+			// The first forward result is kept for the check against the CPU.
+			if _, err := timeIt(false, false); err != nil {
+				return err
+			}
+			gpuOut = make([]fr.Element, n)
+			if err := cuda.CopyOut(d, gpuOut, buf, cuda.DefaultStream); err != nil {
+				return err
+			}
+			for i := 0; i < kb.runs; i++ {
+				el, err := timeIt(false, false)
+				if err != nil {
+					return err
+				}
+				fwd.gpu = append(fwd.gpu, el)
+			}
+			for i := 0; i <= kb.runs; i++ {
+				el, err := timeIt(true, true)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					inv.gpu = append(inv.gpu, el)
+				}
+			}
+			_ = d.DestroyEvent(e0)
+			_ = d.DestroyEvent(e1)
+			_ = d.Free(buf)
+			_ = dom.Close()
+		}
+		if kb.cpuRuns > 0 {
+			gd := fft.NewDomain(uint64(n))
+			for i := 0; i < kb.cpuRuns; i++ {
+				a := slices.Clone(data)
+				start := time.Now()
+				gd.FFT(a, fft.DIF)
+				fft.BitReverse(a)
+				fwd.cpu = append(fwd.cpu, time.Since(start))
+				if i == 0 && gpuOut != nil {
+					for j := range a {
+						if !a[j].Equal(&gpuOut[j]) {
+							return fmt.Errorf("NTT 2^%d: GPU element %d differs from gnark-crypto", lg, j)
+						}
+					}
+				}
+				start = time.Now()
+				gd.FFTInverse(a, fft.DIF, fft.OnCoset())
+				fft.BitReverse(a)
+				inv.cpu = append(inv.cpu, time.Since(start))
+			}
+		}
+		rows = append(rows, fwd, inv)
+	}
+	kb.print(rows)
+	return nil
+}

@@ -1,0 +1,99 @@
+/*
+ * cuzkgpu: the C ABI of cuzk's CUDA kernel library (build/libcuzkgpu.so).
+ *
+ * Conventions:
+ *  - Every function returns a cudaError_t value as int: 0 is success;
+ *    cuzk_error_name/cuzk_error_string describe any other value.
+ *  - Every function that touches a device takes its index first and makes it
+ *    current on the calling thread, so callers may move between threads.
+ *  - Device pointers, streams, events and domains are opaque uint64_t handles;
+ *    stream 0 is the legacy default stream.
+ *  - Field elements are gnark-crypto's in-memory layout: Fr 4 x uint64 and Fp
+ *    6 x uint64, little-endian limbs, Montgomery form. G1 affine points are
+ *    (x, y) with (0, 0) the point at infinity (96 bytes); Jacobian results are
+ *    (X, Y, Z) with Z = 0 at infinity (144 bytes).
+ */
+#ifndef CUZKGPU_H
+#define CUZKGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUZK_ABI_VERSION 1
+
+int cuzk_abi_version(void);
+const char* cuzk_error_name(int err);
+const char* cuzk_error_string(int err);
+
+/* Devices. */
+int cuzk_device_count(int* count);
+/* name receives at most name_len bytes including the terminating NUL. */
+int cuzk_device_props(int dev, char* name, int name_len, uint64_t* total_mem, int* sm_count, int* cc_major,
+                      int* cc_minor, uint64_t* l2_bytes);
+int cuzk_mem_info(int dev, uint64_t* free_bytes, uint64_t* total_bytes);
+int cuzk_device_sync(int dev);
+
+/* Memory. malloc/free are cudaMalloc/cudaFree (free waits for the whole
+ * device); the async pair draws from the device's default stream-ordered pool. */
+int cuzk_malloc(int dev, uint64_t* ptr, uint64_t bytes);
+int cuzk_free(int dev, uint64_t ptr);
+int cuzk_malloc_async(int dev, uint64_t* ptr, uint64_t bytes, uint64_t stream);
+int cuzk_free_async(int dev, uint64_t ptr, uint64_t stream);
+/* Configures the default pool: bytes kept at a synchronization, and whether an
+ * allocation may reuse a block whose free is pending on another stream. */
+int cuzk_pool_configure(int dev, uint64_t release_threshold, int reuse_across_streams);
+int cuzk_pool_trim(int dev, uint64_t keep_bytes);
+int cuzk_host_alloc(int dev, void** ptr, uint64_t bytes);
+int cuzk_host_free(int dev, void* ptr);
+
+/* Copies. stream-ordered (async with respect to the host only for pinned
+ * host memory); cuzk_memcpy_* with stream 0 and a following sync behave as
+ * plain synchronous copies. */
+int cuzk_memcpy_htod(int dev, uint64_t dst, const void* src, uint64_t bytes, uint64_t stream);
+int cuzk_memcpy_dtoh(int dev, void* dst, uint64_t src, uint64_t bytes, uint64_t stream);
+int cuzk_memcpy_dtod(int dev, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t stream);
+int cuzk_memset(int dev, uint64_t dst, int value, uint64_t bytes, uint64_t stream);
+
+/* Streams and events. Streams are non-blocking (no implicit sync with the
+ * legacy default stream). */
+int cuzk_stream_create(int dev, uint64_t* stream);
+int cuzk_stream_destroy(int dev, uint64_t stream);
+int cuzk_stream_sync(int dev, uint64_t stream);
+int cuzk_event_create(int dev, uint64_t* event);
+int cuzk_event_destroy(int dev, uint64_t event);
+int cuzk_event_record(int dev, uint64_t event, uint64_t stream);
+int cuzk_event_sync(int dev, uint64_t event);
+int cuzk_event_elapsed_ms(int dev, float* ms, uint64_t start, uint64_t end);
+
+/* NTT over Fr. A domain holds the tables for one size 2^log_n (log_n <= 27):
+ * omega is a primitive 2^log_n-th root of unity, n_inv = 1/2^log_n, g the
+ * coset shift (gnark-crypto's domain.FrMultiplicativeGen), z_inv = 1/(g^n - 1);
+ * each is 4 x uint64 in Montgomery form. */
+int cuzk_ntt_domain_create(int dev, uint64_t* domain, int log_n, const uint64_t* omega, const uint64_t* omega_inv,
+                           const uint64_t* n_inv, const uint64_t* g, const uint64_t* g_inv, const uint64_t* z_inv,
+                           uint64_t stream);
+int cuzk_ntt_domain_destroy(int dev, uint64_t domain);
+/* In place on n elements at data, natural order in and out. inverse != 0
+ * interpolates (includes the 1/n); coset != 0 evaluates on g*<omega> (forward:
+ * FFT of x[i]*g^i) or interpolates from it (inverse: IFFT(x)[i]*g^-i). */
+int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t stream);
+/* Groth16's quotient step on coset evaluations: a[i] = (a[i]*b[i] - c[i]) * z_inv. */
+int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream);
+
+/* G1 MSM: sum scalars[i] * points[i], i < n (n < 2^31). points and scalars are
+ * device pointers; scalars are 32 bytes each, in Montgomery form if
+ * scalars_mont != 0, else canonical little-endian integers (any 256-bit value,
+ * reduced mod r). window = 0 picks the window size. Scratch comes from the
+ * stream-ordered pool. Blocks until the result is in out_jac (18 x uint64). */
+int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
+                uint64_t* out_jac, uint64_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUZKGPU_H */

@@ -1,0 +1,7 @@
+// The single translation unit of libcuzkgpu.so: layers from the field up to
+// the C ABI (see docs/cuda.md).
+#include "ff/bls12_381.cuh"
+#include "ec/xyzz.cuh"
+#include "ntt/ntt.cuh"
+#include "msm/pippenger.cuh"
+#include "abi.cu"

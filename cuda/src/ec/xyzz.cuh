@@ -1,0 +1,162 @@
+// Short Weierstrass points with a = 0 (y^2 = x^3 + b), written once against
+// a field type F. Affine points use gnark-crypto's layout (x, y) with the point
+// at infinity encoded as (0, 0). Accumulation uses XYZZ coordinates
+// (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2), whose mixed addition needs no
+// inversion and fewer multiplications than Jacobian; infinity is ZZ = 0, so a
+// zeroed buffer is a buffer of points at infinity.
+#pragma once
+#include "../ff/mont.cuh"
+
+namespace cuzk {
+
+template <class F>
+struct affine_t {
+    F x, y;
+    CUZK_HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
+};
+
+// Jacobian coordinates in gnark-crypto's G1Jac layout (x = X/Z^2, y = Y/Z^3);
+// infinity is (1, 1, 0).
+template <class F>
+struct jacobian_t {
+    F X, Y, Z;
+};
+
+template <class F>
+struct xyzz_t {
+    F X, Y, ZZ, ZZZ;
+
+    CUZK_HD static xyzz_t inf() {
+        xyzz_t r;
+        r.X = F::zero();
+        r.Y = F::zero();
+        r.ZZ = F::zero();
+        r.ZZZ = F::zero();
+        return r;
+    }
+    CUZK_HD bool is_inf() const { return ZZ.is_zero(); }
+
+    CUZK_HD static xyzz_t from_affine(const affine_t<F>& a) {
+        if (a.is_inf()) return inf();
+        xyzz_t r;
+        r.X = a.x;
+        r.Y = a.y;
+        r.ZZ = F::one();
+        r.ZZZ = F::one();
+        return r;
+    }
+
+    CUZK_HD xyzz_t neg() const {
+        xyzz_t r = *this;
+        r.Y = Y.neg();
+        return r;
+    }
+
+    // dbl-2008-s-1
+    CUZK_HD xyzz_t dbl() const {
+        if (is_inf()) return *this;
+        F U = Y.dbl();
+        F V = U.sqr();
+        F W = U * V;
+        F S = X * V;
+        F M = X.sqr();
+        M = M + M.dbl();
+        xyzz_t r;
+        r.X = M.sqr() - S.dbl();
+        r.Y = M * (S - r.X) - W * Y;
+        r.ZZ = V * ZZ;
+        r.ZZZ = W * ZZZ;
+        return r;
+    }
+
+    // mdbl-2008-s-1: doubling of an affine point.
+    CUZK_HD static xyzz_t dbl_affine(const F& x, const F& y) {
+        F U = y.dbl();
+        F V = U.sqr();
+        F W = U * V;
+        F S = x * V;
+        F M = x.sqr();
+        M = M + M.dbl();
+        xyzz_t r;
+        r.X = M.sqr() - S.dbl();
+        r.Y = M * (S - r.X) - W * y;
+        r.ZZ = V;
+        r.ZZZ = W;
+        return r;
+    }
+
+    // madd-2008-s: this += (x2, y2), with (x2, y2) a finite affine point.
+    CUZK_HD void add_affine(const F& x2, const F& y2) {
+        if (is_inf()) {
+            X = x2;
+            Y = y2;
+            ZZ = F::one();
+            ZZZ = F::one();
+            return;
+        }
+        F P = x2 * ZZ - X;
+        F R = y2 * ZZZ - Y;
+        if (P.is_zero()) {
+            if (R.is_zero())
+                *this = dbl_affine(x2, y2);
+            else
+                *this = inf();
+            return;
+        }
+        F PP = P.sqr();
+        F PPP = P * PP;
+        F Q = X * PP;
+        F X3 = R.sqr() - PPP - Q.dbl();
+        Y = R * (Q - X3) - Y * PPP;
+        X = X3;
+        ZZ = ZZ * PP;
+        ZZZ = ZZZ * PPP;
+    }
+
+    // add-2008-s: this += q.
+    CUZK_HD void add(const xyzz_t& q) {
+        if (q.is_inf()) return;
+        if (is_inf()) {
+            *this = q;
+            return;
+        }
+        F U1 = X * q.ZZ;
+        F U2 = q.X * ZZ;
+        F S1 = Y * q.ZZZ;
+        F S2 = q.Y * ZZZ;
+        F P = U2 - U1;
+        F R = S2 - S1;
+        if (P.is_zero()) {
+            if (R.is_zero())
+                *this = dbl();
+            else
+                *this = inf();
+            return;
+        }
+        F PP = P.sqr();
+        F PPP = P * PP;
+        F Q = U1 * PP;
+        F X3 = R.sqr() - PPP - Q.dbl();
+        Y = R * (Q - X3) - S1 * PPP;
+        X = X3;
+        ZZ = ZZ * q.ZZ * PP;
+        ZZZ = ZZZ * q.ZZZ * PPP;
+    }
+
+    // Jacobian with Z = ZZZ: X_J = X*ZZ^2, Y_J = Y*ZZZ^2 (no inversion).
+    CUZK_HD jacobian_t<F> to_jacobian() const {
+        jacobian_t<F> j;
+        if (is_inf()) {
+            j.X = F::one();
+            j.Y = F::one();
+            j.Z = F::zero();
+            return j;
+        }
+        j.X = X * ZZ.sqr();
+        j.Y = Y * ZZZ.sqr();
+        j.Z = ZZZ;
+        return j;
+    }
+};
+
+}  // namespace cuzk

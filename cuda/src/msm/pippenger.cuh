@@ -1,0 +1,344 @@
+// G1 multi-scalar multiplication: Pippenger's bucket method with signed
+// c-bit digits (buckets 1..2^(c-1), a negative digit adds the negated point),
+// c chosen from the size.
+//
+// For a batch of windows: (1) one thread per scalar computes its signed
+// digits; (2) each window's (digit, point index) pairs are radix-sorted by
+// digit on the device (CUB), so every bucket is a contiguous run; (3) the
+// sorted array is cut into equal chunks, one thread per chunk adding its
+// points into XYZZ accumulators: runs that start and end inside the chunk are
+// complete buckets and are written directly, a run cut by a chunk boundary
+// leaves a partial sum in a slot, and (4) one thread per run of slots adds the
+// partials of a bucket. Equal chunks keep the work balanced however skewed the
+// scalars are (all equal, mostly zero). Then (5) each window's sum
+// sum_j j*B_j is computed by segments (running sums inside a segment plus the
+// segment offset times the segment total), (6) the segment results are added
+// in a tree, and (7) the host combines the window sums by doubling.
+#pragma once
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+#include "../ff/bls12_381.cuh"
+#include "../ec/xyzz.cuh"
+
+namespace cuzk {
+namespace msm {
+
+typedef affine_t<fp_t> g1_affine;
+typedef xyzz_t<fp_t> g1_xyzz;
+typedef jacobian_t<fp_t> g1_jacobian;
+
+constexpr uint32_t INVALID = 0xffffffffu;
+constexpr int CHUNK = 32;             // sorted entries per accumulating thread
+constexpr uint64_t BATCH_ENTRIES = 1ull << 28;  // digits sorted at once (4 arrays of 4 B each)
+
+__device__ __forceinline__ uint32_t window_bits(const uint32_t s[8], int pos, int c) {
+    if (pos >= 256) return 0;
+    const int wi = pos >> 5, sh = pos & 31;
+    uint64_t w = s[wi];
+    if (wi + 1 < 8) w |= (uint64_t)s[wi + 1] << 32;
+    return (uint32_t)(w >> sh) & ((1u << c) - 1);
+}
+
+// Signed digits of windows [w0, w0+wc) of every scalar: keys = |digit|,
+// vals = point index | sign << 31, laid out window-major.
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint64_t n, int c, int w0, int wc, int mont,
+                         uint32_t* keys, uint32_t* vals) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t s = scalars[i];
+    if (mont) {
+        // Out of Montgomery form: s * 1 * R^-1, fully reduced.
+        fr_t raw_one = fr_t::zero();
+        raw_one.v[0] = 1;
+        s = s * raw_one;
+    } else {
+        // Canonical input may be any 256-bit value; 2^256 < 3r.
+        while (s.geq_mod()) s.sub_mod_raw();
+    }
+    const uint32_t half = 1u << (c - 1);
+    uint32_t carry = 0;
+    for (int w = 0; w < w0 + wc; w++) {
+        const uint32_t v = window_bits(s.v, w * c, c) + carry;
+        uint32_t mag = v, neg = 0;
+        if (v > half) {
+            mag = (1u << c) - v;
+            neg = 1;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+        if (w >= w0) {
+            keys[(uint64_t)(w - w0) * n + i] = mag;
+            vals[(uint64_t)(w - w0) * n + i] = (uint32_t)i | (neg << 31);
+        }
+    }
+}
+
+__device__ __forceinline__ g1_affine load_point(const g1_affine* p) {
+    g1_affine r;
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        uint4 a = q[i];
+        r.x.v[4 * i] = a.x; r.x.v[4 * i + 1] = a.y; r.x.v[4 * i + 2] = a.z; r.x.v[4 * i + 3] = a.w;
+    }
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        uint4 a = q[3 + i];
+        r.y.v[4 * i] = a.x; r.y.v[4 * i + 1] = a.y; r.y.v[4 * i + 2] = a.z; r.y.v[4 * i + 3] = a.w;
+    }
+    return r;
+}
+
+// Global bucket id of sorted entry p: window (w0 + p / n), digit keys[p].
+struct entry_cursor {
+    uint64_t n, next_boundary;
+    uint32_t base, Bw;
+    __device__ void init(uint64_t p, uint64_t n_, int w0, uint32_t Bw_) {
+        n = n_;
+        Bw = Bw_;
+        const uint64_t wl = p / n;
+        base = (uint32_t)((w0 + wl) * Bw);
+        next_boundary = (wl + 1) * n;
+    }
+    __device__ uint32_t key(uint64_t p, const uint32_t* keys) {
+        while (p >= next_boundary) {
+            next_boundary += n;
+            base += Bw;
+        }
+        return base + keys[p];
+    }
+};
+
+__global__ void k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint64_t M,
+                             uint64_t n, int w0, uint32_t Bw, const g1_affine* __restrict__ points,
+                             g1_xyzz* buckets, uint32_t* slot_keys, g1_xyzz* slots, uint64_t nthreads) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthreads) return;
+    const uint64_t p0 = t * CHUNK;
+    const uint64_t p1 = p0 + CHUNK < M ? p0 + CHUNK : M;
+    slot_keys[2 * t] = INVALID;
+    slot_keys[2 * t + 1] = INVALID;
+
+    entry_cursor cur_prev, cur;
+    bool head_open = false;
+    cur.init(p0, n, w0, Bw);
+    uint32_t run = cur.key(p0, keys);
+    if (p0 > 0) {
+        cur_prev.init(p0 - 1, n, w0, Bw);
+        head_open = cur_prev.key(p0 - 1, keys) == run;
+    }
+    g1_xyzz acc = g1_xyzz::inf();
+    bool first = true;
+    for (uint64_t p = p0; p < p1; p++) {
+        const uint32_t k = cur.key(p, keys);
+        if (k != run) {
+            if (first && head_open) {
+                slot_keys[2 * t] = run;
+                slots[2 * t] = acc;
+            } else {
+                buckets[run] = acc;
+            }
+            first = false;
+            run = k;
+            acc = g1_xyzz::inf();
+        }
+        if (keys[p] != 0) {
+            const uint32_t v = vals[p];
+            const g1_affine P = load_point(points + (v & 0x7fffffffu));
+            if (!P.is_inf()) acc.add_affine(P.x, (v >> 31) ? P.y.neg() : P.y);
+        }
+    }
+    bool tail_open = false;
+    if (p1 < M) tail_open = cur.key(p1, keys) == run;
+    if (first && head_open) {
+        slot_keys[2 * t] = run;
+        slots[2 * t] = acc;
+    } else if (tail_open) {
+        slot_keys[2 * t + 1] = run;
+        slots[2 * t + 1] = acc;
+    } else {
+        buckets[run] = acc;
+    }
+}
+
+// Adds the partial sums of buckets that crossed chunk boundaries. Slots are
+// in sorted order; between two slots of one bucket lies at most one invalid
+// slot (a chunk inside a long run fills its head slot only), so a slot leads
+// its bucket unless one of the two slots before it holds the same key.
+__global__ void k_fixup(const uint32_t* __restrict__ slot_keys, const g1_xyzz* __restrict__ slots, uint64_t nslots,
+                        g1_xyzz* buckets) {
+    const uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= nslots) return;
+    const uint32_t k = slot_keys[s];
+    if (k == INVALID) return;
+    if (s >= 1 && slot_keys[s - 1] == k) return;
+    if (s >= 2 && slot_keys[s - 1] == INVALID && slot_keys[s - 2] == k) return;
+    g1_xyzz acc = slots[s];
+    for (uint64_t q = s + 1; q < nslots; q++) {
+        const uint32_t kq = slot_keys[q];
+        if (kq == INVALID) {
+            if (q + 1 < nslots && slot_keys[q + 1] == k) continue;
+            break;
+        }
+        if (kq != k) break;
+        acc.add(slots[q]);
+    }
+    buckets[k] = acc;
+}
+
+// One thread per (window, segment of 2^logLs buckets): sum_j j*B_j over the
+// segment, as running sums plus (segment offset) * (segment total).
+__global__ void k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs, uint32_t nseg,
+                                g1_xyzz* out) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (uint64_t)nw * nseg) return;
+    const uint32_t w = (uint32_t)(t / nseg), s = (uint32_t)(t % nseg);
+    const uint32_t lo = (s << logLs) + 1, hi = (s << logLs) + (1u << logLs);
+    const g1_xyzz* B = buckets + (uint64_t)w * Bw;
+    g1_xyzz running = g1_xyzz::inf(), total = g1_xyzz::inf();
+    for (uint32_t j = hi; j >= lo; j--) {
+        running.add(B[j]);
+        total.add(running);
+    }
+    const uint32_t m = s << logLs;
+    if (m) {
+        g1_xyzz q = g1_xyzz::inf();
+        for (int bit = 31 - __clz(m); bit >= 0; bit--) {
+            q = q.dbl();
+            if ((m >> bit) & 1) q.add(running);
+        }
+        total.add(q);
+    }
+    out[t] = total;
+}
+
+// out[w][o] = sum of in[w][o*F .. o*F+F)
+__global__ void k_sum(const g1_xyzz* __restrict__ in, uint32_t cnt, uint32_t F, g1_xyzz* out, uint32_t outcnt,
+                      int nw) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (uint64_t)nw * outcnt) return;
+    const uint32_t w = (uint32_t)(t / outcnt), o = (uint32_t)(t % outcnt);
+    g1_xyzz acc = g1_xyzz::inf();
+    const uint32_t end = o * F + F < cnt ? o * F + F : cnt;
+    for (uint32_t j = o * F; j < end; j++) acc.add(in[(uint64_t)w * cnt + j]);
+    out[t] = acc;
+}
+
+// Window size: fewest additions, counting n per window for the buckets and
+// about 1.4 * 2^c per window for the bucket sums (full additions cost more).
+inline int choose_window(uint64_t n) {
+    int best = 4;
+    double best_cost = 1e300;
+    for (int c = 4; c <= 22; c++) {
+        const int nw = 255 / c + 1;
+        const double cost = (double)nw * ((double)n + 1.4 * (double)(1ull << c));
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = c;
+        }
+    }
+    return best;
+}
+
+inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
+
+// Computes sum scalars[i] * points[i] for i < n. points: device, gnark affine
+// layout; scalars: device, 32 bytes each, Montgomery form if mont. The result
+// is written to *out (host) in Jacobian coordinates. Blocks until done.
+inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n, bool mont, g1_jacobian* out,
+                       cudaStream_t st, int window_override = 0) {
+    if (n == 0) {
+        *out = g1_xyzz::inf().to_jacobian();
+        return cudaSuccess;
+    }
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    const int c = window_override >= 4 && window_override <= 24 ? window_override : choose_window(n);
+    const int nw = 255 / c + 1;
+    const uint32_t Bw = (1u << (c - 1)) + 1;
+    uint64_t wb = BATCH_ENTRIES / n;
+    if (wb < 1) wb = 1;
+    if (wb > (uint64_t)nw) wb = nw;
+    const uint64_t Mmax = wb * n;
+    const uint64_t nthr_max = (Mmax + CHUNK - 1) / CHUNK;
+    const int logLs = c - 1 < 5 ? c - 1 : 5;
+    const uint32_t nseg = 1u << (c - 1 - logLs);
+    const uint32_t F = 16;
+
+    uint32_t *keys_in = nullptr, *vals_in = nullptr, *keys_out = nullptr, *vals_out = nullptr, *slot_keys = nullptr;
+    g1_xyzz *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    g1_xyzz* host_w = nullptr;
+    cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out, vals_in, vals_out,
+                                                      (int)n, 0, c, st);
+    if (err != cudaSuccess) return err;
+#define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
+    CUZK_TRY(cudaMallocAsync((void**)&keys_in, Mmax * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&vals_in, Mmax * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&keys_out, Mmax * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&vals_out, Mmax * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&slot_keys, 2 * nthr_max * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&slots, 2 * nthr_max * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync((void**)&buckets, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * ((nseg + F - 1) / F) * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
+    CUZK_TRY(cudaMemsetAsync(buckets, 0, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
+
+    for (int w0 = 0; w0 < nw; w0 += (int)wb) {
+        const int wc = nw - w0 < (int)wb ? nw - w0 : (int)wb;
+        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, c, w0, wc, mont ? 1 : 0, keys_in, vals_in);
+        CUZK_TRY(cudaGetLastError());
+        for (int wl = 0; wl < wc; wl++) {
+            const uint64_t off = (uint64_t)wl * n;
+            CUZK_TRY(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in + off, keys_out + off, vals_in + off,
+                                                     vals_out + off, (int)n, 0, c, st));
+        }
+        const uint64_t M = (uint64_t)wc * n;
+        const uint64_t nthr = (M + CHUNK - 1) / CHUNK;
+        k_accumulate<<<nblocks(nthr, 128), 128, 0, st>>>(keys_out, vals_out, M, n, w0, Bw, points, buckets,
+                                                         slot_keys, slots, nthr);
+        CUZK_TRY(cudaGetLastError());
+        k_fixup<<<nblocks(2 * nthr, 128), 128, 0, st>>>(slot_keys, slots, 2 * nthr, buckets);
+        CUZK_TRY(cudaGetLastError());
+    }
+
+    k_bucket_reduce<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a);
+    CUZK_TRY(cudaGetLastError());
+    {
+        uint32_t cnt = nseg;
+        while (cnt > 1) {
+            const uint32_t outcnt = (cnt + F - 1) / F;
+            k_sum<<<nblocks((uint64_t)nw * outcnt, 128), 128, 0, st>>>(red_a, cnt, F, red_b, outcnt, nw);
+            CUZK_TRY(cudaGetLastError());
+            g1_xyzz* tmp = red_a;
+            red_a = red_b;
+            red_b = tmp;
+            cnt = outcnt;
+        }
+    }
+    host_w = new g1_xyzz[nw];
+    CUZK_TRY(cudaMemcpyAsync(host_w, red_a, nw * sizeof(g1_xyzz), cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    {
+        g1_xyzz acc = host_w[nw - 1];
+        for (int w = nw - 2; w >= 0; w--) {
+            for (int i = 0; i < c; i++) acc = acc.dbl();
+            acc.add(host_w[w]);
+        }
+        *out = acc.to_jacobian();
+    }
+done:
+    {
+        void* bufs[] = {keys_in, vals_in, keys_out, vals_out, slot_keys, slots, buckets, red_a, red_b, temp};
+        for (void* b : bufs)
+            if (b) cudaFreeAsync(b, st);
+    }
+    delete[] host_w;
+    return err;
+#undef CUZK_TRY
+}
+
+}  // namespace msm
+}  // namespace cuzk
