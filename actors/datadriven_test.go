@@ -78,10 +78,9 @@ func describe(e Event) string {
 	case EvLeaseRelease:
 		return "  release " + e.Lock
 	case EvDeviceOp:
+		// Whether an op had to wait depends on how far the emulated
+		// device's stream goroutines got, so the protocol leaves it out.
 		s := "    op " + e.Op
-		if e.Waited {
-			s += " (waited)"
-		}
 		if e.Err != "" {
 			s += ": " + e.Err
 		}
