@@ -20,7 +20,7 @@ var (
 	ErrCorrupt = errors.New("store corrupt")
 	// ErrLocked reports a store directory held by another process (or by
 	// another Store in this process).
-	ErrLocked = errors.New("store locked by another process")
+	ErrLocked = errors.New("store locked")
 	// ErrSchema reports a store written with a schema this build does not
 	// know, or a Pebble database that is not a cuzk store.
 	ErrSchema = errors.New("unsupported store schema")

@@ -34,6 +34,9 @@ func (l *pebbleLogger) Errorf(format string, args ...any) {
 func (l *pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.log.Error("fatal: "+msg, "store", l.dir)
+	// Pebble's errors print their stacks; the first line says what
+	// happened and is what the caller's error carries.
+	msg, _, _ = strings.Cut(msg, "\n")
 	// A failed write or sync is the disk's fault, not the data's: the
 	// store may be fine once reopened on a healthy disk.
 	kind := ErrCorrupt
@@ -43,7 +46,7 @@ func (l *pebbleLogger) Fatalf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fatal == nil {
-		l.fatal = fmt.Errorf("%w: pebble: %w", kind, errors.New(msg))
+		l.fatal = fmt.Errorf("%w: %w", kind, errors.New(msg))
 	}
 }
 

@@ -54,6 +54,13 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 	if o.pebbleHook != nil {
 		o.pebbleHook(po)
 	}
+	if o.ReadOnly {
+		// Pebble reports a missing directory in read-only mode in
+		// words only.
+		if _, err := o.FS.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open store %s: no store there: %w", dir, ErrNotFound)
+		}
+	}
 	var db *pebble.DB
 	defer func() {
 		if r := recover(); r != nil {
@@ -88,6 +95,8 @@ func closeQuietly(db *pebble.DB) {
 }
 
 func openError(dir string, err error) error {
+	var pe *fs.PathError
+	var errno syscall.Errno
 	switch {
 	case isLockError(err):
 		return fmt.Errorf("open store %s: %w (%v)", dir, ErrLocked, err)
@@ -95,8 +104,14 @@ func openError(dir string, err error) error {
 		return fmt.Errorf("open store %s: no store there: %w", dir, ErrNotFound)
 	case pebble.IsCorruptionError(err):
 		return fmt.Errorf("open store %s: %w: %w", dir, ErrCorrupt, err)
+	case errors.As(err, &pe) || errors.As(err, &errno):
+		return fmt.Errorf("open store %s: %w: %w", dir, ErrIO, err)
 	}
-	return fmt.Errorf("open store %s: %w", dir, err)
+	// Pebble reports files that contradict each other (a table shorter
+	// than the MANIFEST says, an OPTIONS file that does not parse) without
+	// marking all of them as corruption; the disk answered, so the files
+	// are at fault.
+	return fmt.Errorf("open store %s: %w: %w", dir, ErrCorrupt, err)
 }
 
 // isLockError tells a lock held elsewhere from a LOCK file that cannot be
