@@ -34,6 +34,7 @@ func App() *cli.App {
 		},
 		Commands: []*cli.Command{
 			proveCommand(),
+			resumeCommand(),
 			setupCommand(),
 			verifyCommand(),
 			benchCommand(),

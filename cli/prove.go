@@ -19,6 +19,7 @@ import (
 	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
 )
 
 func proveFlags() []cli.Flag {
@@ -36,6 +37,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed"},
+		&cli.StringFlag{Name: "store", Usage: "checkpoint the job and every partition in this store directory (resume with cuzk resume)"},
 	)
 }
 
@@ -94,15 +96,39 @@ func prove(c *cli.Context) error {
 	if out == "" {
 		out = filepath.Join("build", "proofs", jobID)
 	}
+	req := runner.JobRequest{ID: jobID, Keys: k, Seed: seed, Partitions: nparts, Priority: prio}
+	var journal *runner.StoreJournal
+	if dir := c.String("store"); dir != "" {
+		st, err := store.Open(dir, nil)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		journal = runner.NewStoreJournal(st)
+		journal.Expect(req, ks.target, out)
+	}
+	return runJob(c, cfg, backend, devices, indices, journal, req, out)
+}
+
+// runJob proves one job (or what is left of it) and prints its report.
+func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
+	journal *runner.StoreJournal, req runner.JobRequest, out string) error {
+	k, jobID, nparts := req.Keys, req.ID, req.Partitions
+	todo := nparts
+	if req.Pending != nil {
+		todo = len(req.Pending)
+	}
 	var obs actors.Observers
 	if isTerminal(os.Stderr) {
-		obs = append(obs, &progress{w: c.App.ErrWriter, total: nparts})
+		obs = append(obs, &progress{w: c.App.ErrWriter, total: todo})
+	}
+	opts := runner.Options{Backend: backend, Devices: devices, Config: cfg, OutDir: out, Observer: obs,
+		Seed: uint64(time.Now().UnixNano())}
+	if journal != nil {
+		opts.Config.Journal, opts.Sink = journal, journal
 	}
 	start := time.Now()
-	reports, err := runner.Run(c.Context, runner.Options{
-		Backend: backend, Devices: devices, Config: cfg, OutDir: out, Observer: obs,
-		Seed: uint64(time.Now().UnixNano()),
-	}, []runner.JobRequest{{ID: jobID, Keys: k, Seed: seed, Partitions: nparts, Priority: prio}})
+	reports, err := runner.Run(c.Context, opts, []runner.JobRequest{req})
 	if err != nil {
 		return err
 	}
@@ -122,10 +148,10 @@ func prove(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
 			jobID, k.Circuit, k.Constraints(), nparts, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
 		printStageTable(c.App.Writer, rep)
-		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n", rep.Verified, nparts, wall.Round(time.Millisecond), out)
+		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n", rep.Verified, todo, wall.Round(time.Millisecond), out)
 	}
 	if rep.Failed > 0 {
-		return fmt.Errorf("%d of %d partitions failed", rep.Failed, nparts)
+		return fmt.Errorf("%d of %d partitions failed", rep.Failed, todo)
 	}
 	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
@@ -22,7 +24,8 @@ import (
 // Sink makes a finished partition durable. Finalize returns only after it
 // has, so a partition reported done is never lost.
 type Sink interface {
-	PartitionProved(p actors.PartitionID, proof, public []byte) error
+	PartitionSynthesized(p actors.PartitionID) error
+	PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error
 }
 
 // partition is what the executor holds for one partition between stages.
@@ -32,6 +35,21 @@ type partition struct {
 	comp *prover.Computed
 	bg2  curve.G2Jac
 	pub  []byte // the public witness in gnark's binary encoding
+
+	mu      sync.Mutex
+	timings prover.Timings
+}
+
+func (p *partition) took(stage string, start time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timings[stage] = time.Since(start)
+}
+
+func (p *partition) timingsCopy() prover.Timings {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.timings)
 }
 
 // job is a job the executor knows how to run.
@@ -75,7 +93,7 @@ func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
 	}
 	st, ok := e.parts[p]
 	if !ok {
-		st = &partition{}
+		st = &partition{timings: prover.Timings{}}
 		e.parts[p] = st
 	}
 	return j, st, nil
@@ -90,6 +108,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer st.took(w.Stage.String(), time.Now())
 	switch w.Stage {
 	case actors.StageSynthesize:
 		wit, err := prover.Witness(j.keys, j.seed, w.Partition.Partition)
@@ -106,6 +125,11 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		}
 		if err != nil {
 			return fmt.Errorf("partition %d: public witness: %w", w.Partition.Partition, err)
+		}
+		if e.sink != nil {
+			if err := e.sink.PartitionSynthesized(w.Partition); err != nil {
+				return fmt.Errorf("record synthesis of %s: %w", w.Partition, err)
+			}
 		}
 	case actors.StagePrep:
 		if st.sol == nil {
@@ -146,7 +170,7 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 		}
 	}
 	if e.sink != nil {
-		if err := e.sink.PartitionProved(p, pb.Bytes(), st.pub); err != nil {
+		if err := e.sink.PartitionProved(p, pb.Bytes(), st.pub, st.timingsCopy()); err != nil {
 			return fmt.Errorf("record proof of %s: %w", p, err)
 		}
 	}
@@ -164,6 +188,7 @@ func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
 	k.Size = j.keys.Constraints()
 	k.Bytes = Footprint(j.keys)
 	k.Run = func(ctx context.Context) error {
+		defer st.took("compute", time.Now())
 		if st.prep == nil {
 			return fmt.Errorf("partition %s: compute before prep", p)
 		}

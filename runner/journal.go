@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/store"
+)
+
+// Param keys a job records so that resume can run it again.
+const (
+	ParamTarget = "target" // the constraint target the keys were made for
+	ParamKeys   = "keys"   // the key set's directory
+	ParamOut    = "out"    // the proof output directory
+	ParamLayout = "layout" // the circuit layout, for the record
+)
+
+// StoreJournal records jobs and partitions in the store: it is the actors'
+// Journal and the executor's Sink. Every call returns once the change is on
+// disk.
+type StoreJournal struct {
+	st *store.Store
+
+	mu   sync.Mutex
+	jobs map[string]store.Job // what RecordJob writes for a new job
+}
+
+// NewStoreJournal returns a journal over st.
+func NewStoreJournal(st *store.Store) *StoreJournal {
+	return &StoreJournal{st: st, jobs: map[string]store.Job{}}
+}
+
+// Expect tells the journal the record of a job about to be submitted.
+func (j *StoreJournal) Expect(req JobRequest, target int, out string) {
+	// Absolute paths, so that resume works from any directory.
+	keys, out := absPath(req.Keys.Dir), absPath(out)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.jobs[req.ID] = store.Job{
+		ID: req.ID, Circuit: req.Keys.Circuit, Constraints: int64(req.Keys.Constraints()),
+		KeyHash: req.Keys.Hash, NumPartitions: req.Partitions, Priority: store.Priority(req.Priority),
+		Seed: req.Seed,
+		Params: map[string]string{
+			ParamTarget: strconv.Itoa(target), ParamKeys: keys, ParamOut: out,
+			ParamLayout: req.Keys.Layout.String(),
+		},
+	}
+}
+
+// RecordJob implements actors.Journal: a new job is written before the
+// scheduler accepts it; a resumed one must still be there with the same keys.
+func (j *StoreJournal) RecordJob(spec actors.JobSpec) error {
+	j.mu.Lock()
+	rec, ok := j.jobs[spec.ID]
+	j.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("job %s: not expected by the journal", spec.ID)
+	}
+	err := j.st.CreateJob(rec)
+	if errors.Is(err, store.ErrExists) {
+		old, gerr := j.st.Job(spec.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if old.KeyHash != rec.KeyHash {
+			return fmt.Errorf("job %s was started with key set %.16s, these keys are %.16s: refusing to mix proofs of different keys",
+				spec.ID, old.KeyHash, rec.KeyHash)
+		}
+		return nil
+	}
+	return err
+}
+
+// RecordAttempt implements actors.Journal.
+func (j *StoreJournal) RecordAttempt(p actors.PartitionID) error {
+	_, err := j.st.StartAttempt(p.Job, p.Partition)
+	return err
+}
+
+// RecordFailed implements actors.Journal.
+func (j *StoreJournal) RecordFailed(p actors.PartitionID, reason string) error {
+	return j.st.MarkFailed(p.Job, p.Partition, reason)
+}
+
+// PartitionSynthesized implements Sink.
+func (j *StoreJournal) PartitionSynthesized(p actors.PartitionID) error {
+	return j.st.MarkSynthesized(p.Job, p.Partition)
+}
+
+// PartitionProved implements Sink.
+func (j *StoreJournal) PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error {
+	return j.st.MarkProved(p.Job, p.Partition, proof, public, map[string]time.Duration(t))
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
