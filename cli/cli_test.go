@@ -25,7 +25,8 @@ func run(t *testing.T, args ...string) (string, string, error) {
 func TestProveVerifyAndTamper(t *testing.T) {
 	keys, out := t.TempDir(), t.TempDir()
 	stdout, stderr, err := run(t, "prove", "--circuit", "porep", "--constraints", "2K", "--partitions", "3",
-		"--backend", "cpu", "--keys", keys, "--out", out, "--setup-if-missing", "--json", "--seed", "00ff")
+		"--backend", "cpu", "--keys", keys, "--out", out, "--setup-if-missing", "--json", "--seed", "00ff",
+		"--trace", filepath.Join(out, "trace.json"))
 	if err != nil {
 		t.Fatalf("prove: %v\n%s", err, stderr)
 	}
@@ -49,6 +50,12 @@ func TestProveVerifyAndTamper(t *testing.T) {
 		if !p.Verified || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 {
 			t.Errorf("partition %d: %+v", p.Index, p)
 		}
+	}
+	if tr, err := os.ReadFile(filepath.Join(out, "trace.json")); err != nil || !json.Valid(tr) || !bytes.Contains(tr, []byte(`"compute"`)) {
+		t.Errorf("--trace did not write a Chrome trace with the compute stages: %v", err)
+	}
+	if !strings.Contains(stderr, "partitions done") {
+		t.Errorf("no metrics summary on stderr with --json:\n%s", stderr)
 	}
 	keyDir := filepath.Join(keys, "porep-2048")
 	proof := filepath.Join(out, "partition-01.proof")

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,9 +20,11 @@ import (
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
+	"github.com/cuzk/cuzk/trace"
 )
 
 func proveFlags() []cli.Flag {
@@ -37,6 +42,8 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics on this address while proving (e.g. :9400)"},
+		&cli.StringFlag{Name: "trace", Usage: "write lease and stage events to this file as a Chrome trace (open in Perfetto)"},
 		&cli.StringFlag{Name: "store", Usage: "checkpoint the job and every partition in this store directory (resume with cuzk resume)"},
 	)
 }
@@ -118,9 +125,31 @@ func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices [
 	if req.Pending != nil {
 		todo = len(req.Pending)
 	}
-	var obs actors.Observers
+	m := metrics.New()
+	obs := actors.Observers{m}
 	if isTerminal(os.Stderr) {
 		obs = append(obs, &progress{w: c.App.ErrWriter, total: todo})
+	}
+	if addr := c.String("metrics-addr"); addr != "" {
+		stop, err := serveMetrics(addr, m)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if path := c.String("trace"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		tw := trace.New(f)
+		obs = append(obs, tw)
+		defer func() {
+			if err := tw.Close(); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "trace %s: %v\n", path, err)
+			}
+			f.Close()
+		}()
 	}
 	opts := runner.Options{Backend: backend, Devices: devices, Config: cfg, OutDir: out, Observer: obs,
 		Seed: uint64(time.Now().UnixNano())}
@@ -148,8 +177,15 @@ func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices [
 		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
 			jobID, k.Circuit, k.Constraints(), nparts, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
 		printStageTable(c.App.Writer, rep)
-		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n", rep.Verified, todo, wall.Round(time.Millisecond), out)
+		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n\n", rep.Verified, todo, wall.Round(time.Millisecond), out)
 	}
+	// The summary goes beside the table; with --json, to stderr, so that
+	// stdout stays one JSON object.
+	summaryTo := c.App.Writer
+	if c.Bool("json") {
+		summaryTo = c.App.ErrWriter
+	}
+	fmt.Fprint(summaryTo, m.Summary().String())
 	if rep.Failed > 0 {
 		return fmt.Errorf("%d of %d partitions failed", rep.Failed, todo)
 	}
@@ -269,4 +305,18 @@ func (p *progress) Observe(e actors.Event) {
 	case actors.EvPartitionFailed:
 		fmt.Fprintf(p.w, "[%7.2fs] partition %d FAILED: %s\n", e.At.Seconds(), e.Partition.Partition, e.Err)
 	}
+}
+
+// serveMetrics serves /metrics on addr until stop is called.
+func serveMetrics(addr string, m *metrics.Metrics) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	slog.Info("serving metrics", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
 }

@@ -16,7 +16,7 @@ import (
 // resumeFlags are prove's flags that say how to run, not what to prove.
 func resumeFlags() []cli.Flag {
 	keep := map[string]bool{"backend": true, "gpu-lib": true, "json": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "max-attempts": true}
+		"devices": true, "vram-limit": true, "max-attempts": true, "metrics-addr": true, "trace": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
 		if keep[f.Names()[0]] {
