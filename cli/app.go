@@ -40,6 +40,8 @@ func App() *cli.App {
 			benchCommand(),
 			simCommand(),
 			versionCommand(),
+			jobsCommand(),
+			jobCommand(),
 		},
 	}
 }

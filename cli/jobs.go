@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
+	"github.com/urfave/cli/v2"
+)
+
+func storeFlag() *cli.StringFlag {
+	// Not Required: urfave/cli checks that before jobArg has parsed the
+	// flags written after the job id.
+	return &cli.StringFlag{Name: "store", Usage: "the store directory (as given to prove --store); required"}
+}
+
+// openStoreReadOnly opens a store for listing or export. Pebble locks the
+// directory even for reading, so a store in use fails; say why.
+func openStoreReadOnly(dir string) (*store.Store, error) {
+	st, err := store.Open(dir, &store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Errorf("%w; a prove or resume is using it, try again once it is done", err)
+	}
+	return st, err
+}
+
+// jobJSON is one job in the output of cuzk jobs --json.
+type jobJSON struct {
+	ID          string    `json:"id"`
+	Circuit     string    `json:"circuit"`
+	Constraints int64     `json:"constraints"`
+	KeyHash     string    `json:"key_hash"`
+	Priority    string    `json:"priority"`
+	Partitions  int       `json:"partitions"`
+	Proved      int       `json:"proved"`
+	Failed      int       `json:"failed"`
+	Pending     int       `json:"pending"` // neither proved nor failed (synthesized included)
+	Synthesized int       `json:"synthesized"`
+	Attempts    int       `json:"attempts"`
+	Created     time.Time `json:"created"`
+	Status      string    `json:"status"`
+}
+
+// status is one word for a job: done (every partition proved), failed
+// (finished with a failed partition), or unfinished.
+func status(s store.JobSummary) string {
+	switch {
+	case s.Done():
+		return "done"
+	case s.Finished():
+		return "failed"
+	}
+	return "unfinished"
+}
+
+func jobsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "jobs",
+		Usage: "list the jobs of a store with their progress",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array instead of a table"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("usage: cuzk jobs --store DIR [--json]: unexpected arguments %q", c.Args().Slice())
+			}
+			if c.String("store") == "" {
+				return fmt.Errorf("usage: cuzk jobs --store DIR [--json]: --store is required")
+			}
+			st, err := openStoreReadOnly(c.String("store"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			jobs, err := st.Jobs()
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJobsJSON(c.App.Writer, jobs)
+			}
+			return printJobs(c.App.Writer, jobs)
+		},
+	}
+}
+
+func printJobsJSON(w io.Writer, jobs []store.JobSummary) error {
+	out := make([]jobJSON, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, jobJSON{
+			ID: j.ID, Circuit: j.Circuit, Constraints: j.Constraints, KeyHash: j.KeyHash,
+			Priority: j.Priority.String(), Partitions: j.NumPartitions, Proved: j.Proved, Failed: j.Failed,
+			Pending: j.Pending + j.Synthesized, Synthesized: j.Synthesized, Attempts: j.Attempts,
+			Created: j.Created, Status: status(j),
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func printJobs(w io.Writer, jobs []store.JobSummary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCIRCUIT\tPRIORITY\tPARTITIONS\tPROVED\tFAILED\tPENDING\tATTEMPTS\tCREATED\tSTATUS")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", j.ID, j.Circuit, j.Priority, j.NumPartitions,
+			j.Proved, j.Failed, j.Pending+j.Synthesized, j.Attempts, j.Created.Local().Format(time.DateTime), status(j))
+	}
+	return tw.Flush()
+}
+
+func jobCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "job",
+		Usage: "look at one job of a store, or export its proofs",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "print a job's partitions: state, attempts, last error, stage timings",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{storeFlag()},
+				Action: func(c *cli.Context) error {
+					id, err := jobArg(c, "show", "--store DIR")
+					if err != nil {
+						return err
+					}
+					st, err := openStoreReadOnly(c.String("store"))
+					if err != nil {
+						return err
+					}
+					defer st.Close()
+					return showJob(c.App.Writer, st, id)
+				},
+			},
+			{
+				Name:      "proofs",
+				Usage:     "export a finished job's proofs: partition-NN.proof and partition-NN.public per partition",
+				ArgsUsage: "ID",
+				Flags: []cli.Flag{
+					storeFlag(),
+					&cli.StringFlag{Name: "out", Usage: "the directory to write the proofs to (created if missing); required"},
+				},
+				Action: func(c *cli.Context) error {
+					id, err := jobArg(c, "proofs", "--store DIR --out DIR")
+					if err != nil {
+						return err
+					}
+					st, err := openStoreReadOnly(c.String("store"))
+					if err != nil {
+						return err
+					}
+					defer st.Close()
+					n, err := exportProofs(st, id, c.String("out"))
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.ErrWriter, "job %s: %d proofs written to %s\n", id, n, c.String("out"))
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// jobArg returns the job id of "cuzk job NAME ID". urfave/cli stops parsing
+// flags at the first argument, so flags written after the id ("proofs ID
+// --out DIR", as users type it) are parsed here into c's flags.
+func jobArg(c *cli.Context, name, usage string) (string, error) {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return "", fmt.Errorf("usage: cuzk job %s ID %s: missing the job id", name, usage)
+	}
+	id, rest := args[0], args[1:]
+	if len(rest) > 0 {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				fs.Func(n, "", func(v string) error { return c.Set(f.Names()[0], v) })
+			}
+		}
+		if err := fs.Parse(rest); err != nil {
+			return "", fmt.Errorf("usage: cuzk job %s ID %s: %w", name, usage, err)
+		}
+		if fs.NArg() > 0 {
+			return "", fmt.Errorf("usage: cuzk job %s ID %s: unexpected arguments %q", name, usage, fs.Args())
+		}
+	}
+	for _, f := range []string{"store", "out"} {
+		if slices.ContainsFunc(c.Command.Flags, func(fl cli.Flag) bool { return fl.Names()[0] == f }) && c.String(f) == "" {
+			return "", fmt.Errorf("usage: cuzk job %s ID %s: --%s is required", name, usage, f)
+		}
+	}
+	return id, nil
+}
+
+func showJob(w io.Writer, st *store.Store, id string) error {
+	sum, err := st.Summary(id)
+	if err != nil {
+		return err
+	}
+	parts, err := st.Partitions(id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "job %s: circuit %s, %d constraints per partition, priority %s, created %s, %s\n",
+		sum.ID, sum.Circuit, sum.Constraints, sum.Priority, sum.Created.Local().Format(time.DateTime), status(sum))
+	if sum.KeyHash != "" {
+		fmt.Fprintf(w, "key hash %s\n", sum.KeyHash)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tSTATE\tATTEMPTS\tPROOF\tTIMINGS\tLAST ERROR")
+	for _, p := range parts {
+		proof := "-"
+		if p.State == store.Proved {
+			proof = fmt.Sprintf("%d B", len(p.Proof))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", p.Index, p.State, p.Attempts, proof, timings(p.Timings), p.LastError)
+	}
+	return tw.Flush()
+}
+
+// timings prints stage timings in the order of the stages.
+func timings(t map[string]time.Duration) string {
+	if len(t) == 0 {
+		return "-"
+	}
+	order := []string{"synthesize", "prep", "stage", "compute", "b_g2", "finalize"}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		ia, ib := slices.Index(order, a), slices.Index(order, b)
+		if ia < 0 {
+			ia = len(order)
+		}
+		if ib < 0 {
+			ib = len(order)
+		}
+		if ia != ib {
+			return ia - ib
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	var b bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%s", k, t[k].Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// exportProofs writes the proofs of a done job to out, named as the prover
+// names them. A file already there with other content is not replaced: it
+// would mix proofs of two jobs in one directory.
+func exportProofs(st *store.Store, id, out string) (int, error) {
+	sum, err := st.Summary(id)
+	if err != nil {
+		return 0, err
+	}
+	if !sum.Done() {
+		return 0, fmt.Errorf("job %s is not done: %d of %d partitions proved, %d failed, %d pending; nothing exported",
+			id, sum.Proved, sum.NumPartitions, sum.Failed, sum.Pending+sum.Synthesized)
+	}
+	proofs, err := st.Proofs(id)
+	if err != nil {
+		return 0, err
+	}
+	if len(proofs) != sum.NumPartitions {
+		return 0, fmt.Errorf("job %s: %d proofs for %d partitions; nothing exported", id, len(proofs), sum.NumPartitions)
+	}
+	for _, p := range proofs {
+		for name, b := range map[string][]byte{runner.ProofFile(p.Index): p.Proof, runner.PublicFile(p.Index): p.Public} {
+			path := filepath.Join(out, name)
+			old, err := os.ReadFile(path)
+			if err == nil && !bytes.Equal(old, b) {
+				return 0, fmt.Errorf("export job %s: %s exists with other content; export to another directory", id, path)
+			}
+		}
+	}
+	for _, p := range proofs {
+		if err := runner.WriteProof(out, p.Index, p.Proof, p.Public); err != nil {
+			return 0, fmt.Errorf("export job %s to %s: %w", id, out, err)
+		}
+	}
+	return len(proofs), nil
+}
