@@ -113,6 +113,7 @@ func prove(c *cli.Context) error {
 		defer st.Close()
 		journal = runner.NewStoreJournal(st)
 		journal.Expect(req, ks.target, out)
+		fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", jobID, dir, dir)
 	}
 	return runJob(c, cfg, backend, devices, indices, journal, req, out)
 }
