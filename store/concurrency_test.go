@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -98,5 +99,12 @@ func TestPanicBecomesError(t *testing.T) {
 	if _, err := s.Jobs(); err == nil {
 		t.Fatal("the store went on after a panic")
 	}
-	// s is not closed: a panic may have left Pebble's own locks held.
+	done := make(chan error)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		t.Logf("close: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("close hangs after a panic")
+	}
 }
