@@ -370,3 +370,25 @@ func TestDiskFailsAtOpen(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestForeignDirectory: a directory with files of its own is not made a
+// store; an empty one is.
+func TestForeignDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, &Options{Logger: quietLogger()})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "notes.txt") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("open of a directory with other files: %v; want ErrInvalid naming notes.txt", err)
+	}
+	t.Log(err)
+	if names := fileNames(t, dir); len(names) != 1 {
+		t.Fatalf("the refused open left %v", names)
+	}
+	s, err := Open(t.TempDir(), &Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("open of an empty directory: %v", err)
+	}
+	s.Close()
+}

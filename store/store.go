@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // formatVersion is the Pebble on-disk format a new store is created with. It
@@ -61,6 +63,9 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 			return nil, fmt.Errorf("open store %s: no store there: %w", dir, ErrNotFound)
 		}
 	}
+	if err := checkDir(o.FS, dir); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	var db *pebble.DB
 	defer func() {
 		if r := recover(); r != nil {
@@ -82,6 +87,38 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// checkDir refuses to create a store in a directory that holds files of its
+// own (a mistyped --store pointing at a home directory): Pebble would add its
+// files among them. A directory with Pebble's files only, such as one left by
+// a crash during creation, is fine.
+func checkDir(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil // missing: Pebble creates it; unreadable: Pebble says why
+	}
+	var foreign []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "MANIFEST-") {
+			return nil // an existing database; checkSchema decides
+		}
+		pebbleFile := n == "LOCK" || n == "CURRENT" || strings.HasPrefix(n, "OPTIONS-") ||
+			strings.HasPrefix(n, "marker.") || strings.HasPrefix(n, "temporary.") ||
+			strings.HasSuffix(n, ".log") || strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".dbtmp")
+		if !pebbleFile {
+			foreign = append(foreign, n)
+		}
+	}
+	if len(foreign) > 0 {
+		slices.Sort(foreign)
+		if len(foreign) > 3 {
+			foreign = append(foreign[:3], "...")
+		}
+		return fmt.Errorf("directory holds other files (%s): a store needs a directory of its own: %w",
+			strings.Join(foreign, ", "), ErrInvalid)
+	}
+	return nil
 }
 
 // closeQuietly closes a database that is being given up on; its own error or
