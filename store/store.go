@@ -43,9 +43,10 @@ type Store struct {
 
 // Open opens the store in dir, creating it (and dir) unless opts.ReadOnly. A
 // nil opts means the defaults. It fails with ErrLocked when another process
-// holds the store, ErrSchema when the store was written by a newer build,
-// ErrCorrupt when Pebble finds the database damaged, and ErrNotFound when
-// ReadOnly and there is no store.
+// holds the store, ErrSchema when the store was written by a newer build or
+// dir holds a Pebble database that is not a store, ErrCorrupt when Pebble
+// finds the database damaged, ErrIO when the disk fails, ErrInvalid when dir
+// holds files of its own, and ErrNotFound when ReadOnly and there is no store.
 func Open(dir string, opts *Options) (s *Store, err error) {
 	o := opts.withDefaults()
 	lg := &pebbleLogger{log: o.Logger, dir: dir}
