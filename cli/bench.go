@@ -34,16 +34,17 @@ func benchProveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prove",
 		Usage: "staged prover against gnark's groth16.Prove on the same circuit, same run",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "circuit", Value: "mimc", Usage: "example circuit: mimc or porep"},
 			&cli.StringFlag{Name: "sizes", Value: "4K,64K,1M", Usage: "target constraint counts, comma separated"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)"},
 			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing)"},
-			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "backend of the staged prover: cpu"},
-		},
+			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "cpu: the staged prover against gnark's; gpu: jobs through the actors on the GPU per design and worker count"},
+		}, benchGPUFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.String("backend") != "cpu" {
-				return fmt.Errorf("bench prove --backend %s: only cpu is available in this build", c.String("backend"))
+			gpuMode := c.String("backend") == "gpu"
+			if c.String("backend") != "cpu" && !gpuMode {
+				return fmt.Errorf("bench prove --backend %s: want cpu or gpu", c.String("backend"))
 			}
 			if c.Int("runs") < 1 {
 				return fmt.Errorf("--runs must be at least 1")
@@ -76,6 +77,12 @@ func benchProveCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
+				if gpuMode {
+					if err := benchProveGPU(c, k); err != nil {
+						return err
+					}
+					continue
+				}
 				r := row{target: target, constraints: k.Constraints()}
 				r.gnark, r.staged, r.verify, r.stages, err = benchOne(c.Context, k, c.Int("runs"))
 				if err != nil {
@@ -83,6 +90,9 @@ func benchProveCommand() *cli.Command {
 				}
 				fmt.Fprintf(c.App.ErrWriter, "bench: %s %d constraints: gnark %s, staged %s\n", circ.Name(), r.constraints, ms(r.gnark), ms(r.staged))
 				rows = append(rows, r)
+			}
+			if gpuMode {
+				return nil
 			}
 			fmt.Fprintf(c.App.Writer, "circuit %s, %d cores, median of %d runs, times in ms\n", circ.Name(), runtime.NumCPU(), c.Int("runs"))
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -122,6 +122,9 @@ func prove(c *cli.Context) error {
 func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
 	journal *runner.StoreJournal, req runner.JobRequest, out string) error {
 	k, jobID, nparts := req.Keys, req.ID, req.Partitions
+	if err := preloadKeys(backend, k); err != nil {
+		return err
+	}
 	todo := nparts
 	if req.Pending != nil {
 		todo = len(req.Pending)

@@ -186,7 +186,7 @@ func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
 		return k
 	}
 	k.Size = j.keys.Constraints()
-	k.Bytes = Footprint(j.keys)
+	k.Bytes = FootprintFor(e.backend, j.keys)
 	k.Run = func(ctx context.Context) error {
 		defer st.took("compute", time.Now())
 		if st.prep == nil {
@@ -218,6 +218,21 @@ func Footprint(k *prover.Keys) int64 {
 	n := int64(k.PK.Domain.Cardinality)
 	wires := int64(len(k.PK.InfinityA))
 	return elem * (3*n + 3*wires)
+}
+
+// Footprinter is a backend that knows the device buffer one partition needs
+// (the GPU backend's layout, aligned, without what it keeps per device).
+type Footprinter interface {
+	Footprint(k *prover.Keys) int64
+}
+
+// FootprintFor is the device memory one partition of k holds with backend
+// b: the backend's own figure when it has one, else Footprint.
+func FootprintFor(b prover.Backend, k *prover.Keys) int64 {
+	if f, ok := b.(Footprinter); ok {
+		return f.Footprint(k)
+	}
+	return Footprint(k)
 }
 
 // ProofFile and PublicFile are the names of a partition's outputs.

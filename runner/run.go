@@ -80,7 +80,7 @@ func Run(ctx context.Context, opt Options, jobs []JobRequest) ([]JobReport, erro
 	for _, j := range jobs {
 		exec.AddJob(j.ID, j.Keys, j.Seed)
 		spec := actors.JobSpec{ID: j.ID, Partitions: j.Partitions, Pending: j.Pending,
-			Size: j.Keys.Constraints(), VRAM: Footprint(j.Keys), Priority: j.Priority}
+			Size: j.Keys.Constraints(), VRAM: FootprintFor(opt.Backend, j.Keys), Priority: j.Priority}
 		if err := engine.Submit(spec); err != nil {
 			return nil, fmt.Errorf("submit job %s: %w", j.ID, err)
 		}

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpuprove"
+	"github.com/cuzk/cuzk/metrics"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/trace"
+)
+
+// benchGPUFlags are bench prove's flags for --backend gpu.
+func benchGPUFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "gpu: partitions per job"},
+		&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "gpu: lock designs to run, comma separated"},
+		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
+		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
+		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
+		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per job into this directory"},
+		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it"},
+	}
+}
+
+// gpuBenchRow is one job under one design, worker count and VRAM limit.
+type gpuBenchRow struct {
+	design      string
+	workers     int
+	vram        int64
+	wall        time.Duration
+	busy        float64
+	computeWait [2]time.Duration // p50, p99 of the lock that gates kernels
+	stageWait   [2]time.Duration // p50, p99 of the staging lock (mem, budget), if any
+	ooms, falls int
+	retries     int
+	verified    int
+	computeMean time.Duration
+}
+
+// benchProveGPU proves one job per design × workers × VRAM limit on the GPU
+// and prints a table, with gnark's CPU prover on the same circuit beside it.
+func benchProveGPU(c *cli.Context, k *prover.Keys) error {
+	nparts := c.Int("partitions")
+	if nparts < 1 {
+		return fmt.Errorf("--partitions must be at least 1")
+	}
+	designs := strings.Split(c.String("designs"), ",")
+	for _, d := range designs {
+		if err := (actors.Config{Design: d}).WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("--designs: %w", err)
+		}
+	}
+	workers, err := parseIndexList(c.String("workers"))
+	if err != nil {
+		return fmt.Errorf("--workers: %w", err)
+	}
+	var limits []int64
+	for _, s := range strings.Split(c.String("vram-limits"), ",") {
+		if strings.TrimSpace(s) == "0" {
+			limits = append(limits, 0)
+			continue
+		}
+		v, err := parseBytes(s)
+		if err != nil {
+			return fmt.Errorf("--vram-limits: %w", err)
+		}
+		limits = append(limits, v)
+	}
+	traceDir := c.String("trace-dir")
+	if traceDir != "" {
+		if err := os.MkdirAll(traceDir, 0o755); err != nil {
+			return fmt.Errorf("--trace-dir: %w", err)
+		}
+	}
+	out, err := os.MkdirTemp("", "cuzk-bench-proofs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(out)
+
+	var rows []gpuBenchRow
+	var warm time.Duration
+	var device string
+	for _, limit := range limits {
+		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit})
+		if err != nil {
+			return err
+		}
+		device = g.Devices[0].Info().Name
+		if err := g.Backend.Preload(k); err != nil {
+			g.Close()
+			return err
+		}
+		// One partition outside the timings: the kernels' first launches,
+		// the pool's first growth.
+		start := time.Now()
+		if err := benchWarmUp(c.Context, k, g.Backend); err != nil {
+			g.Close()
+			return err
+		}
+		warm = time.Since(start)
+		for _, design := range designs {
+			for _, w := range workers {
+				row, err := benchGPUJob(c, k, g, design, w, limit, nparts, out, traceDir)
+				if err != nil {
+					g.Close()
+					return err
+				}
+				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, %d/%d verified\n",
+					design, w, limitName(limit), row.wall.Seconds(), row.verified, nparts)
+				rows = append(rows, row)
+			}
+		}
+		if err := g.Close(); err != nil {
+			return err
+		}
+	}
+	var gnarkPart time.Duration
+	if runs := c.Int("gnark-runs"); runs > 0 {
+		if gnarkPart, err = benchGnark(k, runs); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s; GPU warm-up partition %.2f s\n",
+		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, warm.Seconds())
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "design\tworkers\tVRAM limit\ts/job\tGPU busy\tcompute wait p50\tp99\tstage wait p50\tp99\tcompute mean\tOOMs\tfallbacks\tretries\tverified\t")
+	best := time.Duration(0)
+	for _, r := range rows {
+		if best == 0 || r.wall < best {
+			best = r.wall
+		}
+		sw50, sw99 := "-", "-"
+		if r.design != "single" {
+			sw50, sw99 = msWait(r.stageWait[0]), msWait(r.stageWait[1])
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t\n", r.design, r.workers, limitName(r.vram),
+			r.wall.Seconds(), 100*r.busy, msWait(r.computeWait[0]), msWait(r.computeWait[1]), sw50, sw99, msWait(r.computeMean),
+			r.ooms, r.falls, r.retries, r.verified, nparts)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if gnarkPart > 0 {
+		cpuJob := time.Duration(nparts) * gnarkPart
+		fmt.Fprintf(c.App.Writer, "gnark groth16.Prove (CPU, all cores): %.2f s per partition, %.2f s per %d-partition job; best GPU job %.2f s: %.1f× faster\n",
+			gnarkPart.Seconds(), cpuJob.Seconds(), nparts, best.Seconds(), float64(cpuJob)/float64(best))
+	}
+	return nil
+}
+
+func limitName(v int64) string {
+	if v == 0 {
+		return "card"
+	}
+	return gpu.FormatBytes(v)
+}
+
+func msWait(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+// benchWarmUp proves one partition with the GPU backend, outside the actors.
+func benchWarmUp(ctx context.Context, k *prover.Keys, b prover.Backend) error {
+	w, err := prover.Witness(k, []byte("warm-up"), 0)
+	if err != nil {
+		return err
+	}
+	if _, _, err := prover.Prove(ctx, k, b, w, nil); err != nil {
+		return fmt.Errorf("GPU warm-up proof: %w", err)
+	}
+	return nil
+}
+
+// benchGnark is the median time of gnark's own prover on one partition.
+func benchGnark(k *prover.Keys, runs int) (time.Duration, error) {
+	w, err := prover.Witness(k, []byte("bench"), 0)
+	if err != nil {
+		return 0, err
+	}
+	var ds []time.Duration
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		if _, err := groth16.Prove(k.CS, k.PK, w); err != nil {
+			return 0, fmt.Errorf("gnark prove: %w", err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return median(ds), nil
+}
+
+func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string, workers int, limit int64,
+	nparts int, out, traceDir string) (gpuBenchRow, error) {
+	row := gpuBenchRow{design: design, workers: workers, vram: limit}
+	m := metrics.New()
+	waits := &leaseWaits{byLock: map[string][]time.Duration{}}
+	obs := actors.Observers{m, waits}
+	var tw *trace.Writer
+	var tf *os.File
+	if traceDir != "" {
+		name := fmt.Sprintf("trace-%s-w%d-%s.json", design, workers, strings.ReplaceAll(limitName(limit), " ", ""))
+		f, err := os.Create(filepath.Join(traceDir, name))
+		if err != nil {
+			return row, fmt.Errorf("--trace-dir: %w", err)
+		}
+		tf, tw = f, trace.New(f)
+		obs = append(obs, tw)
+	}
+	cfg := actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults()
+	seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
+	req := runner.JobRequest{ID: fmt.Sprintf("bench-%s-w%d", design, workers), Keys: k, Seed: seed, Partitions: nparts}
+	reports, err := runner.Run(c.Context, runner.Options{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
+		OutDir: filepath.Join(out, req.ID), Observer: obs, Seed: uint64(time.Now().UnixNano())}, []runner.JobRequest{req})
+	if tw != nil {
+		if cerr := tw.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		tf.Close()
+	}
+	if err != nil {
+		return row, err
+	}
+	rep := reports[0]
+	row.wall, row.verified = rep.Wall, rep.Verified
+	s := m.Summary()
+	row.retries = s.Retried
+	for _, d := range s.Devices {
+		row.busy, row.ooms, row.falls = d.Busy, d.OOMs, d.Fallbacks
+	}
+	for _, st := range s.Stages {
+		if st.Stage == actors.StageCompute.String() {
+			row.computeMean = st.Mean
+		}
+	}
+	gate, stage := "compute", map[string]string{"split": "mem", "split-devsync": "mem", "budget": "budget"}[design]
+	if design == "single" {
+		gate = "gpu"
+	}
+	row.computeWait = waits.percentiles(gate)
+	row.stageWait = waits.percentiles(stage)
+	return row, nil
+}
+
+// leaseWaits keeps every lease's wait, by lock.
+type leaseWaits struct {
+	mu     sync.Mutex
+	byLock map[string][]time.Duration
+}
+
+func (l *leaseWaits) Observe(e actors.Event) {
+	if e.Kind != actors.EvLeaseGrant {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byLock[e.Lock] = append(l.byLock[e.Lock], e.Took)
+}
+
+// percentiles returns the p50 and p99 waits of a lock (nearest rank).
+func (l *leaseWaits) percentiles(lock string) [2]time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ds := slices.Clone(l.byLock[lock])
+	if len(ds) == 0 {
+		return [2]time.Duration{}
+	}
+	slices.Sort(ds)
+	rank := func(p float64) time.Duration {
+		i := int(p*float64(len(ds))+0.999999) - 1
+		return ds[min(max(i, 0), len(ds)-1)]
+	}
+	return [2]time.Duration{rank(0.50), rank(0.99)}
+}

@@ -1,0 +1,307 @@
+// Package gpuprove proves on GPUs: a prover.Backend whose stage and compute
+// stages run on the device through the CUDA kernel library (package cuda),
+// and a gpu.Device over the same GPU for the lock designs.
+//
+// Per partition, Stage copies a, b, c and the three wire vectors into one
+// device buffer; Compute runs H on the device (three inverse NTTs, three
+// coset NTTs, the quotient step and an inverse coset NTT, as prover.ComputeH
+// does on the CPU), feeds H straight into the Z MSM, and runs the A, B and K
+// MSMs against the proving key's G1 points, which are uploaded once per device
+// and stay resident. b_g2 stays on the CPU (prover.BG2).
+package gpuprove
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// Backend is the GPU prover backend. It is safe for concurrent use.
+type Backend struct {
+	devs  map[int]*deviceKeys // by CUDA device index
+	order []int
+
+	mu sync.Mutex
+	rr int // next device for calls that come without a placement
+}
+
+var _ prover.Backend = (*Backend)(nil)
+
+// NewBackend returns a backend on the given devices.
+func NewBackend(devices []*cuda.Device) (*Backend, error) {
+	if len(devices) == 0 {
+		return nil, errors.New("gpu backend: no devices")
+	}
+	b := &Backend{devs: map[int]*deviceKeys{}}
+	for _, d := range devices {
+		if _, dup := b.devs[d.Index()]; dup {
+			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
+		}
+		dk, err := newDeviceKeys(d)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.devs[d.Index()] = dk
+		b.order = append(b.order, d.Index())
+	}
+	return b, nil
+}
+
+// Name implements prover.Backend.
+func (b *Backend) Name() string { return "gpu" }
+
+// Preload uploads k's G1 points and NTT tables to every device now, rather
+// than in the first partition's compute, so that the devices' Info reports
+// the memory left for partitions.
+func (b *Backend) Preload(k *prover.Keys) error {
+	for _, i := range b.order {
+		r, _, err := b.devs[i].acquire(k)
+		if err != nil {
+			return err
+		}
+		b.devs[i].release(r)
+	}
+	return nil
+}
+
+// Resident is the bytes of proving-key points resident on device i.
+func (b *Backend) Resident(i int) int64 {
+	if dk, ok := b.devs[i]; ok {
+		return dk.resident()
+	}
+	return 0
+}
+
+// Reserved is the memory of device i that partitions' buffers cannot have:
+// resident keys, NTT tables and one MSM's scratch.
+func (b *Backend) Reserved(i int) int64 {
+	if dk, ok := b.devs[i]; ok {
+		return dk.reserved()
+	}
+	return 0
+}
+
+// EvictIdle frees the keys no partition has used for idle, on every device,
+// and returns the bytes freed.
+func (b *Backend) EvictIdle(idle time.Duration) (int64, error) {
+	var total int64
+	for _, i := range b.order {
+		n, err := b.devs[i].evictIdle(idle)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// Close frees the resident keys and tables of every device.
+func (b *Backend) Close() error {
+	var errs []error
+	for _, i := range b.order {
+		errs = append(errs, b.devs[i].close())
+	}
+	return errors.Join(errs...)
+}
+
+// layout places a partition's vectors in one buffer, each on a 256-byte
+// boundary: a, b, c (the domain) and the A, B, K wire vectors.
+type layout struct {
+	n, na, nb, nk       int
+	a, b, c, wa, wb, wk int64 // offsets
+	total               int64
+}
+
+func newLayout(n, na, nb, nk int) layout {
+	l := layout{n: n, na: na, nb: nb, nk: nk}
+	off := int64(0)
+	place := func(elems int) int64 {
+		at := off
+		off += (int64(elems)*scalarBytes + 255) &^ 255
+		return at
+	}
+	l.a, l.b, l.c = place(n), place(n), place(n)
+	l.wa, l.wb, l.wk = place(na), place(nb), place(nk)
+	l.total = max(off, 256)
+	return l
+}
+
+func keyLayout(k *prover.Keys) layout {
+	pk := k.PK
+	return newLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
+}
+
+// Footprint is the device buffer one partition of k needs: its staged
+// vectors. MSM scratch and the key are counted once per device (Reserved),
+// since only the compute lock's holder runs MSMs.
+func (b *Backend) Footprint(k *prover.Keys) int64 { return keyLayout(k).total }
+
+// staged is a partition on the device.
+type staged struct {
+	dk        *deviceKeys
+	res       *resident
+	dom       *cuda.Domain
+	s         cuda.Stream
+	base      cuda.Ptr
+	l         layout
+	ownBuf    bool
+	ownStream bool
+	once      sync.Once
+}
+
+func (s *staged) ptr(off int64) cuda.Ptr { return s.base.Add(off) }
+
+// Release frees what Stage allocated itself (not a design's buffer).
+func (s *staged) Release() {
+	s.once.Do(func() {
+		cd := s.dk.cd
+		if s.ownBuf {
+			_ = cd.FreeAsync(s.base, s.s)
+			_ = cd.StreamSync(s.s)
+		}
+		if s.ownStream {
+			_ = cd.DestroyStream(s.s)
+		}
+		s.dk.release(s.res)
+	})
+}
+
+// Stage implements prover.Backend: it copies the partition's vectors to the
+// device. Run by a Device's kernel (ctx carries a Placement), it uses the
+// partition's stream and the buffer its design allocated; called directly,
+// it picks a device, a stream of its own and a buffer from the pool.
+func (b *Backend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared) (prover.Staged, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l := keyLayout(k)
+	if len(p.A) != l.n || len(p.B) != l.n || len(p.C) != l.n {
+		return nil, fmt.Errorf("gpu stage: a, b, c of %d, %d, %d elements for a domain of %d", len(p.A), len(p.B), len(p.C), l.n)
+	}
+	if len(p.WiresA) != l.na || len(p.WiresB) != l.nb || len(p.WiresK) != l.nk {
+		return nil, fmt.Errorf("gpu stage: wire vectors of %d, %d, %d for %d, %d, %d key points: keys are for another circuit",
+			len(p.WiresA), len(p.WiresB), len(p.WiresK), l.na, l.nb, l.nk)
+	}
+	st := &staged{l: l}
+	pl, placed := PlacementFrom(ctx)
+	if placed && pl.Device != nil {
+		dk, ok := b.devs[pl.Device.index]
+		if !ok {
+			return nil, fmt.Errorf("gpu stage: device %d is not one of the backend's", pl.Device.index)
+		}
+		st.dk, st.s = dk, pl.Stream
+		if pl.Buffer != 0 {
+			if pl.Bytes < l.total {
+				return nil, fmt.Errorf("gpu stage: the design's buffer has %d bytes, the partition needs %d", pl.Bytes, l.total)
+			}
+			st.base = pl.Buffer
+		}
+	} else {
+		b.mu.Lock()
+		st.dk = b.devs[b.order[b.rr%len(b.order)]]
+		b.rr++
+		b.mu.Unlock()
+		s, err := st.dk.cd.NewStream()
+		if err != nil {
+			return nil, fmt.Errorf("gpu stage: %w", err)
+		}
+		st.s, st.ownStream = s, true
+	}
+	cd := st.dk.cd
+	var err error
+	st.res, st.dom, err = st.dk.acquire(k)
+	if err != nil {
+		if st.ownStream {
+			_ = cd.DestroyStream(st.s)
+		}
+		return nil, err
+	}
+	if st.base == 0 {
+		if st.base, err = cd.MallocAsync(l.total, st.s); err != nil {
+			st.Release()
+			return nil, fmt.Errorf("gpu stage: %w", err)
+		}
+		st.ownBuf = true
+	}
+	for _, c := range []struct {
+		name string
+		off  int64
+		v    []fr.Element
+	}{{"a", l.a, p.A}, {"b", l.b, p.B}, {"c", l.c, p.C}, {"wires A", l.wa, p.WiresA}, {"wires B", l.wb, p.WiresB}, {"wires K", l.wk, p.WiresK}} {
+		if err := cuda.CopyIn(cd, st.ptr(c.off), c.v, st.s); err != nil {
+			st.Release()
+			return nil, fmt.Errorf("gpu stage: copy %s: %w", c.name, err)
+		}
+	}
+	return st, nil
+}
+
+// Compute implements prover.Backend: H on the device, then the four G1 MSMs.
+func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	st, ok := s.(*staged)
+	if !ok {
+		return nil, fmt.Errorf("gpu backend: staged data of type %T", s)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if st.res.hash != k.Hash {
+		return nil, fmt.Errorf("gpu compute: staged with keys %s, computing with %s", short(st.res.hash), short(k.Hash))
+	}
+	cd, l, dom := st.dk.cd, st.l, st.dom
+	a, bb, c := st.ptr(l.a), st.ptr(l.b), st.ptr(l.c)
+	// H = (A·B − C)/Z as prover.ComputeH: interpolate, evaluate on the coset,
+	// divide pointwise, interpolate back. All in place, ordered on the stream.
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"intt a", func() error { return dom.NTT(a, true, false, st.s) }},
+		{"intt b", func() error { return dom.NTT(bb, true, false, st.s) }},
+		{"intt c", func() error { return dom.NTT(c, true, false, st.s) }},
+		{"coset ntt a", func() error { return dom.NTT(a, false, true, st.s) }},
+		{"coset ntt b", func() error { return dom.NTT(bb, false, true, st.s) }},
+		{"coset ntt c", func() error { return dom.NTT(c, false, true, st.s) }},
+		{"quotient", func() error { return dom.GrothH(a, bb, c, st.s) }},
+		{"coset intt h", func() error { return dom.NTT(a, true, true, st.s) }},
+	}
+	for _, step := range steps {
+		if err := step.run(); err != nil {
+			return nil, fmt.Errorf("gpu compute: %s: %w", step.name, err)
+		}
+	}
+	var out prover.Computed
+	r := st.res
+	for _, m := range []struct {
+		name            string
+		dst             *curve.G1Jac
+		points, scalars cuda.Ptr
+		n               int
+	}{
+		// H stays on the device for Z. deg H = n−2: its last coefficient is
+		// zero and Z has n−1 points.
+		{"Z", &out.Z, r.z, a, r.nz},
+		{"A", &out.A, r.a, st.ptr(l.wa), r.na},
+		{"B1", &out.B1, r.b, st.ptr(l.wb), r.nb},
+		{"K", &out.K, r.k, st.ptr(l.wk), r.nk},
+	} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sum, err := cd.MSM(m.points, m.scalars, m.n, cuda.Montgomery, cuda.MSMOptions{}, st.s)
+		if err != nil {
+			return nil, fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
+		}
+		*m.dst = sum
+	}
+	return &out, nil
+}

@@ -1,0 +1,324 @@
+package gpuprove_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	urfave "github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/cli"
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpuprove"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// requireGPU is set on the GPU machine, where a skip would hide a failure.
+var requireGPU = os.Getenv("CUZK_REQUIRE_GPU") == "1"
+
+// openGPU opens device 0 with opt, or skips (fails under CUZK_REQUIRE_GPU=1)
+// when there is no kernel library or GPU.
+func openGPU(t *testing.T, opt gpuprove.Options) *gpuprove.GPUs {
+	t.Helper()
+	g, err := gpuprove.Open(opt)
+	if err != nil {
+		if requireGPU {
+			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
+		}
+		if errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU backend: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return g
+}
+
+// cliRun runs the cuzk app in-process.
+func cliRun(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	app := cli.App()
+	app.Writer, app.ErrWriter = &out, &errOut
+	app.ExitErrHandler = func(*urfave.Context, error) {}
+	err := app.Run(append([]string{"cuzk"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+var (
+	keysMu sync.Mutex
+	keys   = map[string]*prover.Keys{}
+)
+
+func setupKeys(t *testing.T, circuit string, target int) *prover.Keys {
+	t.Helper()
+	keysMu.Lock()
+	defer keysMu.Unlock()
+	name := fmt.Sprintf("%s-%d", circuit, target)
+	if k, ok := keys[name]; ok {
+		return k
+	}
+	c, err := circuits.Lookup(circuit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prover.Setup(c, target)
+	if err != nil {
+		t.Fatalf("setup %s at %d: %v", circuit, target, err)
+	}
+	// The key cache is keyed by the content hash, which only Save computes.
+	if err := k.Save(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	keys[name] = k
+	return k
+}
+
+func TestOpenWithoutLibraryIsUnavailable(t *testing.T) {
+	_, err := gpuprove.Open(gpuprove.Options{Library: "/nonexistent/" + cuda.LibraryName})
+	if !errors.Is(err, cuda.ErrUnavailable) {
+		t.Fatalf("Open of a missing library: got %v, want cuda.ErrUnavailable", err)
+	}
+}
+
+// With no library, --backend auto proves on the CPU after a one-line notice,
+// and --backend gpu refuses.
+func TestAutoFallsBackToCPU(t *testing.T) {
+	keyDir, out := t.TempDir(), t.TempDir()
+	lib := "--gpu-lib=/nonexistent/" + cuda.LibraryName
+	stdout, stderr, err := cliRun(t, "prove", "--circuit", "mimc", "--constraints", "1K", "--partitions", "1",
+		"--backend", "auto", lib, "--keys", keyDir, "--out", out, "--setup-if-missing", "--json")
+	if err != nil {
+		t.Fatalf("prove --backend auto: %v\n%s", err, stderr)
+	}
+	notice := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "notice: no GPU backend") {
+			notice++
+		}
+	}
+	var rep struct {
+		Backend  string `json:"backend"`
+		Verified int    `json:"verified"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if notice != 1 || rep.Backend != "cpu" || rep.Verified != 1 {
+		t.Fatalf("auto without a library: %d notices, backend %q, %d verified\n%s", notice, rep.Backend, rep.Verified, stderr)
+	}
+	if _, _, err := cliRun(t, "prove", "--circuit", "mimc", "--constraints", "1K", "--partitions", "1",
+		"--backend", "gpu", lib, "--keys", keyDir, "--out", out); !errors.Is(err, cuda.ErrUnavailable) {
+		t.Fatalf("prove --backend gpu without a library: got %v, want cuda.ErrUnavailable", err)
+	}
+}
+
+// The partition buffer holds every staged vector, and the MSM scratch
+// estimate grows with the MSM.
+func TestFootprintCoversTheStagedVectors(t *testing.T) {
+	k := setupKeys(t, "porep", 1<<10)
+	pk := k.PK
+	need := int64(32 * (3*int(pk.Domain.Cardinality) + len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.K)))
+	if got := (&gpuprove.Backend{}).Footprint(k); got < need || got > need+6*256 {
+		t.Fatalf("footprint %d bytes for %d bytes of vectors", got, need)
+	}
+	prev := int64(0)
+	for _, n := range []int{1, 1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 27} {
+		s := gpuprove.MSMScratch(n)
+		if s <= prev || s < 16*int64(n) {
+			t.Fatalf("MSM scratch for %d points: %d bytes (previous size %d)", n, s, prev)
+		}
+		prev = s
+	}
+}
+
+// The GPU backend's MSM sums equal the CPU backend's on the same prepared
+// partition (they are deterministic), and the proof it gives verifies.
+func TestGPUComputeEqualsCPU(t *testing.T) {
+	g := openGPU(t, gpuprove.Options{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		circuit string
+		target  int
+	}{{"mimc", 1 << 12}, {"porep", 1 << 13}, {"mimc", 1 << 14}} {
+		k := setupKeys(t, tc.circuit, tc.target)
+		for part := range 2 {
+			w, err := prover.Witness(k, []byte("gpu-test"), part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sol, err := prover.Synthesize(k, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := prover.Prep(k, sol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := g.Backend.Stage(ctx, k, p)
+			if err != nil {
+				t.Fatalf("%s %d partition %d: stage: %v", tc.circuit, tc.target, part, err)
+			}
+			got, err := g.Backend.Compute(ctx, k, st)
+			st.Release()
+			if err != nil {
+				t.Fatalf("%s %d partition %d: compute: %v", tc.circuit, tc.target, part, err)
+			}
+			// The CPU backend clobbers a, b, c: it runs second.
+			cst, _ := prover.CPU{}.Stage(ctx, k, p)
+			want, err := prover.CPU{}.Compute(ctx, k, cst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.A.Equal(&want.A) || !got.B1.Equal(&want.B1) || !got.K.Equal(&want.K) || !got.Z.Equal(&want.Z) {
+				t.Fatalf("%s %d partition %d: GPU sums differ from the CPU's: A %v, B1 %v, K %v, Z %v", tc.circuit,
+					k.Constraints(), part, got.A.Equal(&want.A), got.B1.Equal(&want.B1), got.K.Equal(&want.K), got.Z.Equal(&want.Z))
+			}
+			bg2, err := prover.BG2(ctx, k, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := prover.Finalize(k, got, &bg2, p, rand.Reader); err != nil {
+				t.Fatalf("%s %d partition %d: %v", tc.circuit, k.Constraints(), part, err)
+			}
+			t.Logf("%s, %d constraints, partition %d: GPU sums equal the CPU's; proof verifies", tc.circuit, k.Constraints(), part)
+		}
+	}
+	if r := g.Backend.Resident(0); r <= 0 {
+		t.Errorf("no key bytes resident after proving")
+	}
+	freed, err := g.Backend.EvictIdle(0)
+	if err != nil || freed <= 0 || g.Backend.Resident(0) != 0 {
+		t.Errorf("evict: freed %d, err %v, %d still resident", freed, err, g.Backend.Resident(0))
+	}
+}
+
+func submit(t *testing.T, d gpu.Device, op gpu.Op) gpu.Result {
+	t.Helper()
+	ch := make(chan gpu.Result, 1)
+	d.Submit(op, func(r gpu.Result) { ch <- r })
+	return <-ch
+}
+
+// The device runs the designs' operations on the real GPU; a kernel sees its
+// stream's buffer; the VRAM limit makes a smaller card.
+func TestDeviceOpsAndLimit(t *testing.T) {
+	const limit = 2 << 30
+	g := openGPU(t, gpuprove.Options{VRAMLimit: limit})
+	d := g.Devices[0]
+	if mi := submit(t, d, gpu.Op{Kind: gpu.OpMemInfo}); mi.Err != nil || mi.Free > limit+(64<<20) || mi.Free < limit-(256<<20) || mi.Total != limit {
+		t.Fatalf("mem info under a %d limit: %+v", int64(limit), mi)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: limit + 1<<30}); !errors.Is(r.Err, gpu.ErrOutOfMemory) {
+		t.Fatalf("malloc beyond the limit: got %v, want out of memory", r.Err)
+	}
+	s := d.NewStream()
+	r := submit(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 64 << 20})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	buf := r.Buffer
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: s, Buffer: buf, Bytes: 64 << 20}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var seen gpuprove.Placement
+	k := &gpu.Kernel{Partition: "test", Run: func(ctx context.Context) error {
+		pl, ok := gpuprove.PlacementFrom(ctx)
+		if !ok {
+			return errors.New("no placement")
+		}
+		seen = pl
+		return pl.Device.CUDA().Memset(pl.Buffer, 7, pl.Bytes, pl.Stream)
+	}}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: k}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if seen.Buffer == 0 || seen.Bytes != 64<<20 {
+		t.Fatalf("kernel placement: %+v", seen)
+	}
+	panicky := &gpu.Kernel{Partition: "panics", Run: func(context.Context) error { panic("boom") }}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: panicky}); r.Err == nil {
+		t.Fatal("a panicking kernel did not fail its op")
+	}
+	for _, op := range []gpu.Op{
+		{Kind: gpu.OpFreeAsync, Stream: s, Buffer: buf},
+		{Kind: gpu.OpStreamSync, Stream: s},
+		{Kind: gpu.OpTrimPool},
+		{Kind: gpu.OpDeviceSync},
+	} {
+		if r := submit(t, d, op); r.Err != nil {
+			t.Fatalf("%s: %v", op.Kind, r.Err)
+		}
+	}
+	ev := submit(t, d, gpu.Op{Kind: gpu.OpRecordEvent, Stream: s})
+	if ev.Err != nil || ev.Event == 0 {
+		t.Fatalf("record event: %+v", ev)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpEventSync, Event: ev.Event}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	m := submit(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: 1 << 30})
+	if m.Err != nil {
+		t.Fatal(m.Err)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpFree, Buffer: m.Buffer}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	h := submit(t, d, gpu.Op{Kind: gpu.OpHostAlloc, Bytes: 1 << 20})
+	if h.Err != nil {
+		t.Fatal(h.Err)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpHostFree, Buffer: h.Buffer}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: buf}); r.Err == nil {
+		t.Fatal("second free of a pool buffer succeeded")
+	}
+}
+
+// cuzk prove --backend gpu proves and verifies every partition under each
+// lock design with three workers.
+func TestProveOnGPUUnderEachDesign(t *testing.T) {
+	openGPU(t, gpuprove.Options{}).Close() // skip or fail early, as the other tests
+	keyDir := t.TempDir()
+	for _, design := range actors.Designs {
+		t.Run(design, func(t *testing.T) {
+			out := t.TempDir()
+			stdout, stderr, err := cliRun(t, "prove", "--backend", "gpu", "--design", design, "--workers", "3",
+				"--circuit", "porep", "--constraints", "8K", "--partitions", "6", "--keys", keyDir, "--setup-if-missing",
+				"--out", out, "--json", "--trace", filepath.Join(out, "trace.json"))
+			if err != nil {
+				t.Fatalf("prove: %v\n%s", err, stderr)
+			}
+			var rep struct {
+				Backend    string `json:"backend"`
+				Verified   int    `json:"verified"`
+				Partitions []struct {
+					Stages map[string]float64 `json:"stages_ms"`
+				} `json:"partitions"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, stdout)
+			}
+			if rep.Backend != "gpu" || rep.Verified != 6 {
+				t.Fatalf("design %s: backend %q, %d/6 verified\n%s", design, rep.Backend, rep.Verified, stderr)
+			}
+			t.Logf("design %s: 6/6 verified on the GPU; compute of partition 0 took %.1f ms", design, rep.Partitions[0].Stages["compute"])
+		})
+	}
+}

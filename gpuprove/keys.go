@@ -1,0 +1,245 @@
+package gpuprove
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// resident is one proving key's G1 points on one device, uploaded once and
+// kept (as cuzk's SRS manager keeps its parameters).
+type resident struct {
+	hash       string
+	a, b, k, z cuda.Ptr
+	na, nb, nk int
+	nz         int
+	bytes      int64
+	scratch    int64 // MSM scratch of this key's largest MSM
+	lastUsed   time.Time
+	users      int // computes in flight; a key in use is never evicted
+}
+
+// deviceKeys is the key cache and NTT tables of one device.
+type deviceKeys struct {
+	cd     *cuda.Device
+	stream cuda.Stream // uploads
+
+	mu      sync.Mutex
+	keys    map[string]*resident
+	domains map[int]*cuda.Domain
+	tables  int64 // bytes of NTT tables
+	closed  bool
+}
+
+func newDeviceKeys(cd *cuda.Device) (*deviceKeys, error) {
+	s, err := cd.NewStream()
+	if err != nil {
+		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
+	}
+	return &deviceKeys{cd: cd, stream: s, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
+}
+
+// acquire returns k's points on the device and the NTT tables of its domain,
+// uploading them on first use, and marks the key in use until release.
+func (dk *deviceKeys) acquire(k *prover.Keys) (*resident, *cuda.Domain, error) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	r, err := dk.loadLocked(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	logN := cuda.Log2(int(k.PK.Domain.Cardinality))
+	dom, err := dk.domainLocked(logN)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.users++
+	r.lastUsed = time.Now()
+	return r, dom, nil
+}
+
+func (dk *deviceKeys) release(r *resident) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	r.users--
+	r.lastUsed = time.Now()
+}
+
+func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
+	if k.Hash == "" {
+		return nil, fmt.Errorf("keys of %s have no content hash: cannot cache them on the device", k.Circuit)
+	}
+	if r, ok := dk.keys[k.Hash]; ok {
+		return r, nil
+	}
+	pk := k.PK
+	r := &resident{hash: k.Hash, na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z)}
+	var err error
+	free := func() {
+		for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z} {
+			if p != 0 {
+				_ = dk.cd.Free(p)
+			}
+		}
+	}
+	for _, up := range []struct {
+		dst    *cuda.Ptr
+		name   string
+		n      int
+		upload func() (cuda.Ptr, error)
+	}{
+		{&r.a, "A", r.na, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.A, dk.stream) }},
+		{&r.b, "B", r.nb, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.B, dk.stream) }},
+		{&r.k, "K", r.nk, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.K, dk.stream) }},
+		{&r.z, "Z", r.nz, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.Z, dk.stream) }},
+	} {
+		if *up.dst, err = up.upload(); err != nil {
+			free()
+			return nil, fmt.Errorf("device %d: upload %d key points %s of %s: %w", dk.cd.Index(), up.n, up.name, k.Circuit, err)
+		}
+		r.bytes += int64(max(up.n, 1)) * pointBytes
+	}
+	r.scratch = MSMScratch(max(r.na, r.nb, r.nk, r.nz))
+	dk.keys[k.Hash] = r
+	return r, nil
+}
+
+func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
+	if logN < 0 {
+		return nil, fmt.Errorf("FFT domain is not a power of two")
+	}
+	if d, ok := dk.domains[logN]; ok {
+		return d, nil
+	}
+	d, err := dk.cd.NewDomain(logN, dk.stream)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
+	}
+	dk.domains[logN] = d
+	dk.tables += domainTableBytes(logN)
+	return d, nil
+}
+
+// reserved is what lives on the device outside the designs' buffers: the
+// resident keys, the NTT tables, and room for one MSM's scratch (only the
+// holder of the compute lock runs MSMs, in every design).
+func (dk *deviceKeys) reserved() int64 {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	var total, scratch int64
+	for _, r := range dk.keys {
+		total += r.bytes
+		scratch = max(scratch, r.scratch)
+	}
+	return total + dk.tables + scratch
+}
+
+func (dk *deviceKeys) resident() int64 {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	var total int64
+	for _, r := range dk.keys {
+		total += r.bytes
+	}
+	return total
+}
+
+// evictIdle frees the keys unused for at least idle and returns the bytes
+// freed. cudaFree waits for the device, so call it between jobs.
+func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	var freed int64
+	for h, r := range dk.keys {
+		if r.users > 0 || time.Since(r.lastUsed) < idle {
+			continue
+		}
+		for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z} {
+			if err := dk.cd.Free(p); err != nil {
+				return freed, fmt.Errorf("device %d: evict keys %s: %w", dk.cd.Index(), short(h), err)
+			}
+		}
+		delete(dk.keys, h)
+		freed += r.bytes
+	}
+	return freed, nil
+}
+
+func (dk *deviceKeys) close() error {
+	if _, err := dk.evictIdle(0); err != nil {
+		return err
+	}
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	if dk.closed {
+		return nil
+	}
+	dk.closed = true
+	for n, d := range dk.domains {
+		if err := d.Close(); err != nil {
+			return fmt.Errorf("device %d: close NTT domain 2^%d: %w", dk.cd.Index(), n, err)
+		}
+		delete(dk.domains, n)
+	}
+	dk.tables = 0
+	return dk.cd.DestroyStream(dk.stream)
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+const (
+	pointBytes  = 96 // bls12381.G1Affine
+	scalarBytes = 32 // fr.Element
+	// msmBatchEntries and msmChunk are the MSM kernel's batch of sorted
+	// entries and its accumulation chunk (cuda/src/msm/pippenger.cuh).
+	msmBatchEntries = 1 << 28
+	msmChunk        = 32
+	xyzzBytes       = 192
+)
+
+// domainTableBytes is an estimate of one NTT domain's device tables: the n/2
+// roots of unity and the coset-shift tables, with room to spare.
+func domainTableBytes(logN int) int64 {
+	return int64(1)<<logN/2*scalarBytes + 2*4096*scalarBytes + 1<<20
+}
+
+// msmWindow is the window size the MSM kernel picks for n points (fewest
+// additions, as in cuda/src/msm/pippenger.cuh).
+func msmWindow(n int) int {
+	best, bestCost := 4, 1e300
+	for c := 4; c <= 22; c++ {
+		nw := 255/c + 1
+		cost := float64(nw) * (float64(n) + 1.4*float64(uint64(1)<<c))
+		if cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return best
+}
+
+// MSMScratch is the device memory the MSM kernel draws from the pool for n
+// points: sort keys and values (in and out), chunk slots, buckets and their
+// reduction, and the radix sort's temporary storage; a quarter is added for
+// the sort's storage and the pool's rounding.
+func MSMScratch(n int) int64 {
+	if n <= 0 {
+		return 0
+	}
+	c := msmWindow(n)
+	nw := int64(255/c + 1)
+	wb := max(min(int64(msmBatchEntries)/int64(n), nw), 1)
+	m := wb * int64(n)
+	slots := 2 * ((m + msmChunk - 1) / msmChunk)
+	buckets := nw * (int64(1)<<(c-1) + 1)
+	segs := nw * max(int64(1)<<(c-1-min(c-1, 5)), 1)
+	b := 16*m + slots*(4+xyzzBytes) + (buckets+2*segs)*xyzzBytes
+	return b + b/4 + 8<<20
+}
