@@ -76,17 +76,9 @@ func prove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts")}.WithDefaults()
-	if err := cfg.Validate(); err != nil {
+	cfg, indices, vram, err := runSettings(c)
+	if err != nil {
 		return err
-	}
-	indices, err := parseIndexList(c.String("devices"))
-	if err != nil {
-		return fmt.Errorf("--devices: %w", err)
-	}
-	vram, err := parseBytes(c.String("vram-limit"))
-	if err != nil {
-		return fmt.Errorf("--vram-limit: %w", err)
 	}
 	backend, devices, closeDevices, err := openBackend(c, indices, vram, cfg.Pool)
 	if err != nil {
@@ -207,6 +199,23 @@ type proveJSON struct {
 	Devices     []int   `json:"devices"`
 	Out         string  `json:"out"`
 	TotalMS     float64 `json:"total_wall_ms"`
+}
+
+// runSettings reads the flags that say how to run, shared by prove and resume:
+// the actors' config, the device indices and the VRAM limit.
+func runSettings(c *cli.Context) (cfg actors.Config, indices []int, vram int64, err error) {
+	cfg = actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts")}.WithDefaults()
+	if err = cfg.Validate(); err != nil {
+		return
+	}
+	if indices, err = parseIndexList(c.String("devices")); err != nil {
+		err = fmt.Errorf("--devices: %w", err)
+		return
+	}
+	if vram, err = parseBytes(c.String("vram-limit")); err != nil {
+		err = fmt.Errorf("--vram-limit: %w", err)
+	}
+	return
 }
 
 func jobSeed(s string) ([]byte, error) {
