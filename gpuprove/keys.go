@@ -2,8 +2,11 @@ package gpuprove
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"time"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/prover"
@@ -77,7 +80,10 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	}
 	pk := k.PK
 	r := &resident{hash: k.Hash, na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z)}
-	var err error
+	zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
+	if err != nil {
+		return nil, fmt.Errorf("keys of %s: %w", k.Circuit, err)
+	}
 	free := func() {
 		for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z} {
 			if p != 0 {
@@ -94,7 +100,7 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		{&r.a, "A", r.na, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.A, dk.stream) }},
 		{&r.b, "B", r.nb, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.B, dk.stream) }},
 		{&r.k, "K", r.nk, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.K, dk.stream) }},
-		{&r.z, "Z", r.nz, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.Z, dk.stream) }},
+		{&r.z, "Z", r.nz, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, zNatural, dk.stream) }},
 	} {
 		if *up.dst, err = up.upload(); err != nil {
 			free()
@@ -105,6 +111,23 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	r.scratch = MSMScratch(max(r.na, r.nb, r.nk, r.nz))
 	dk.keys[k.Hash] = r
 	return r, nil
+}
+
+// naturalZ puts the Z points in the order of H's coefficients as the device
+// computes them. gnark's setup stores Z bit-reversed, because its CPU prover
+// leaves H bit-reversed (its last inverse FFT is decimation in frequency),
+// while the device's NTTs give natural order. Z has n−1 points: the one
+// dropped, at n−1, is its own bit reversal, so the others stay in [0, n−1).
+func naturalZ(z []curve.G1Affine, n int) ([]curve.G1Affine, error) {
+	logN := cuda.Log2(n)
+	if logN < 1 || len(z) != n-1 {
+		return nil, fmt.Errorf("%d Z points for a domain of %d: want n−1", len(z), n)
+	}
+	out := make([]curve.G1Affine, len(z))
+	for j := range z {
+		out[bits.Reverse64(uint64(j))>>(64-logN)] = z[j]
+	}
+	return out, nil
 }
 
 func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
