@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
 )

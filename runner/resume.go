@@ -1,0 +1,75 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/store"
+)
+
+// Submission is a job request with what the store records beside it so that
+// the job can be resumed: the constraint target its keys were made for and
+// the directory its proof files go to.
+type Submission struct {
+	JobRequest
+	Target int
+	Out    string
+}
+
+// KeyLoader loads the key set of a circuit layout from a directory;
+// prover.Load is one. A service passes one that keeps loaded keys.
+type KeyLoader func(dir, circuit string, layout circuits.Layout) (*prover.Keys, error)
+
+// ResumeRequest rebuilds the submission of a job recorded in st: its keys
+// (loaded with load, or prover.Load when load is nil; refused if they
+// changed since the job started) and, as Pending, the partitions neither
+// proved nor failed. A synthesized partition is pending again: its witness
+// lived in the memory of a process that is gone.
+func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, error) {
+	if load == nil {
+		load = prover.Load
+	}
+	job, err := st.Job(id)
+	if err != nil {
+		return Submission{}, err
+	}
+	target, err := strconv.Atoi(job.Params[ParamTarget])
+	if err != nil {
+		return Submission{}, fmt.Errorf("job %s: record has no constraint target", id)
+	}
+	circ, err := circuits.Lookup(job.Circuit)
+	if err != nil {
+		return Submission{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	layout, err := circ.Layout(target)
+	if err != nil {
+		return Submission{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	k, err := load(job.Params[ParamKeys], job.Circuit, layout)
+	if err != nil {
+		return Submission{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	if k.Hash != job.KeyHash {
+		return Submission{}, fmt.Errorf("job %s: the proving keys in %s changed since the job started (key hash %.16s, job recorded %.16s): refusing to mix proofs of different keys",
+			id, k.Dir, k.Hash, job.KeyHash)
+	}
+	parts, err := st.Partitions(id)
+	if err != nil {
+		return Submission{}, err
+	}
+	pending := []int{}
+	for _, p := range parts {
+		if !p.State.Final() {
+			pending = append(pending, p.Index)
+		}
+	}
+	return Submission{
+		JobRequest: JobRequest{ID: id, Keys: k, Seed: job.Seed, Partitions: job.NumPartitions,
+			Pending: pending, Priority: actors.Priority(job.Priority)},
+		Target: target,
+		Out:    job.Params[ParamOut],
+	}, nil
+}
