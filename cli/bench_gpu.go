@@ -120,8 +120,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 					g.Close()
 					return err
 				}
-				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, %d/%d verified\n",
-					design, w, limitName(limit), row.wall.Seconds(), row.verified, nparts)
+				// The whole row as it comes, so a run cut short still reports.
+				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified\n",
+					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
+					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts)
 				rows = append(rows, row)
 			}
 		}
