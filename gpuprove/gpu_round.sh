@@ -47,6 +47,6 @@ timeout 100 "$C/cuzk" bench prove --backend gpu --circuit "$CIRCUIT" --sizes "$S
 echo "$(el) bench 16GiB exit $?"
 tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
 grep -hE "^(--- |ok|FAIL|PASS|panic)|gpuprove_test.go:[0-9]+:" "$OUT/test-compute.log" "$OUT/test-rest.log" | head -40
-grep -E "^(bench|setup|Error|error|panic)" "$OUT/bench.err" | tail -8
+grep -E "^(bench|setup|cuzk|panic)" "$OUT/bench.err" | tail -24
 cat "$OUT/bench.txt" "$OUT/bench-16g.txt"
 exit $(( rc | rc2 ))
