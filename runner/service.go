@@ -1,0 +1,540 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/store"
+)
+
+// Errors of a Service; they wrap with context, test them with errors.Is.
+var (
+	// ErrClosed: the service is stopping or stopped and takes no more jobs.
+	ErrClosed = errors.New("service stopped")
+	// ErrExists: a job with that id is already in the store.
+	ErrExists = errors.New("job exists")
+	// ErrNotRunning: the job is unfinished in the store but this service is
+	// not proving it (its resume was refused, for instance its keys changed).
+	ErrNotRunning = errors.New("job not running")
+	// ErrInvalid: the submission is not a job that can be proved.
+	ErrInvalid = errors.New("invalid job")
+)
+
+// Job states in a JobStatus.
+const (
+	StateRunning    = "running"    // submitted to this service, not yet finished
+	StateDone       = "done"       // every partition proved
+	StateFailed     = "failed"     // finished, some partition failed for good
+	StateUnfinished = "unfinished" // recorded unfinished, and not running in this service
+)
+
+// ServiceOptions configures a Service.
+type ServiceOptions struct {
+	Backend prover.Backend
+	Devices []gpu.Device
+	// Config configures the actors. Its Journal is the service's own (over
+	// Store) and its Observer is added to, not replaced.
+	Config actors.Config
+	// Store records every job and partition. It must be open for writing and
+	// stay open until Close has returned; the caller closes it.
+	Store    *store.Store
+	Observer actors.Observer // metrics, logs; may be nil
+	Seed     uint64          // the runtime's random source
+	// Preload, if not nil, is called once for each key set before the first
+	// job that uses it (the GPU backend puts the key's points on the devices).
+	Preload func(*prover.Keys) error
+}
+
+// Service proves jobs submitted at any time, on actors started once, and
+// records them in a store so that an unfinished job can be resumed by the
+// next service on that store. It is safe for concurrent use.
+type Service struct {
+	opt     ServiceOptions
+	st      *store.Store
+	journal *StoreJournal
+	exec    *drainExecutor
+	engine  *actors.Engine
+
+	// submitMu makes "not in the store yet" and "recorded" one step, so that
+	// two submissions of one id cannot both pass the check.
+	submitMu sync.Mutex
+
+	keysMu sync.Mutex
+	keys   map[string]*prover.Keys // by absolute key directory
+
+	mu      sync.Mutex
+	jobs    map[string]*tracked
+	refused map[string]string // unfinished jobs whose resume failed, and why
+	outs    map[string]string // proof directory per job
+	closing chan struct{}
+	closed  bool
+}
+
+// tracked is what the service knows of a job it submitted, from the events.
+type tracked struct {
+	done  chan struct{} // closed at EvJobDone
+	err   string        // EvJobDone's error: partitions failed
+	live  map[int]Running
+	ended bool
+}
+
+// Running is where a partition in flight is: the stage it is in (or last
+// began) and the device and worker running it.
+type Running struct {
+	Stage  string `json:"stage"`
+	Device int    `json:"device"`
+	Worker int    `json:"worker"`
+}
+
+// PartitionStatus is one partition of a JobStatus: its durable state from the
+// store and, while it is in flight, where it is.
+type PartitionStatus struct {
+	Index     int                `json:"index"`
+	State     string             `json:"state"` // pending, synthesized, proved or failed
+	Attempts  int                `json:"attempts"`
+	LastError string             `json:"last_error,omitempty"`
+	StagesMS  map[string]float64 `json:"stages_ms,omitempty"`
+	Running   *Running           `json:"running,omitempty"`
+}
+
+// JobStatus is the progress of one job.
+type JobStatus struct {
+	ID            string    `json:"job_id"`
+	Circuit       string    `json:"circuit"`
+	Constraints   int64     `json:"constraints"`
+	KeyHash       string    `json:"key_hash"`
+	Priority      string    `json:"priority"`
+	NumPartitions int       `json:"num_partitions"`
+	State         string    `json:"state"` // one of the State constants
+	Proved        int       `json:"proved"`
+	Failed        int       `json:"failed"`
+	Pending       int       `json:"pending"` // neither proved nor failed
+	InFlight      int       `json:"in_flight"`
+	Attempts      int       `json:"attempts"`
+	Created       time.Time `json:"created"`
+	Out           string    `json:"out,omitempty"`
+	Error         string    `json:"error,omitempty"`
+	// Partitions is filled by Status and Wait, not by Jobs.
+	Partitions []PartitionStatus `json:"partitions,omitempty"`
+}
+
+// StartService starts the actors on opt's devices. Nothing is proved until
+// Submit or Resume.
+func StartService(opt ServiceOptions) (*Service, error) {
+	if opt.Store == nil {
+		return nil, errors.New("start service: no store")
+	}
+	if opt.Backend == nil {
+		return nil, errors.New("start service: no backend")
+	}
+	s := &Service{opt: opt, st: opt.Store, keys: map[string]*prover.Keys{},
+		jobs: map[string]*tracked{}, refused: map[string]string{}, outs: map[string]string{},
+		closing: make(chan struct{})}
+	s.journal = NewStoreJournal(opt.Store)
+	// Proof files go to each job's own directory, so the executor writes
+	// none and the sink writes them before it records the proof.
+	s.exec = &drainExecutor{Executor: NewExecutor(opt.Backend, "", serviceSink{s})}
+	cfg := opt.Config
+	cfg.Journal = s.journal
+	obs := actors.Observers{s}
+	if opt.Observer != nil {
+		obs = append(obs, opt.Observer)
+	}
+	cfg.Observer = obs
+	infos := make([]gpu.Info, len(opt.Devices))
+	for i, d := range opt.Devices {
+		infos[i] = d.Info()
+	}
+	engine, err := actors.Start(actors.NewProduction(s.exec, opt.Devices, opt.Seed), infos, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start service: %w", err)
+	}
+	s.engine = engine
+	return s, nil
+}
+
+// Keys returns the key set in dir for circuit and layout: the one this
+// service loaded before, or what load (prover.Load when nil) returns, kept
+// for later jobs. Loads are serialized, so two jobs asking for keys that
+// load makes (a setup) do not make them twice.
+func (s *Service) Keys(dir, circuit string, layout circuits.Layout, load KeyLoader) (*prover.Keys, error) {
+	if load == nil {
+		load = prover.Load
+	}
+	abs := absPath(dir)
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	if k, ok := s.keys[abs]; ok && k.Circuit == circuit && (layout == nil || k.Layout.Equal(layout)) {
+		return k, nil
+	}
+	k, err := load(dir, circuit, layout)
+	if err != nil {
+		return nil, err
+	}
+	if s.opt.Preload != nil {
+		if err := s.opt.Preload(k); err != nil {
+			return nil, fmt.Errorf("keys %s: %w", dir, err)
+		}
+	}
+	s.keys[abs] = k
+	return k, nil
+}
+
+// Submit records a new job in the store and queues all its partitions. It
+// refuses an id the store already holds (ErrExists): a recorded job is
+// resumed by Resume, never submitted again.
+func (s *Service) Submit(sub Submission) error {
+	if sub.Keys == nil || sub.Partitions < 1 || sub.Pending != nil {
+		return fmt.Errorf("submit job %q: %w: want keys, at least one partition and no pending list", sub.ID, ErrInvalid)
+	}
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	_, err := s.st.Summary(sub.ID)
+	switch {
+	case err == nil:
+		return fmt.Errorf("submit job %s: %w in %s", sub.ID, ErrExists, s.st.Dir())
+	case errors.Is(err, store.ErrInvalid):
+		return fmt.Errorf("submit: %w: %w", ErrInvalid, err)
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("submit job %s: %w", sub.ID, err)
+	}
+	return s.start(sub)
+}
+
+// Resume submits every unfinished job of the store that this service is not
+// already running, with only its partitions neither proved nor failed
+// pending, and returns them. A job that cannot be resumed (its keys are gone
+// or changed) is left in the store as it is, reported in the joined error,
+// and shown as unfinished by Status; the others run.
+func (s *Service) Resume() ([]Submission, error) {
+	sums, err := s.st.UnfinishedJobs()
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	loadKeys := func(dir, circuit string, l circuits.Layout) (*prover.Keys, error) {
+		return s.Keys(dir, circuit, l, nil)
+	}
+	var out []Submission
+	var errs []error
+	for _, sum := range sums {
+		s.mu.Lock()
+		_, running := s.jobs[sum.ID]
+		s.mu.Unlock()
+		if running {
+			continue
+		}
+		sub, err := ResumeRequest(s.st, sum.ID, loadKeys)
+		if err == nil {
+			s.submitMu.Lock()
+			err = s.start(sub)
+			s.submitMu.Unlock()
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.refused[sum.ID] = err.Error()
+			s.mu.Unlock()
+			errs = append(errs, fmt.Errorf("resume: %w", err))
+			continue
+		}
+		out = append(out, sub)
+	}
+	return out, errors.Join(errs...)
+}
+
+// start hands a job to the actors; the caller holds submitMu.
+func (s *Service) start(sub Submission) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("submit job %s: %w", sub.ID, ErrClosed)
+	}
+	// Tracked before the engine has it: EvJobDone may come before Submit
+	// returns (a resumed job with nothing left does at once).
+	t := &tracked{done: make(chan struct{}), live: map[int]Running{}}
+	s.jobs[sub.ID] = t
+	s.outs[sub.ID] = sub.Out
+	delete(s.refused, sub.ID)
+	s.mu.Unlock()
+
+	s.journal.Expect(sub.JobRequest, sub.Target, sub.Out)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
+	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
+		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
+	if err := s.engine.Submit(spec); err != nil {
+		s.mu.Lock()
+		delete(s.jobs, sub.ID)
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Observe implements actors.Observer: it follows the jobs this service
+// submitted.
+func (s *Service) Observe(e actors.Event) {
+	switch e.Kind {
+	case actors.EvStageStart, actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed, actors.EvJobDone:
+	default:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.jobs[e.Partition.Job]
+	if !ok {
+		return
+	}
+	switch e.Kind {
+	case actors.EvStageStart:
+		t.live[e.Partition.Partition] = Running{Stage: e.Stage.String(), Device: e.Device, Worker: e.Worker}
+	case actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed:
+		delete(t.live, e.Partition.Partition)
+	case actors.EvJobDone:
+		if !t.ended {
+			t.ended, t.err = true, e.Err
+			close(t.done)
+		}
+	}
+}
+
+// Status returns the progress of job id, with its partitions; a job that is
+// not in the store fails with an error wrapping store.ErrNotFound.
+func (s *Service) Status(id string) (JobStatus, error) {
+	sum, err := s.st.Summary(id)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	parts, err := s.st.Partitions(id)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	js := s.statusLocked(sum)
+	t := s.jobs[id]
+	for _, p := range parts {
+		ps := PartitionStatus{Index: p.Index, State: p.State.String(), Attempts: p.Attempts, LastError: p.LastError}
+		if len(p.Timings) > 0 {
+			ps.StagesMS = map[string]float64{}
+			for stage, d := range p.Timings {
+				ps.StagesMS[stage] = float64(d.Microseconds()) / 1000
+			}
+		}
+		if t != nil && !p.State.Final() {
+			if r, ok := t.live[p.Index]; ok {
+				ps.Running = &r
+			}
+		}
+		js.Partitions = append(js.Partitions, ps)
+	}
+	return js, nil
+}
+
+// Jobs returns every job of the store, oldest first, without partitions.
+func (s *Service) Jobs() ([]JobStatus, error) {
+	sums, err := s.st.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]JobStatus, 0, len(sums))
+	for _, sum := range sums {
+		out = append(out, s.statusLocked(sum))
+	}
+	return out, nil
+}
+
+func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
+	js := JobStatus{ID: sum.ID, Circuit: sum.Circuit, Constraints: sum.Constraints, KeyHash: sum.KeyHash,
+		Priority: sum.Priority.String(), NumPartitions: sum.NumPartitions, Proved: sum.Proved, Failed: sum.Failed,
+		Pending: sum.NumPartitions - sum.Proved - sum.Failed, Attempts: sum.Attempts, Created: sum.Created,
+		Out: sum.Params[ParamOut]}
+	t := s.jobs[sum.ID]
+	if t != nil {
+		js.InFlight = len(t.live)
+	}
+	switch {
+	case sum.Done():
+		js.State = StateDone
+	case sum.Finished():
+		js.State = StateFailed
+	case t != nil && !t.ended:
+		js.State = StateRunning
+	case t != nil:
+		// The actors finished the job but the store does not say so: a
+		// write of its outcome failed.
+		js.State, js.Error = StateFailed, "the job ended but the store did not record every outcome"
+	default:
+		js.State, js.Error = StateUnfinished, s.refused[sum.ID]
+	}
+	if t != nil && t.err != "" {
+		js.Error = t.err
+	}
+	return js
+}
+
+// Wait blocks until job id is done or failed and returns its status. It
+// returns early with ctx's error, with ErrClosed when the service stops
+// first, and with ErrNotRunning for an unfinished job this service is not
+// proving.
+func (s *Service) Wait(ctx context.Context, id string) (JobStatus, error) {
+	s.mu.Lock()
+	t := s.jobs[id]
+	s.mu.Unlock()
+	if t == nil {
+		js, err := s.Status(id)
+		if err != nil {
+			return JobStatus{}, err
+		}
+		if js.State == StateUnfinished {
+			why := ""
+			if js.Error != "" {
+				why = ": " + js.Error
+			}
+			return js, fmt.Errorf("wait for job %s: %w in this service%s", id, ErrNotRunning, why)
+		}
+		return js, nil
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return JobStatus{}, fmt.Errorf("wait for job %s: %w", id, ctx.Err())
+	case <-s.closing:
+		return JobStatus{}, fmt.Errorf("wait for job %s: %w", id, ErrClosed)
+	}
+	return s.Status(id)
+}
+
+// Close stops the service: Submit fails with ErrClosed from now on, Wait
+// returns, the actors stop and start no new stage, and Close waits (until
+// ctx ends) for the stages already running to return. A partition whose
+// finalize returns in that time is recorded proved; every other partition
+// stays unfinished in the store for the next Resume, which proves it from
+// the start. The store is left open for the caller to close.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.closing)
+	s.mu.Unlock()
+	// A submission in progress completes (or fails) before the actors stop.
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	s.engine.Stop()
+	if err := s.exec.drain(ctx); err != nil {
+		return fmt.Errorf("close service: %w", err)
+	}
+	return nil
+}
+
+// InFlight returns the jobs this service is running, sorted.
+func (s *Service) InFlight() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, t := range s.jobs {
+		if !t.ended {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// serviceSink writes a proved partition's files to its job's directory, then
+// records the proof in the store.
+type serviceSink struct{ s *Service }
+
+func (k serviceSink) PartitionSynthesized(p actors.PartitionID) error {
+	return k.s.journal.PartitionSynthesized(p)
+}
+
+func (k serviceSink) PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error {
+	k.s.mu.Lock()
+	out := k.s.outs[p.Job]
+	k.s.mu.Unlock()
+	if out != "" {
+		if err := WriteProof(out, p.Partition, proof, public); err != nil {
+			return err
+		}
+	}
+	return k.s.journal.PartitionProved(p, proof, public, t)
+}
+
+// errStopping fails stage work that would start after Close.
+var errStopping = errors.New("service stopping: stage not started")
+
+// drainExecutor counts the stage work running, so that Close can wait for
+// it, and refuses new work once draining. The actors are stopped first, but
+// protoactor stops them asynchronously: a completion already in a worker's
+// mailbox can still start a next stage, which is refused here.
+type drainExecutor struct {
+	*Executor
+	mu       sync.Mutex
+	stopping bool
+	running  sync.WaitGroup
+}
+
+func (d *drainExecutor) enter() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping {
+		return false
+	}
+	d.running.Add(1)
+	return true
+}
+
+// RunStage implements actors.Executor.
+func (d *drainExecutor) RunStage(ctx context.Context, w actors.StageWork) error {
+	if !d.enter() {
+		return errStopping
+	}
+	defer d.running.Done()
+	return d.Executor.RunStage(ctx, w)
+}
+
+// Kernel implements actors.Executor.
+func (d *drainExecutor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
+	k := d.Executor.Kernel(p, device)
+	if k == nil || k.Run == nil {
+		return k
+	}
+	run := k.Run
+	k.Run = func(ctx context.Context) error {
+		if !d.enter() {
+			return errStopping
+		}
+		defer d.running.Done()
+		return run(ctx)
+	}
+	return k
+}
+
+func (d *drainExecutor) drain(ctx context.Context) error {
+	d.mu.Lock()
+	d.stopping = true
+	d.mu.Unlock()
+	idle := make(chan struct{})
+	go func() {
+		d.running.Wait()
+		close(idle)
+	}()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stages still running: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/store"
+)
+
+const testTarget = 2048
+
+// testKeys makes mimc keys of about 2K constraints (the cheapest circuit to
+// set up) in a directory of the test, as cuzk setup does.
+func testKeys(t *testing.T) *prover.Keys {
+	t.Helper()
+	circ, err := circuits.Lookup("mimc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prover.Setup(circ, testTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Save(prover.KeyDir(t.TempDir(), "mimc", testTarget)); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// startService starts a service on an emulated device over the store in dir.
+func startService(t *testing.T, dir string) (*Service, *store.Store) {
+	t.Helper()
+	st, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := StartService(ServiceOptions{Backend: prover.CPU{}, Devices: []gpu.Device{dev}, Store: st,
+		Config: actors.Config{WorkersPerDevice: 2}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		svc.Close(context.Background())
+		dev.Close()
+		st.Close()
+	})
+	return svc, st
+}
+
+// checkProofs checks that every partition of job id is proved in the store,
+// for the public inputs of its own partition, and that the proof verifies.
+func checkProofs(t *testing.T, st *store.Store, k *prover.Keys, id string, seed []byte) map[int]store.Partition {
+	t.Helper()
+	parts, err := st.Partitions(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]store.Partition{}
+	for _, p := range parts {
+		out[p.Index] = p
+		if p.State != store.Proved {
+			t.Errorf("partition %s is %s, want proved", p.ID(), p.State)
+			continue
+		}
+		w, err := prover.Witness(k, seed, p.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := w.Public()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := pw.MarshalBinary()
+		if !bytes.Equal(want, p.Public) {
+			t.Errorf("partition %s: public inputs are not its own", p.ID())
+		}
+		pub, _ := witness.New(ecc.BLS12_381.ScalarField())
+		if err := pub.UnmarshalBinary(p.Public); err != nil {
+			t.Fatal(err)
+		}
+		proof := &groth16.Proof{}
+		if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
+			t.Fatalf("partition %s: %v", p.ID(), err)
+		}
+		if err := groth16.Verify(proof, k.VK, pub.Vector().(fr.Vector)); err != nil {
+			t.Errorf("partition %s: proof does not verify: %v", p.ID(), err)
+		}
+	}
+	return out
+}
+
+func waitDone(t *testing.T, svc *Service, id string) JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := svc.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("wait for %s: %v", id, err)
+	}
+	if js.State != StateDone || js.Proved != js.NumPartitions || len(js.Partitions) != js.NumPartitions {
+		t.Fatalf("job %s after wait: %+v", id, js)
+	}
+	return js
+}
+
+// TestServiceSubmitAndResume submits a job to a running service and waits
+// for it; then starts a second service on a store that holds an unfinished
+// job (two partitions proved, one synthesized by a process that is gone, one
+// never started) and checks that Resume proves only the two left.
+func TestServiceSubmitAndResume(t *testing.T) {
+	k := testKeys(t)
+	seed := []byte{0x5e, 0xed}
+
+	svc, st := startService(t, t.TempDir())
+	out := t.TempDir()
+	first := Submission{JobRequest: JobRequest{ID: "first", Keys: k, Seed: seed, Partitions: 2,
+		Priority: actors.PriorityHigh}, Target: testTarget, Out: out}
+	if err := svc.Submit(first); err != nil {
+		t.Fatal(err)
+	}
+	js := waitDone(t, svc, "first")
+	if js.Priority != "HIGH" || js.Circuit != "mimc" || js.KeyHash != k.Hash {
+		t.Errorf("status: %+v", js)
+	}
+	proved := checkProofs(t, st, k, "first", seed)
+	for i := range 2 {
+		if !fileExists(filepath.Join(out, ProofFile(i))) || !fileExists(filepath.Join(out, PublicFile(i))) {
+			t.Errorf("partition %d: no proof files in %s", i, out)
+		}
+	}
+	if err := svc.Submit(first); !errors.Is(err, ErrExists) {
+		t.Errorf("a second submission of a recorded id: %v, want ErrExists", err)
+	}
+	if _, err := svc.Status("nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("status of an unknown job: %v", err)
+	}
+	if _, err := svc.Wait(context.Background(), "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("wait for an unknown job: %v", err)
+	}
+
+	// An unfinished job as a killed prover leaves it, with the same seed as
+	// "first" so that its proved partitions hold real proofs.
+	dir := t.TempDir()
+	pre, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.CreateJob(store.Job{ID: "left", Circuit: "mimc", Constraints: int64(k.Constraints()),
+		KeyHash: k.Hash, NumPartitions: 4, Seed: seed, Params: map[string]string{
+			ParamTarget: strconv.Itoa(testTarget), ParamKeys: k.Dir, ParamOut: t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1} {
+		if _, err := pre.StartAttempt("left", i); err != nil {
+			t.Fatal(err)
+		}
+		if err := pre.MarkProved("left", i, proved[i].Proof, proved[i].Public, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pre.StartAttempt("left", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.MarkSynthesized("left", 2); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := pre.Partitions("left")
+	pre.Close()
+
+	svc2, st2 := startService(t, dir)
+	resumed, err := svc2.Resume()
+	if err != nil || len(resumed) != 1 || resumed[0].ID != "left" {
+		t.Fatalf("resume: %v %+v", err, resumed)
+	}
+	if got := resumed[0].Pending; len(got) != 2 || got[0] != 2 || got[1] != 3 {
+		t.Errorf("resumed with pending %v, want [2 3]", got)
+	}
+	waitDone(t, svc2, "left")
+	after := checkProofs(t, st2, k, "left", seed)
+	for _, b := range before {
+		a := after[b.Index]
+		switch {
+		case b.State == store.Proved && (a.Attempts != b.Attempts || !bytes.Equal(a.Proof, b.Proof)):
+			t.Errorf("partition %d was proved before the resume and again by it (attempts %d → %d)", b.Index, b.Attempts, a.Attempts)
+		case b.State != store.Proved && a.Attempts != b.Attempts+1:
+			t.Errorf("partition %d: attempts %d → %d, want one more", b.Index, b.Attempts, a.Attempts)
+		}
+	}
+	if again, err := svc2.Resume(); err != nil || len(again) != 0 {
+		t.Errorf("a second resume found %d jobs (%v); the store has none unfinished", len(again), err)
+	}
+
+	if err := svc2.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc2.Submit(Submission{JobRequest: JobRequest{ID: "late", Keys: k, Partitions: 1}, Target: testTarget}); !errors.Is(err, ErrClosed) {
+		t.Errorf("submit after close: %v, want ErrClosed", err)
+	}
+}
+
+// TestServiceResumeRefused: a job whose keys are gone is left unfinished,
+// said so by Status and Wait, and does not stop the service.
+func TestServiceResumeRefused(t *testing.T) {
+	dir := t.TempDir()
+	pre, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.CreateJob(store.Job{ID: "stale", Circuit: "mimc", NumPartitions: 2, KeyHash: "0123456789abcdef",
+		Params: map[string]string{ParamTarget: strconv.Itoa(testTarget), ParamKeys: t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+	pre.Close()
+	svc, _ := startService(t, dir)
+	resumed, err := svc.Resume()
+	if !errors.Is(err, prover.ErrNoKeys) || len(resumed) != 0 {
+		t.Fatalf("resume of a job with changed keys: %v %v", resumed, err)
+	}
+	js, err := svc.Status("stale")
+	if err != nil || js.State != StateUnfinished || !strings.Contains(js.Error, "no keys") {
+		t.Errorf("status: %+v %v", js, err)
+	}
+	if _, err := svc.Wait(context.Background(), "stale"); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("wait: %v, want ErrNotRunning", err)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
