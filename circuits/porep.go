@@ -58,10 +58,14 @@ func (c *porepCircuit) Define(api frontend.API) error {
 // porepDepth is the tree depth for a target: deep trees for real sizes, a
 // shallow one where a single challenge of depth 10 would overshoot.
 func porepDepth(target int) int {
-	if target >= 1<<16 {
+	switch {
+	case target >= 1<<16:
 		return 10
+	case target >= 1<<13:
+		return 4
+	default:
+		return 2
 	}
-	return 4
 }
 
 var porepCost sync.Map // depth → constraints per challenge
