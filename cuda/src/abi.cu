@@ -17,10 +17,14 @@ inline cuzk::fr_t fr_from(const uint64_t* limbs) {
 
 }  // namespace
 
+// cudaGetLastError also reports failures of earlier runtime calls (a failed
+// cudaMalloc sets it), so every entry point clears it before its own work:
+// kernels check it after launching and must see only their own errors.
 #define SET_DEVICE(dev)                                    \
     do {                                                   \
         cudaError_t e_ = cudaSetDevice(dev);               \
         if (e_ != cudaSuccess) return (int)e_;             \
+        (void)cudaGetLastError();                          \
     } while (0)
 
 extern "C" {

@@ -4,11 +4,16 @@
 #pragma once
 #include "mont.cuh"
 
+#ifndef CUZK_FP_NOINLINE
+#define CUZK_FP_NOINLINE 1
+#endif
+
 namespace cuzk {
 
 struct fp_params {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffd;  // -p^-1 mod 2^32
+    static constexpr bool NOINLINE_MUL = CUZK_FP_NOINLINE;  // point formulas: ~10 products each
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                     0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
@@ -24,6 +29,7 @@ struct fp_params {
 struct fr_params {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffff;  // -r^-1 mod 2^32
+    static constexpr bool NOINLINE_MUL = false;  // NTT butterflies: one product each
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};

@@ -17,7 +17,8 @@
 
 namespace cuzk {
 
-// P supplies: N (limbs), mod(i), one(i) (R mod p), and INV (-p^-1 mod 2^32).
+// P supplies: N (limbs), mod(i), one(i) (R mod p), INV (-p^-1 mod 2^32), and
+// NOINLINE_MUL (whether device multiplication is an out-of-line call).
 // The modulus must be below 2^(32N-1) so that a+b never carries out of N limbs.
 template <class P>
 struct alignas(16) mont_t {
@@ -112,6 +113,17 @@ struct alignas(16) mont_t {
     // multiply-accumulate chain for a*b[i], the same two for m*p, then a
     // one-limb shift (free: registers are renamed by the unrolled loop).
     __device__ __forceinline__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        if constexpr (P::NOINLINE_MUL)
+            return mul_call(a, b);
+        else
+            return mul_inline(a, b);
+    }
+    // One out-of-line copy keeps kernels that chain many multiplications (the
+    // point formulas) small enough for the instruction cache; the call costs
+    // little against ~600 multiply-adds.
+    static __device__ __noinline__ mont_t mul_call(mont_t a, mont_t b) { return mul_inline(a, b); }
+
+    static __device__ __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int j = 0; j < N + 2; j++) t[j] = 0;

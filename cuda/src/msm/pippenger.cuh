@@ -8,8 +8,8 @@
 // sorted array is cut into equal chunks, one thread per chunk adding its
 // points into XYZZ accumulators: runs that start and end inside the chunk are
 // complete buckets and are written directly, a run cut by a chunk boundary
-// leaves a partial sum in a slot, and (4) one thread per run of slots adds the
-// partials of a bucket. Equal chunks keep the work balanced however skewed the
+// leaves a partial sum in a slot, and (4) a tree of fixup levels adds the
+// partials of each such bucket. Equal chunks keep the work balanced however skewed the
 // scalars are (all equal, mostly zero). Then (5) each window's sum
 // sum_j j*B_j is computed by segments (running sums inside a segment plus the
 // segment offset times the segment total), (6) the segment results are added
@@ -19,6 +19,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include "../ff/bls12_381.cuh"
 #include "../ec/xyzz.cuh"
+#include "../prof.cuh"
 
 namespace cuzk {
 namespace msm {
@@ -27,8 +28,20 @@ typedef affine_t<fp_t> g1_affine;
 typedef xyzz_t<fp_t> g1_xyzz;
 typedef jacobian_t<fp_t> g1_jacobian;
 
-constexpr uint32_t INVALID = 0xffffffffu;
-constexpr int CHUNK = 32;             // sorted entries per accumulating thread
+constexpr uint32_t FIXUP_FANIN = 16;  // slots per thread in a fixup level
+constexpr int MAX_FIXUP_LEVELS = 64;
+
+// Blocks per multiprocessor the point kernels ask the compiler for (a
+// register cap); 0 leaves registers uncapped.
+#ifndef CUZK_MSM_MIN_BLOCKS
+#define CUZK_MSM_MIN_BLOCKS 3
+#endif
+#if CUZK_MSM_MIN_BLOCKS > 0
+#define CUZK_MSM_BOUNDS __launch_bounds__(128, CUZK_MSM_MIN_BLOCKS)
+#else
+#define CUZK_MSM_BOUNDS
+#endif
+constexpr int CHUNK = 128;            // sorted entries per accumulating thread (default)
 constexpr uint64_t BATCH_ENTRIES = 1ull << 28;  // digits sorted at once (4 arrays of 4 B each)
 
 __device__ __forceinline__ uint32_t window_bits(const uint32_t s[8], int pos, int c) {
@@ -110,34 +123,48 @@ struct entry_cursor {
     }
 };
 
-__global__ void k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint64_t M,
+__global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint64_t M,
                              uint64_t n, int w0, uint32_t Bw, const g1_affine* __restrict__ points,
-                             g1_xyzz* buckets, uint32_t* slot_keys, g1_xyzz* slots, uint64_t nthreads) {
+                             g1_xyzz* buckets, uint32_t* slot_keys, g1_xyzz* slots, uint64_t nthreads,
+                             uint32_t chunk) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nthreads) return;
-    const uint64_t p0 = t * CHUNK;
-    const uint64_t p1 = p0 + CHUNK < M ? p0 + CHUNK : M;
-    slot_keys[2 * t] = INVALID;
-    slot_keys[2 * t + 1] = INVALID;
+    const uint64_t p0 = t * chunk;
+    const uint64_t p1 = p0 + chunk < M ? p0 + chunk : M;
 
-    entry_cursor cur_prev, cur;
-    bool head_open = false;
+    entry_cursor cur, edge;
     cur.init(p0, n, w0, Bw);
-    uint32_t run = cur.key(p0, keys);
+    const uint32_t first_key = cur.key(p0, keys);
+    bool head_open = false, tail_open = false;
     if (p0 > 0) {
-        cur_prev.init(p0 - 1, n, w0, Bw);
-        head_open = cur_prev.key(p0 - 1, keys) == run;
+        edge.init(p0 - 1, n, w0, Bw);
+        head_open = edge.key(p0 - 1, keys) == first_key;
     }
+    if (p1 < M) {
+        edge.init(p1 - 1, n, w0, Bw);
+        const uint32_t last_key = edge.key(p1 - 1, keys);
+        tail_open = edge.key(p1, keys) == last_key;
+    }
+    uint32_t run = first_key;
     g1_xyzz acc = g1_xyzz::inf();
-    bool first = true;
+    bool first = true, head_done = false;
+    // Slots are written as soon as they are known: holding them in
+    // registers would cost occupancy.
     for (uint64_t p = p0; p < p1; p++) {
+        // The point of the next entry is a random 96-byte read: start it
+        // towards L2 before this entry's addition.
+        if (p + 1 < p1) {
+            const char* q = reinterpret_cast<const char*>(points + (vals[p + 1] & 0x7fffffffu));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(q));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(q + 95));
+        }
         const uint32_t k = cur.key(p, keys);
         if (k != run) {
             if (first && head_open) {
-                slot_keys[2 * t] = run;
                 slots[2 * t] = acc;
+                head_done = true;
             } else {
-                buckets[run] = acc;
+                buckets[run] = acc;  // complete in this chunk: the only writer
             }
             first = false;
             run = k;
@@ -149,47 +176,84 @@ __global__ void k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* 
             if (!P.is_inf()) acc.add_affine(P.x, (v >> 31) ? P.y.neg() : P.y);
         }
     }
-    bool tail_open = false;
-    if (p1 < M) tail_open = cur.key(p1, keys) == run;
-    if (first && head_open) {
-        slot_keys[2 * t] = run;
+    // Two slots per chunk, always with keys (infinity where nothing is
+    // open), so the slot array stays sorted with no gaps.
+    slot_keys[2 * t] = first_key;
+    slot_keys[2 * t + 1] = run;
+    if (first && (head_open || tail_open)) {
         slots[2 * t] = acc;
-    } else if (tail_open) {
-        slot_keys[2 * t + 1] = run;
-        slots[2 * t + 1] = acc;
+        slots[2 * t + 1] = g1_xyzz::inf();
     } else {
-        buckets[run] = acc;
+        if (!head_done) slots[2 * t] = g1_xyzz::inf();
+        if (tail_open) {
+            slots[2 * t + 1] = acc;
+        } else {
+            buckets[run] = acc;
+            slots[2 * t + 1] = g1_xyzz::inf();
+        }
     }
 }
 
-// Adds the partial sums of buckets that crossed chunk boundaries. Slots are
-// in sorted order; between two slots of one bucket lies at most one invalid
-// slot (a chunk inside a long run fills its head slot only), so a slot leads
-// its bucket unless one of the two slots before it holds the same key.
-__global__ void k_fixup(const uint32_t* __restrict__ slot_keys, const g1_xyzz* __restrict__ slots, uint64_t nslots,
-                        g1_xyzz* buckets) {
-    const uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= nslots) return;
-    const uint32_t k = slot_keys[s];
-    if (k == INVALID) return;
-    if (s >= 1 && slot_keys[s - 1] == k) return;
-    if (s >= 2 && slot_keys[s - 1] == INVALID && slot_keys[s - 2] == k) return;
-    g1_xyzz acc = slots[s];
-    for (uint64_t q = s + 1; q < nslots; q++) {
-        const uint32_t kq = slot_keys[q];
-        if (kq == INVALID) {
-            if (q + 1 < nslots && slot_keys[q + 1] == k) continue;
-            break;
+// Adds up partial sums of buckets whose runs crossed chunk boundaries, one
+// level of a tree: the input is m (key, partial) pairs sorted by key with no
+// gaps (a chunk with nothing open emits a key with the point at infinity);
+// each thread takes g consecutive pairs, adds a run that lies wholly in its
+// chunk into the bucket, and passes the runs open at either end of its chunk
+// to the next level, in the same two-slots-per-thread form. A run is complete
+// at the level where it first fits in one chunk, so each bucket gets exactly
+// one addition here, after k_accumulate wrote or skipped it. Levels with
+// nothing open return at once (flag_in clear), so random scalars pay for one
+// level, and one bucket as large as the whole input (equal scalars, a short
+// top window) for log_{g/2}(m) levels of g additions each.
+__global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_keys, const g1_xyzz* __restrict__ in_vals, uint64_t m,
+                              uint32_t g, uint32_t* out_keys, g1_xyzz* out_vals, g1_xyzz* buckets,
+                              const int* flag_in, int* flag_out) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t nthr = (m + g - 1) / g;
+    if (t >= nthr) return;
+    if (flag_in && *flag_in == 0) return;
+    const uint64_t p0 = t * g;
+    const uint64_t p1 = p0 + g < m ? p0 + g : m;
+    uint32_t run = in_keys[p0];
+    const bool head_open = p0 > 0 && in_keys[p0 - 1] == run;
+    const bool tail_open = p1 < m && in_keys[p1] == in_keys[p1 - 1];
+    g1_xyzz acc = g1_xyzz::inf();
+    bool first = true, head_done = false;
+    for (uint64_t p = p0; p < p1; p++) {
+        const uint32_t k = in_keys[p];
+        if (k != run) {
+            if (first && head_open) {
+                out_vals[2 * t] = acc;
+                head_done = true;
+            } else {
+                buckets[run].add(acc);
+            }
+            first = false;
+            run = k;
+            acc = g1_xyzz::inf();
         }
-        if (kq != k) break;
-        acc.add(slots[q]);
+        acc.add(in_vals[p]);
     }
-    buckets[k] = acc;
+    out_keys[2 * t] = in_keys[p0];
+    out_keys[2 * t + 1] = run;
+    if (first && (head_open || tail_open)) {
+        out_vals[2 * t] = acc;
+        out_vals[2 * t + 1] = g1_xyzz::inf();
+    } else {
+        if (!head_done) out_vals[2 * t] = g1_xyzz::inf();
+        if (tail_open) {
+            out_vals[2 * t + 1] = acc;
+        } else {
+            buckets[run].add(acc);
+            out_vals[2 * t + 1] = g1_xyzz::inf();
+        }
+    }
+    if (head_open || tail_open) *flag_out = 1;
 }
 
 // One thread per (window, segment of 2^logLs buckets): sum_j j*B_j over the
 // segment, as running sums plus (segment offset) * (segment total).
-__global__ void k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs, uint32_t nseg,
+__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs, uint32_t nseg,
                                 g1_xyzz* out) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
@@ -214,7 +278,7 @@ __global__ void k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw
 }
 
 // out[w][o] = sum of in[w][o*F .. o*F+F)
-__global__ void k_sum(const g1_xyzz* __restrict__ in, uint32_t cnt, uint32_t F, g1_xyzz* out, uint32_t outcnt,
+__global__ void CUZK_MSM_BOUNDS k_sum(const g1_xyzz* __restrict__ in, uint32_t cnt, uint32_t F, g1_xyzz* out, uint32_t outcnt,
                       int nw) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * outcnt) return;
@@ -260,19 +324,26 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     if (wb < 1) wb = 1;
     if (wb > (uint64_t)nw) wb = nw;
     const uint64_t Mmax = wb * n;
-    const uint64_t nthr_max = (Mmax + CHUNK - 1) / CHUNK;
-    const int logLs = c - 1 < 5 ? c - 1 : 5;
+    // Tuning knobs for experiments; the defaults are the measured best.
+    const uint32_t chunk = env_int("CUZK_MSM_CHUNK", CHUNK, 1, 4096);
+    const int seg_bits = env_int("CUZK_MSM_SEG_BITS", 5, 0, 12);
+    const uint64_t nthr_max = (Mmax + chunk - 1) / chunk;
+    const int logLs = c - 1 < seg_bits ? c - 1 : seg_bits;
     const uint32_t nseg = 1u << (c - 1 - logLs);
     const uint32_t F = 16;
 
     uint32_t *keys_in = nullptr, *vals_in = nullptr, *keys_out = nullptr, *vals_out = nullptr, *slot_keys = nullptr;
     g1_xyzz *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
+    uint32_t *fk_a = nullptr, *fk_b = nullptr;
+    g1_xyzz *fv_a = nullptr, *fv_b = nullptr;
+    int* flags = nullptr;
     void* temp = nullptr;
     size_t temp_bytes = 0;
     g1_xyzz* host_w = nullptr;
     cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out, vals_in, vals_out,
                                                       (int)n, 0, c, st);
     if (err != cudaSuccess) return err;
+    phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
     CUZK_TRY(cudaMallocAsync((void**)&keys_in, Mmax * 4, st));
     CUZK_TRY(cudaMallocAsync((void**)&vals_in, Mmax * 4, st));
@@ -284,28 +355,59 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
     CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * ((nseg + F - 1) / F) * sizeof(g1_xyzz), st));
     CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
+    {
+        const uint64_t fsz = 2 * ((2 * nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
+        CUZK_TRY(cudaMallocAsync((void**)&fk_a, fsz * 4, st));
+        CUZK_TRY(cudaMallocAsync((void**)&fk_b, fsz * 4, st));
+        CUZK_TRY(cudaMallocAsync((void**)&fv_a, fsz * sizeof(g1_xyzz), st));
+        CUZK_TRY(cudaMallocAsync((void**)&fv_b, fsz * sizeof(g1_xyzz), st));
+        CUZK_TRY(cudaMallocAsync((void**)&flags, MAX_FIXUP_LEVELS * sizeof(int), st));
+    }
     CUZK_TRY(cudaMemsetAsync(buckets, 0, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
+    prof.mark("alloc");
 
     for (int w0 = 0; w0 < nw; w0 += (int)wb) {
         const int wc = nw - w0 < (int)wb ? nw - w0 : (int)wb;
         k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, c, w0, wc, mont ? 1 : 0, keys_in, vals_in);
         CUZK_TRY(cudaGetLastError());
+        prof.mark("digits");
         for (int wl = 0; wl < wc; wl++) {
             const uint64_t off = (uint64_t)wl * n;
             CUZK_TRY(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in + off, keys_out + off, vals_in + off,
                                                      vals_out + off, (int)n, 0, c, st));
         }
+        prof.mark("sort");
         const uint64_t M = (uint64_t)wc * n;
-        const uint64_t nthr = (M + CHUNK - 1) / CHUNK;
+        const uint64_t nthr = (M + chunk - 1) / chunk;
         k_accumulate<<<nblocks(nthr, 128), 128, 0, st>>>(keys_out, vals_out, M, n, w0, Bw, points, buckets,
-                                                         slot_keys, slots, nthr);
+                                                         slot_keys, slots, nthr, chunk);
         CUZK_TRY(cudaGetLastError());
-        k_fixup<<<nblocks(2 * nthr, 128), 128, 0, st>>>(slot_keys, slots, 2 * nthr, buckets);
-        CUZK_TRY(cudaGetLastError());
+        prof.mark("accumulate");
+        CUZK_TRY(cudaMemsetAsync(flags, 0, MAX_FIXUP_LEVELS * sizeof(int), st));
+        {
+            uint64_t m = 2 * nthr;
+            const uint32_t* ik = slot_keys;
+            const g1_xyzz* iv = slots;
+            for (int level = 0; level < MAX_FIXUP_LEVELS; level++) {
+                const uint64_t nt = (m + FIXUP_FANIN - 1) / FIXUP_FANIN;
+                uint32_t* ok = level % 2 == 0 ? fk_a : fk_b;
+                g1_xyzz* ov = level % 2 == 0 ? fv_a : fv_b;
+                k_fixup_level<<<nblocks(nt, 128), 128, 0, st>>>(ik, iv, m, FIXUP_FANIN, ok, ov, buckets,
+                                                                level == 0 ? nullptr : flags + level - 1,
+                                                                flags + level);
+                CUZK_TRY(cudaGetLastError());
+                if (nt == 1) break;
+                m = 2 * nt;
+                ik = ok;
+                iv = ov;
+            }
+        }
+        prof.mark("fixup");
     }
 
     k_bucket_reduce<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a);
     CUZK_TRY(cudaGetLastError());
+    prof.mark("reduce");
     {
         uint32_t cnt = nseg;
         while (cnt > 1) {
@@ -318,6 +420,7 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
             cnt = outcnt;
         }
     }
+    prof.mark("sum");
     host_w = new g1_xyzz[nw];
     CUZK_TRY(cudaMemcpyAsync(host_w, red_a, nw * sizeof(g1_xyzz), cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
@@ -329,9 +432,12 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
         }
         *out = acc.to_jacobian();
     }
+    prof.mark("host");
+    prof.report("msm", n, c);
 done:
     {
-        void* bufs[] = {keys_in, vals_in, keys_out, vals_out, slot_keys, slots, buckets, red_a, red_b, temp};
+        void* bufs[] = {keys_in, vals_in, keys_out, vals_out, slot_keys, slots, buckets, red_a, red_b, temp,
+                        fk_a, fk_b, fv_a, fv_b, flags};
         for (void* b : bufs)
             if (b) cudaFreeAsync(b, st);
     }

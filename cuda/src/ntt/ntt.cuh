@@ -10,12 +10,14 @@
 // each result by the twiddle w_B^(offset * bitrev_k(position)) on the way out:
 // the "four-step" split, so twiddles from the big table are read once per
 // element per group instead of once per butterfly. DIF leaves the output in
-// bit-reversed order; a last pass swaps it into natural order and applies the
-// per-element scale of the inverse (1/n) and of the inverse coset (g^-i / n).
+// bit-reversed order, so the last group stores each result at its natural
+// index (the groups run out of place through a pool buffer) and applies the
+// per-element scale of the inverse (1/n) or of the inverse coset (g^-i / n).
 // A forward coset transform multiplies x[i] by g^i as the first group loads.
 #pragma once
 #include <cuda_runtime.h>
 #include "../ff/bls12_381.cuh"
+#include "../prof.cuh"
 
 namespace cuzk {
 namespace ntt {
@@ -74,8 +76,14 @@ __device__ __forceinline__ uint32_t brev_bits(uint32_t x, int bits) {
 }
 
 // One group of k DIF stages; see the file comment. d is the whole vector.
-__global__ void k_dif_group(fr_t* d, const fr_t* __restrict__ W, int log_n, int b, int k, int logC,
-                            const fr_t* __restrict__ GH, const fr_t* __restrict__ GL) {
+// src and dst may be the same buffer (every block writes only the positions it
+// read) except in the last group, which scatters into natural order: there
+// dst must differ from src unless one block holds the whole vector. final_mode
+// < 0 marks a group that is not the last; otherwise it is the scale mode of
+// k_bitrev_scale, applied at the natural index.
+__global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k,
+                            int logC, const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode,
+                            fr_t s, const fr_t* __restrict__ GIH, const fr_t* __restrict__ GIL) {
     extern __shared__ fr_t smem[];
     const int K = 1 << k, C = 1 << logC, tile = K << logC;
     fr_t* roots = smem + tile;
@@ -95,7 +103,7 @@ __global__ void k_dif_group(fr_t* d, const fr_t* __restrict__ W, int log_n, int 
         else       { ih = e & (K - 1); c = e >> k; }
         const uint64_t sigma = sigma0 + c;
         const uint64_t g = ((sigma >> sb) << b) + (sigma & (S - 1)) + ((uint64_t)ih << sb);
-        fr_t x = ld(d + g);
+        fr_t x = ld(src + g);
         if (GL) x = x * (ld(GH + (g >> SPLIT_BITS)) * ld(GL + (g & (SPLIT - 1))));
         smem[ih * C + c] = x;
     }
@@ -133,7 +141,16 @@ __global__ void k_dif_group(fr_t* d, const fr_t* __restrict__ W, int log_n, int 
                 x = x * w;
             }
         }
-        st(d + g, x);
+        if (final_mode < 0) {
+            st(dst + g, x);
+        } else {
+            const uint64_t nat = __brevll(g) >> (64 - log_n);
+            if (final_mode == 1)
+                x = x * s;
+            else if (final_mode == 2)
+                x = x * (ld(GIH + (nat >> SPLIT_BITS)) * ld(GIL + (nat & (SPLIT - 1))));
+            st(dst + nat, x);
+        }
     }
 }
 
@@ -243,28 +260,46 @@ inline void domain_destroy(domain_t* dom) {
 inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, cudaStream_t st) {
     const int L = dom.log_n;
     const fr_t* W = inverse ? dom.Winv : dom.W;
-    if (L > 0) {
-        const int groups = (L + MAX_GROUP_BITS - 1) / MAX_GROUP_BITS;
-        int b = L;
-        for (int gi = 0; gi < groups; gi++) {
-            const int k = L / groups + (gi < L % groups ? 1 : 0);
-            int logC = TILE_BITS - k;
-            if (logC > L - k) logC = L - k;
-            if (logC < 0) logC = 0;
-            const int tile = 1 << (k + logC);
-            const unsigned threads = tile / 2 < 256 ? (tile / 2 < 32 ? 32 : tile / 2) : 256;
-            const unsigned grid = (unsigned)(dom.n >> (k + logC));
-            const size_t shmem = (size_t)(tile + (1 << (k - 1))) * sizeof(fr_t);
-            const bool pre = coset && !inverse && gi == 0;
-            k_dif_group<<<grid, threads, shmem, st>>>(d, W, L, b, k, logC, pre ? dom.GH : nullptr,
-                                                      pre ? dom.GL : nullptr);
-            b -= k;
-        }
-    }
     const int mode = inverse ? (coset ? 2 : 1) : 0;
-    if (L > 0 || mode != 0)
-        k_bitrev_scale<<<blocks_for(dom.n, 256), 256, 0, st>>>(d, L, mode, dom.n_inv, dom.GIH, dom.GIL);
-    return cudaGetLastError();
+    if (L == 0) {
+        if (mode != 0)
+            k_bitrev_scale<<<1, 32, 0, st>>>(d, 0, mode, dom.n_inv, dom.GIH, dom.GIL);
+        return cudaGetLastError();
+    }
+    phase_timer prof(st);
+    const int groups = (L + MAX_GROUP_BITS - 1) / MAX_GROUP_BITS;
+    // Several groups run out of place through a pool buffer so that the last
+    // one can scatter straight into natural order in d: no separate
+    // bit-reversal pass.
+    fr_t* scratch = d;
+    if (groups > 1) {
+        cudaError_t e = cudaMallocAsync((void**)&scratch, dom.n * sizeof(fr_t), st);
+        if (e != cudaSuccess) return e;
+    }
+    int b = L;
+    for (int gi = 0; gi < groups; gi++) {
+        const int k = L / groups + (gi < L % groups ? 1 : 0);
+        int logC = TILE_BITS - k;
+        if (logC > L - k) logC = L - k;
+        if (logC < 0) logC = 0;
+        const int tile = 1 << (k + logC);
+        const unsigned threads = tile / 2 < 256 ? (tile / 2 < 32 ? 32 : tile / 2) : 256;
+        const unsigned grid = (unsigned)(dom.n >> (k + logC));
+        const size_t shmem = (size_t)(tile + (1 << (k - 1))) * sizeof(fr_t);
+        const bool pre = coset && !inverse && gi == 0;
+        const bool last = gi == groups - 1;
+        const fr_t* src = gi == 0 ? d : scratch;
+        fr_t* dst = last ? d : scratch;
+        k_dif_group<<<grid, threads, shmem, st>>>(src, dst, W, L, b, k, logC, pre ? dom.GH : nullptr,
+                                                  pre ? dom.GL : nullptr, last ? mode : -1, dom.n_inv, dom.GIH,
+                                                  dom.GIL);
+        prof.mark(gi == 0 ? "group0" : gi == 1 ? "group1" : "group2+");
+        b -= k;
+    }
+    cudaError_t e = cudaGetLastError();
+    if (scratch != d) cudaFreeAsync(scratch, st);
+    prof.report(inverse ? "intt" : "ntt", dom.n, L);
+    return e;
 }
 
 inline cudaError_t groth16_h(const domain_t& dom, fr_t* a, const fr_t* b, const fr_t* c, cudaStream_t st) {
