@@ -35,6 +35,7 @@ func App() *cli.App {
 		Commands: []*cli.Command{
 			proveCommand(),
 			resumeCommand(),
+			daemonCommand(),
 			setupCommand(),
 			verifyCommand(),
 			benchCommand(),
