@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -278,4 +280,95 @@ func mustPartition(t *testing.T, dir, id string, idx int) store.Partition {
 		t.Fatalf("partitions of %s: %v", id, err)
 	}
 	return parts[idx]
+}
+
+// TestDaemonStopsOnSIGTERM runs cuzk daemon as a process, sends it SIGTERM
+// while a job is half proved, and starts it again: the first must answer the
+// waiting client, exit 0 and leave the job unfinished in the store; the
+// second must finish it without proving again what the first proved.
+func TestDaemonStopsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and signals a real process")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cuzk")
+	began := time.Now()
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/cuzk").CombinedOutput(); err != nil {
+		t.Fatalf("build cuzk: %v\n%s", err, out)
+	}
+	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
+	t.Logf("built in %s", time.Since(began))
+	if out, err := exec.Command(bin, "setup", "--circuit", "mimc", "--constraints", "2K", "--keys", keys).CombinedOutput(); err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	start := func() (*exec.Cmd, *daemonProc) {
+		cmd := exec.Command(bin, "daemon", "--store", st, "--keys", keys, "--out", filepath.Join(dir, "out"),
+			"--listen", "127.0.0.1:0", "--backend", "cpu", "--workers", "1")
+		d := &daemonProc{log: &syncBuffer{}}
+		cmd.Stderr = d.log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		for deadline := time.Now().Add(time.Minute); d.url == ""; time.Sleep(5 * time.Millisecond) {
+			if m := servingRE.FindStringSubmatch(d.log.String()); m != nil {
+				d.url = m[1]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("daemon not serving:\n%s", d.log)
+			}
+		}
+		return cmd, d
+	}
+
+	cmd, d := start()
+	var sub struct {
+		ID string `json:"job_id"`
+	}
+	if code, body := d.call(t, "POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 12}`, &sub); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	var js runner.JobStatus
+	for deadline := time.Now().Add(time.Minute); js.Proved < 2; time.Sleep(10 * time.Millisecond) {
+		d.call(t, "GET", "/v1/jobs/"+sub.ID, "", &js)
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress: %+v\n%s", js, d.log)
+		}
+	}
+	waited := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(d.url + "/v1/jobs/" + sub.ID + "/wait")
+		if err != nil {
+			waited <- 0
+			return
+		}
+		resp.Body.Close()
+		waited <- resp.StatusCode
+	}()
+	time.Sleep(50 * time.Millisecond) // let the wait begin
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("daemon after SIGTERM: %v\n%s", err, d.log)
+	}
+	if code := <-waited; code != http.StatusServiceUnavailable && code != http.StatusOK {
+		t.Errorf("a client waiting through the stop got %d, want 503 (or 200 had the job finished)", code)
+	}
+	if !strings.Contains(d.log.String(), "left for the next start") {
+		t.Errorf("the daemon did not say what it left:\n%s", d.log)
+	}
+	before := storeState(t, st)
+	if len(before) == 12 {
+		t.Skip("the job finished before the stop; nothing to resume")
+	}
+
+	t.Logf("stopped after %s with %d of 12 proved", time.Since(began), len(before))
+	_, d2 := start()
+	if code, body := d2.call(t, "GET", "/v1/jobs/"+sub.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateDone {
+		t.Fatalf("wait after the restart: %d %s\n%s", code, body, d2.log)
+	}
+	for _, p := range js.Partitions {
+		if b, ok := before[p.Index]; ok && b.Attempts != p.Attempts {
+			t.Errorf("partition %d was proved before the stop and again after (attempts %d → %d)", p.Index, b.Attempts, p.Attempts)
+		}
+	}
 }
