@@ -205,33 +205,49 @@ struct alignas(16) mont_t {
         }
         return t;
     }
+    // 64-bit limbs with 128-bit products: the host combines the MSM's window
+    // sums with a few thousand of these per call.
+    static constexpr int M64 = N / 2;
+    static constexpr uint64_t mod64(int j) { return (uint64_t)P::mod(2 * j) | ((uint64_t)P::mod(2 * j + 1) << 32); }
+    static constexpr uint64_t inv64() {
+        // -p^-1 mod 2^64 by Newton's iteration (each step doubles the bits).
+        uint64_t x = 1;
+        for (int i = 0; i < 7; i++) x *= 2 - mod64(0) * x;
+        return (uint64_t)0 - x;
+    }
     friend mont_t operator*(const mont_t& a, const mont_t& b) {
-        uint32_t t[N + 2] = {0};
-        for (int i = 0; i < N; i++) {
-            uint64_t c = 0;
-            for (int j = 0; j < N; j++) {
-                c += (uint64_t)a.v[j] * b.v[i] + t[j];
-                t[j] = (uint32_t)c;
-                c >>= 32;
+        typedef unsigned __int128 u128;
+        uint64_t A[M64], B[M64], T[M64 + 2] = {0};
+        for (int j = 0; j < M64; j++) {
+            A[j] = (uint64_t)a.v[2 * j] | ((uint64_t)a.v[2 * j + 1] << 32);
+            B[j] = (uint64_t)b.v[2 * j] | ((uint64_t)b.v[2 * j + 1] << 32);
+        }
+        const uint64_t inv = inv64();
+        for (int i = 0; i < M64; i++) {
+            u128 c = 0;
+            for (int j = 0; j < M64; j++) {
+                c = (u128)A[j] * B[i] + T[j] + (uint64_t)(c >> 64);
+                T[j] = (uint64_t)c;
             }
-            c += t[N];
-            t[N] = (uint32_t)c;
-            t[N + 1] = (uint32_t)(c >> 32);
-            uint32_t m = t[0] * P::INV;
-            c = ((uint64_t)m * P::mod(0) + t[0]) >> 32;
-            for (int j = 1; j < N; j++) {
-                c += (uint64_t)m * P::mod(j) + t[j];
-                t[j - 1] = (uint32_t)c;
-                c >>= 32;
+            c = (u128)T[M64] + (uint64_t)(c >> 64);
+            T[M64] = (uint64_t)c;
+            T[M64 + 1] = (uint64_t)(c >> 64);
+            const uint64_t m = T[0] * inv;
+            c = (u128)m * mod64(0) + T[0];
+            for (int j = 1; j < M64; j++) {
+                c = (u128)m * mod64(j) + T[j] + (uint64_t)(c >> 64);
+                T[j - 1] = (uint64_t)c;
             }
-            c += t[N];
-            t[N - 1] = (uint32_t)c;
-            t[N] = t[N + 1] + (uint32_t)(c >> 32);
-            t[N + 1] = 0;
+            c = (u128)T[M64] + (uint64_t)(c >> 64);
+            T[M64 - 1] = (uint64_t)c;
+            T[M64] = T[M64 + 1] + (uint64_t)(c >> 64);
         }
         mont_t r;
-        for (int j = 0; j < N; j++) r.v[j] = t[j];
-        if (t[N] || r.geq_mod()) r.sub_mod_raw();
+        for (int j = 0; j < M64; j++) {
+            r.v[2 * j] = (uint32_t)T[j];
+            r.v[2 * j + 1] = (uint32_t)(T[j] >> 32);
+        }
+        if (T[M64] || r.geq_mod()) r.sub_mod_raw();
         return r;
     }
 #endif

@@ -251,10 +251,10 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
     if (head_open || tail_open) *flag_out = 1;
 }
 
-// One thread per (window, segment of 2^logLs buckets): sum_j j*B_j over the
-// segment, as running sums plus (segment offset) * (segment total).
-__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs, uint32_t nseg,
-                                g1_xyzz* out) {
+// One thread per (window, segment of 2^logLs buckets): the segment's running
+// sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j.
+__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
+                                                uint32_t nseg, g1_xyzz* out_total, g1_xyzz* out_running) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
     const uint32_t w = (uint32_t)(t / nseg), s = (uint32_t)(t % nseg);
@@ -265,16 +265,26 @@ __global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buck
         running.add(B[j]);
         total.add(running);
     }
-    const uint32_t m = s << logLs;
-    if (m) {
-        g1_xyzz q = g1_xyzz::inf();
-        for (int bit = 31 - __clz(m); bit >= 0; bit--) {
-            q = q.dbl();
-            if ((m >> bit) & 1) q.add(running);
-        }
-        total.add(q);
+    out_total[t] = total;
+    out_running[t] = running;
+}
+
+// total += (segment offset) * running, in its own kernel so that neither
+// kernel keeps three points live.
+__global__ void CUZK_MSM_BOUNDS k_segment_scale(g1_xyzz* total, const g1_xyzz* __restrict__ running, int nw,
+                                                int logLs, uint32_t nseg) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (uint64_t)nw * nseg) return;
+    const uint32_t m = (uint32_t)(t % nseg) << logLs;
+    if (m == 0) return;
+    const g1_xyzz r = running[t];
+    g1_xyzz q = g1_xyzz::inf();
+    for (int bit = 31 - __clz(m); bit >= 0; bit--) {
+        q = q.dbl();
+        if ((m >> bit) & 1) q.add(r);
     }
-    out[t] = total;
+    q.add(total[t]);
+    total[t] = q;
 }
 
 // out[w][o] = sum of in[w][o*F .. o*F+F)
@@ -330,7 +340,7 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     const uint64_t nthr_max = (Mmax + chunk - 1) / chunk;
     const int logLs = c - 1 < seg_bits ? c - 1 : seg_bits;
     const uint32_t nseg = 1u << (c - 1 - logLs);
-    const uint32_t F = 16;
+    const uint32_t F = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
 
     uint32_t *keys_in = nullptr, *vals_in = nullptr, *keys_out = nullptr, *vals_out = nullptr, *slot_keys = nullptr;
     g1_xyzz *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
@@ -353,7 +363,7 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     CUZK_TRY(cudaMallocAsync((void**)&slots, 2 * nthr_max * sizeof(g1_xyzz), st));
     CUZK_TRY(cudaMallocAsync((void**)&buckets, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
     CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
-    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * ((nseg + F - 1) / F) * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
     CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
     {
         const uint64_t fsz = 2 * ((2 * nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
@@ -405,7 +415,11 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
         prof.mark("fixup");
     }
 
-    k_bucket_reduce<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a);
+    // red_b holds the segments' running sums until the scale kernel has
+    // used them; the tree of sums below reuses it.
+    k_bucket_reduce<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a, red_b);
+    CUZK_TRY(cudaGetLastError());
+    k_segment_scale<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(red_a, red_b, nw, logLs, nseg);
     CUZK_TRY(cudaGetLastError());
     prof.mark("reduce");
     {

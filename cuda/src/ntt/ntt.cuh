@@ -267,7 +267,11 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
         return cudaGetLastError();
     }
     phase_timer prof(st);
-    const int groups = (L + MAX_GROUP_BITS - 1) / MAX_GROUP_BITS;
+    // Knobs for tuning experiments (defaults: the measured best).
+    const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
+    const int tile_bits = env_int("CUZK_NTT_TILE_BITS", TILE_BITS, 6, 11);
+    const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
+    const int groups = (L + max_group - 1) / max_group;
     // Several groups run out of place through a pool buffer so that the last
     // one can scatter straight into natural order in d: no separate
     // bit-reversal pass.
@@ -279,17 +283,21 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
     int b = L;
     for (int gi = 0; gi < groups; gi++) {
         const int k = L / groups + (gi < L % groups ? 1 : 0);
-        int logC = TILE_BITS - k;
+        int logC = tile_bits - k;
         if (logC > L - k) logC = L - k;
         if (logC < 0) logC = 0;
         const int tile = 1 << (k + logC);
-        const unsigned threads = tile / 2 < 256 ? (tile / 2 < 32 ? 32 : tile / 2) : 256;
+        const unsigned threads = tile / 2 < (int)max_threads ? (tile / 2 < 32 ? 32 : tile / 2) : max_threads;
         const unsigned grid = (unsigned)(dom.n >> (k + logC));
         const size_t shmem = (size_t)(tile + (1 << (k - 1))) * sizeof(fr_t);
         const bool pre = coset && !inverse && gi == 0;
         const bool last = gi == groups - 1;
         const fr_t* src = gi == 0 ? d : scratch;
         fr_t* dst = last ? d : scratch;
+        if (shmem > 48 * 1024) {
+            cudaError_t e = cudaFuncSetAttribute(k_dif_group, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+            if (e != cudaSuccess) return e;
+        }
         k_dif_group<<<grid, threads, shmem, st>>>(src, dst, W, L, b, k, logC, pre ? dom.GH : nullptr,
                                                   pre ? dom.GL : nullptr, last ? mode : -1, dom.n_inv, dom.GIH,
                                                   dom.GIL);
