@@ -248,10 +248,11 @@ func msmWindow(n int) int {
 	return best
 }
 
-// MSMScratch is the device memory the MSM kernel draws from the pool for n
-// points: sort keys and values (in and out), chunk slots, buckets and their
-// reduction, and the radix sort's temporary storage; a quarter is added for
-// the sort's storage and the pool's rounding.
+// MSMScratch bounds the device memory the MSM kernel draws from the pool for
+// n points: sort keys and values (in and out), chunk slots (counted at the
+// smallest chunk the kernel has used, 32 entries), buckets and their
+// reduction; a quarter is added for the radix sort's storage, the fixup
+// levels and the pool's rounding.
 func MSMScratch(n int) int64 {
 	if n <= 0 {
 		return 0
