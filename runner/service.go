@@ -256,6 +256,10 @@ func (s *Service) start(sub Submission) error {
 		s.mu.Unlock()
 		return fmt.Errorf("submit job %s: %w", sub.ID, ErrClosed)
 	}
+	if _, ok := s.jobs[sub.ID]; ok {
+		s.mu.Unlock()
+		return fmt.Errorf("submit job %s: %w: submitted to this service before", sub.ID, ErrExists)
+	}
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
 	t := &tracked{done: make(chan struct{}), live: map[int]Running{}}

@@ -149,9 +149,27 @@ func TestServiceSubmitAndResume(t *testing.T) {
 			t.Errorf("partition %d: no proof files in %s", i, out)
 		}
 	}
-	if err := svc.Submit(first); !errors.Is(err, ErrExists) {
-		t.Errorf("a second submission of a recorded id: %v, want ErrExists", err)
+	// Of concurrent submissions of one new id, exactly one is accepted.
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			errs <- svc.Submit(Submission{JobRequest: JobRequest{ID: "dup", Keys: k, Seed: seed, Partitions: 1},
+				Target: testTarget, Out: t.TempDir()})
+		}()
 	}
+	accepted := 0
+	for range 4 {
+		switch err := <-errs; {
+		case err == nil:
+			accepted++
+		case !errors.Is(err, ErrExists):
+			t.Errorf("submission of a taken id: %v, want ErrExists", err)
+		}
+	}
+	if accepted != 1 {
+		t.Errorf("%d of 4 concurrent submissions of one id accepted, want 1", accepted)
+	}
+	waitDone(t, svc, "dup")
 	if _, err := svc.Status("nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("status of an unknown job: %v", err)
 	}
