@@ -61,3 +61,23 @@ func TestBadTargets(t *testing.T) {
 		t.Error("unknown circuit accepted")
 	}
 }
+
+// TestPorepPartitionsDiffer checks that the partitions of a job challenge
+// different nodes, so that their public inputs differ, at the smallest size.
+func TestPorepPartitionsDiffer(t *testing.T) {
+	c := PoRep{}
+	l, err := c.Layout(MinConstraints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for p := 0; p < 10; p++ {
+		for k := 0; k < l["challenges"]; k++ {
+			idx := porepChallenge([]byte("s"), l["depth"], l["challenges"], p, k)
+			if q, ok := seen[idx]; ok {
+				t.Fatalf("partitions %d and %d both challenge node %d (layout %s)", q, p, idx, l)
+			}
+			seen[idx] = p
+		}
+	}
+}

@@ -58,14 +58,10 @@ func (c *porepCircuit) Define(api frontend.API) error {
 // porepDepth is the tree depth for a target: deep trees for real sizes, a
 // shallow one where a single challenge of depth 10 would overshoot.
 func porepDepth(target int) int {
-	switch {
-	case target >= 1<<16:
+	if target >= 1<<16 {
 		return 10
-	case target >= 1<<13:
-		return 4
-	default:
-		return 2
 	}
+	return 4
 }
 
 var porepCost sync.Map // depth → constraints per challenge
@@ -168,12 +164,21 @@ func replicaFor(seed []byte, depth int) *replica {
 	return r.(*replica)
 }
 
-// Challenge returns the k-th challenged node index of a partition.
-func porepChallenge(seed []byte, depth, partition, k int) int {
-	e := derive(seed, "porep/challenge", partition, k)
+// porepChallenge returns the k-th challenged node index of a partition. The
+// (partition, k) pairs are numbered and sent through an affine bijection of
+// [0, 2^depth) drawn from the seed, so that the challenges look random but no
+// two partitions of a job share a challenge while partitions × challenges fit
+// in the tree: the partitions of a job are different statements.
+func porepChallenge(seed []byte, depth, challenges, partition, k int) int {
+	mask := 1<<depth - 1
+	a := int(low24(derive(seed, "porep/challenge-mul"))) | 1 // odd: invertible mod 2^depth
+	b := int(low24(derive(seed, "porep/challenge-add")))
+	return (a*(partition*challenges+k) + b) & mask
+}
+
+func low24(e fr.Element) uint32 {
 	b := e.Bytes()
-	v := int(b[len(b)-1]) | int(b[len(b)-2])<<8 | int(b[len(b)-3])<<16
-	return v & (1<<depth - 1)
+	return uint32(b[len(b)-1]) | uint32(b[len(b)-2])<<8 | uint32(b[len(b)-3])<<16
 }
 
 // Assign implements Circuit.
@@ -192,7 +197,7 @@ func (PoRep) Assign(l Layout, seed []byte, partition int) (frontend.Circuit, err
 		depth:      depth,
 	}
 	for j := 0; j < k; j++ {
-		idx := porepChallenge(seed, depth, partition, j)
+		idx := porepChallenge(seed, depth, k, partition, j)
 		c.Challenges[j] = idx
 		c.Data[j] = r.data[idx]
 		c.Paths[j] = make([]frontend.Variable, depth)
