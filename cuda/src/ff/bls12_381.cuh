@@ -4,6 +4,16 @@
 #pragma once
 #include "mont.cuh"
 
+// Which multiplication each field uses on the device, as measured on the H200
+// (docs/benchmarks.md): the PTX carry chains for Fp (MSM 2^24: 177 ms against
+// 194 with the compiler's carries), the compiler's carries for Fr (NTT 2^24:
+// 6.70 ms against 6.98).
+#ifndef CUZK_FP_C_MUL
+#define CUZK_FP_C_MUL 0
+#endif
+#ifndef CUZK_FR_C_MUL
+#define CUZK_FR_C_MUL 1
+#endif
 #ifndef CUZK_FP_NOINLINE
 #define CUZK_FP_NOINLINE 1
 #endif
@@ -14,6 +24,7 @@ struct fp_params {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffd;  // -p^-1 mod 2^32
     static constexpr bool NOINLINE_MUL = CUZK_FP_NOINLINE;  // point formulas: ~10 products each
+    static constexpr bool C_MUL = CUZK_FP_C_MUL;
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                     0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
@@ -30,6 +41,7 @@ struct fr_params {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffff;  // -r^-1 mod 2^32
     static constexpr bool NOINLINE_MUL = false;  // NTT butterflies: one product each
+    static constexpr bool C_MUL = CUZK_FR_C_MUL;
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};

@@ -112,7 +112,51 @@ struct alignas(16) mont_t {
     // CIOS Montgomery multiplication: per limb of b, one lo and one hi
     // multiply-accumulate chain for a*b[i], the same two for m*p, then a
     // one-limb shift (free: registers are renamed by the unrolled loop).
+    // CIOS written with 64-bit accumulators, leaving the carry handling to the
+    // compiler (IMAD.WIDE plus adds in SASS); an alternative to the PTX carry
+    // chains below, chosen per field by P::C_MUL.
+    static __device__ __forceinline__ mont_t mul_c(const mont_t& a, const mont_t& b) {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int j = 0; j < N + 2; j++) t[j] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t c = 0;
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                c += (uint64_t)a.v[j] * b.v[i] + t[j];
+                t[j] = (uint32_t)c;
+                c >>= 32;
+            }
+            c += t[N];
+            t[N] = (uint32_t)c;
+            t[N + 1] = (uint32_t)(c >> 32);
+            const uint32_t m = t[0] * P::INV;
+            c = ((uint64_t)m * P::mod(0) + t[0]) >> 32;
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                c += (uint64_t)m * P::mod(j) + t[j];
+                t[j - 1] = (uint32_t)c;
+                c >>= 32;
+            }
+            c += t[N];
+            t[N - 1] = (uint32_t)c;
+            t[N] = t[N + 1] + (uint32_t)(c >> 32);
+        }
+        mont_t r;
+#pragma unroll
+        for (int j = 0; j < N; j++) r.v[j] = t[j];
+        if (t[N] || r.geq_mod()) r.sub_mod_raw();
+        return r;
+    }
+
     __device__ __forceinline__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        if constexpr (P::C_MUL) {
+            if constexpr (P::NOINLINE_MUL)
+                return mul_c_call(a, b);
+            else
+                return mul_c(a, b);
+        }
         if constexpr (P::NOINLINE_MUL)
             return mul_call(a, b);
         else
@@ -122,6 +166,7 @@ struct alignas(16) mont_t {
     // point formulas) small enough for the instruction cache; the call costs
     // little against ~600 multiply-adds.
     static __device__ __noinline__ mont_t mul_call(mont_t a, mont_t b) { return mul_inline(a, b); }
+    static __device__ __noinline__ mont_t mul_c_call(mont_t a, mont_t b) { return mul_c(a, b); }
 
     static __device__ __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
