@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -140,6 +141,34 @@ func TestDeviceBasics(t *testing.T) {
 		if in[i] != out[i] {
 			t.Fatalf("word %d: %x != %x", i, out[i], in[i])
 		}
+	}
+	// The same round trip through pinned memory, asynchronously.
+	pin, err := d.HostAlloc(n * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := unsafe.Slice((*uint64)(pin.Pointer()), n)
+	copy(pinned, in)
+	if err := d.CopyInAsync(buf, pin, 0, n*8, s); err != nil {
+		t.Fatal(err)
+	}
+	clear(pinned)
+	if err := d.CopyOutAsync(pin, 0, buf, n*8, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StreamSync(s); err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if pinned[i] != in[i] {
+			t.Fatalf("pinned word %d: %x != %x", i, pinned[i], in[i])
+		}
+	}
+	if err := d.CopyInAsync(buf, pin, 8, n*8, s); err == nil {
+		t.Fatal("async copy past the pinned buffer accepted")
+	}
+	if err := d.HostFree(pin); err != nil {
+		t.Fatal(err)
 	}
 	if err := d.Memset(buf2, 0, n*8, s); err != nil {
 		t.Fatal(err)

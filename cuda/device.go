@@ -302,3 +302,63 @@ func CopyOut[T any](d *Device, v []T, src Ptr, s Stream) error {
 	var zero T
 	return d.CopyToHost(unsafe.Pointer(&v[0]), src, int64(len(v))*int64(unsafe.Sizeof(zero)), s)
 }
+
+// HostBuffer is pinned (page-locked) host memory from HostAlloc: copies from
+// and to it can run asynchronously, overlapping kernels.
+type HostBuffer struct {
+	p     unsafe.Pointer
+	bytes int64
+}
+
+// Pointer is the buffer's address; it stays valid until HostFree.
+func (h *HostBuffer) Pointer() unsafe.Pointer { return h.p }
+
+// Len is the buffer's size in bytes.
+func (h *HostBuffer) Len() int64 { return h.bytes }
+
+// HostAlloc allocates pinned host memory (cudaHostAlloc, which waits for the
+// whole device).
+func (d *Device) HostAlloc(bytes int64) (*HostBuffer, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("cuda: host alloc of %d bytes", bytes)
+	}
+	var p unsafe.Pointer
+	if err := d.lib.check("cuzk_host_alloc", C.cz_i_pp_u(d.lib.fn.hostAlloc, d.dev(), &p, C.uint64_t(bytes))); err != nil {
+		return nil, fmt.Errorf("device %d: pinned host alloc of %s: %w", d.idx, gpu.FormatBytes(bytes), err)
+	}
+	return &HostBuffer{p: p, bytes: bytes}, nil
+}
+
+// HostFree releases a HostAlloc buffer (cudaFreeHost, which waits for the
+// whole device).
+func (d *Device) HostFree(h *HostBuffer) error {
+	if h == nil || h.p == nil {
+		return nil
+	}
+	err := d.lib.check("cuzk_host_free", C.cz_i_p(d.lib.fn.hostFree, d.dev(), h.p))
+	h.p = nil
+	return err
+}
+
+// CopyInAsync queues a copy of bytes from the pinned buffer (at offset) to dst
+// on s and returns at once; the buffer must stay untouched until s reaches
+// the copy (StreamSync or an event).
+func (d *Device) CopyInAsync(dst Ptr, h *HostBuffer, offset, bytes int64, s Stream) error {
+	if h == nil || h.p == nil || offset < 0 || bytes < 0 || offset+bytes > h.bytes {
+		return fmt.Errorf("cuda: async copy of [%d, %d) outside the pinned buffer", offset, offset+bytes)
+	}
+	src := unsafe.Add(h.p, offset)
+	rc := C.cz_htod(d.lib.fn.memcpyHtoD, d.dev(), C.uint64_t(dst), src, C.uint64_t(bytes), C.uint64_t(s))
+	return d.lib.check("cuzk_memcpy_htod", rc)
+}
+
+// CopyOutAsync queues a copy of bytes from src into the pinned buffer (at
+// offset) on s and returns at once.
+func (d *Device) CopyOutAsync(h *HostBuffer, offset int64, src Ptr, bytes int64, s Stream) error {
+	if h == nil || h.p == nil || offset < 0 || bytes < 0 || offset+bytes > h.bytes {
+		return fmt.Errorf("cuda: async copy of [%d, %d) outside the pinned buffer", offset, offset+bytes)
+	}
+	dst := unsafe.Add(h.p, offset)
+	rc := C.cz_dtoh(d.lib.fn.memcpyDtoH, d.dev(), dst, C.uint64_t(src), C.uint64_t(bytes), C.uint64_t(s))
+	return d.lib.check("cuzk_memcpy_dtoh", rc)
+}
