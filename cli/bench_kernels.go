@@ -151,7 +151,7 @@ func (kb *kernelBench) print(rows []benchRow) {
 		if kb.dev != nil {
 			fmt.Fprintf(kb.w, "GPU time: %s; median of %d runs after a warm-up.\n", rows[0].gpuIncl, kb.runs)
 		}
-		if rows[0].cpuIn != "" {
+		if kb.cpuRuns > 0 {
 			fmt.Fprintf(kb.w, "CPU time: %s; median of %d runs.\n", rows[0].cpuIn, kb.cpuRuns)
 		}
 	}

@@ -152,6 +152,10 @@ func TestDeviceBasics(t *testing.T) {
 	if err := d.CopyInAsync(buf, pin, 0, n*8, s); err != nil {
 		t.Fatal(err)
 	}
+	// The copy reads the pinned buffer when the stream gets to it, not now.
+	if err := d.StreamSync(s); err != nil {
+		t.Fatal(err)
+	}
 	clear(pinned)
 	if err := d.CopyOutAsync(pin, 0, buf, n*8, s); err != nil {
 		t.Fatal(err)
