@@ -95,7 +95,7 @@ func (p *production) Start(self *actor.PID, token uint64, w Work) {
 			return
 		}
 		op := w.Op
-		if op.Kind == gpu.OpCompute {
+		if op.Kind == gpu.OpCompute || op.Kind == gpu.OpCopyIn {
 			op.Kernel = p.kernel(op.Kernel, w.Partition, w.Device)
 		}
 		d.Submit(op, func(r gpu.Result) { reply(r, r.Err) })

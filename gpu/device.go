@@ -87,7 +87,12 @@ type Kernel struct {
 	Partition string // for traces
 	Size      int    // constraints (the FFT domain follows from it)
 	Bytes     int64  // device memory the kernel touches
-	Run       func(ctx context.Context) error
+	// Stage copies the partition's inputs to the device. A device calls it
+	// for an OpCopyIn that carries the kernel, so that the copy happens where
+	// the design placed it (under mem_mtx, say); nil, or a device that does
+	// not call it, leaves the copy to Run.
+	Stage func(ctx context.Context) error
+	Run   func(ctx context.Context) error
 }
 
 // Op is one request to a device.

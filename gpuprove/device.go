@@ -25,10 +25,11 @@ import (
 // cudaDeviceSynchronize, pinned host alloc/free) and event syncs run on a
 // goroutine of their own, since they block for as long as other streams work.
 //
-// A partition's data moves in its compute kernel: OpCopyIn carries no data
-// (the actors send it without the kernel), so it only names the buffer that
-// the stream's next OpCompute stages into; the kernel then copies its inputs
-// into that buffer on that stream and computes there (see Backend.Stage).
+// A partition's data moves at OpCopyIn: the production runtime attaches the
+// partition's kernel, whose Stage copies the inputs into the buffer the op
+// names, on the op's stream, so the copy happens under whatever lock the
+// design holds there. The next OpCompute on the stream computes on that
+// buffer. A kernel without Stage copies its inputs in Run instead.
 type Device struct {
 	cd       *cuda.Device
 	index    int
@@ -318,7 +319,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			d.mu.Lock()
 			s.staging = op.Buffer
 			d.mu.Unlock()
-			done(gpu.Result{})
+			done(d.runStage(s, op.Kernel))
 		})
 	case gpu.OpCompute:
 		err = d.enqueueLocked(op.Stream, func(s *stream) { done(d.runKernel(s, op.Kernel)) })
@@ -399,13 +400,29 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 	}()
 }
 
-// runKernel runs a partition's compute on stream s, into the buffer the
-// stream's last OpCopyIn named, and reports it when the stream has drained.
-// A panicking kernel fails its op, not the process.
-func (d *Device) runKernel(s *stream, k *gpu.Kernel) (r gpu.Result) {
-	if k == nil || k.Run == nil {
+// runStage copies a partition's inputs into the buffer an OpCopyIn named, on
+// its stream, when the op carries a kernel that can stage; the op completes
+// when the copy has. A panicking stage fails its op, not the process.
+func (d *Device) runStage(s *stream, k *gpu.Kernel) (r gpu.Result) {
+	if k == nil || k.Stage == nil {
 		return gpu.Result{}
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			r = gpu.Result{Err: fmt.Errorf("device %d: staging %s panicked: %v", d.index, k.Partition, p)}
+		}
+	}()
+	err := k.Stage(WithPlacement(context.Background(), d.placement(s)))
+	err = errors.Join(err, d.cd.StreamSync(s.cs))
+	if err != nil {
+		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: %w", d.index, k.Partition, err)}
+	}
+	return gpu.Result{}
+}
+
+// placement is where a stream's partition lives: its stream and the buffer
+// the stream's last OpCopyIn named.
+func (d *Device) placement(s *stream) Placement {
 	d.mu.Lock()
 	b, ok := d.bufs[s.staging]
 	d.mu.Unlock()
@@ -413,12 +430,22 @@ func (d *Device) runKernel(s *stream, k *gpu.Kernel) (r gpu.Result) {
 	if ok && b.kind != bufHost {
 		pl.Buffer, pl.Bytes = b.ptr, b.bytes
 	}
+	return pl
+}
+
+// runKernel runs a partition's compute on stream s, into the buffer the
+// stream's last OpCopyIn named, and reports it when the stream has drained.
+// A panicking kernel fails its op, not the process.
+func (d *Device) runKernel(s *stream, k *gpu.Kernel) (r gpu.Result) {
+	if k == nil || k.Run == nil {
+		return gpu.Result{}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			r = gpu.Result{Err: fmt.Errorf("device %d: kernel %s panicked: %v", d.index, k.Partition, p)}
 		}
 	}()
-	err := k.Run(WithPlacement(context.Background(), pl))
+	err := k.Run(WithPlacement(context.Background(), d.placement(s)))
 	// Whatever the kernel left queued must be done before the op is.
 	err = errors.Join(err, d.cd.StreamSync(s.cs))
 	if err != nil {

@@ -38,6 +38,16 @@ type partition struct {
 
 	mu      sync.Mutex
 	timings prover.Timings
+	staged  prover.Staged // staged at OpCopyIn, consumed by compute
+}
+
+// swapStaged replaces the partition's staged inputs and returns the old ones.
+func (p *partition) swapStaged(s prover.Staged) prover.Staged {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.staged
+	p.staged = s
+	return old
 }
 
 func (p *partition) took(stage string, start time.Time) {
@@ -187,16 +197,37 @@ func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
 	}
 	k.Size = j.keys.Constraints()
 	k.Bytes = FootprintFor(e.backend, j.keys)
-	k.Run = func(ctx context.Context) error {
-		defer st.took("compute", time.Now())
+	k.Stage = func(ctx context.Context) error {
+		defer st.took("stage", time.Now())
 		if st.prep == nil {
-			return fmt.Errorf("partition %s: compute before prep", p)
+			return fmt.Errorf("partition %s: stage before prep", p)
 		}
 		staged, err := e.backend.Stage(ctx, j.keys, st.prep)
 		if err != nil {
 			return err
 		}
+		// A retried attempt stages again: drop what the last one left.
+		if old := st.swapStaged(staged); old != nil {
+			old.Release()
+		}
+		return nil
+	}
+	k.Run = func(ctx context.Context) error {
+		defer st.took("compute", time.Now())
+		if st.prep == nil {
+			return fmt.Errorf("partition %s: compute before prep", p)
+		}
+		staged := st.swapStaged(nil)
+		if staged == nil {
+			// The device did not stage at OpCopyIn (the emulated device
+			// does not): the copy happens here.
+			var err error
+			if staged, err = e.backend.Stage(ctx, j.keys, st.prep); err != nil {
+				return err
+			}
+		}
 		defer staged.Release()
+		var err error
 		st.comp, err = e.backend.Compute(ctx, j.keys, staged)
 		return err
 	}
@@ -206,8 +237,14 @@ func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
 // Release implements actors.Executor.
 func (e *Executor) Release(p actors.PartitionID) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	st := e.parts[p]
 	delete(e.parts, p)
+	e.mu.Unlock()
+	if st != nil {
+		if s := st.swapStaged(nil); s != nil {
+			s.Release()
+		}
+	}
 }
 
 // Footprint is the device memory one partition of these keys holds during

@@ -273,10 +273,15 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			done(gpu.Result{Err: fmt.Errorf("device %d: copy %d bytes into buffer %d: not a device buffer that large", d.info.Index, op.Bytes, op.Buffer)})
 			return
 		}
-		bw, n := d.opt.CopyBandwidth, op.Bytes
+		bw, n, k := d.opt.CopyBandwidth, op.Bytes, op.Kernel
 		d.enqueueLocked(d.streamLocked(op.Stream), item{run: func() gpu.Result {
 			if bw > 0 {
 				time.Sleep(time.Duration(float64(n) / bw * float64(time.Second)))
+			}
+			// The partition's own staging, if its kernel has one, runs
+			// in the copy's place on the stream, as on a real device.
+			if k != nil && k.Stage != nil {
+				return d.runStage(k)
 			}
 			return gpu.Result{}
 		}, done: done})
@@ -328,6 +333,20 @@ func (d *Device) runKernel(k *gpu.Kernel) (r gpu.Result) {
 	}()
 	if err := k.Run(context.Background()); err != nil {
 		return gpu.Result{Err: fmt.Errorf("device %d: kernel %s: %w", d.info.Index, k.Partition, err)}
+	}
+	return gpu.Result{}
+}
+
+// runStage runs a kernel's staging on the copy engine's side: it does not
+// take the compute engine, so it overlaps other streams' kernels.
+func (d *Device) runStage(k *gpu.Kernel) (r gpu.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = gpu.Result{Err: fmt.Errorf("device %d: staging %s panicked: %v", d.info.Index, k.Partition, p)}
+		}
+	}()
+	if err := k.Stage(context.Background()); err != nil {
+		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: %w", d.info.Index, k.Partition, err)}
 	}
 	return gpu.Result{}
 }

@@ -286,3 +286,23 @@ func TestPoolGrowthCostsHostTimeButReuseDoesNot(t *testing.T) {
 		t.Errorf("reusing a cached block took %v", took)
 	}
 }
+
+// TestCopyInRunsTheKernelsStage checks that an OpCopyIn carrying a kernel runs
+// its Stage on the copy's stream, beside another stream's running kernel (the
+// copy engine overlaps compute), and that a failing Stage fails the op.
+func TestCopyInRunsTheKernelsStage(t *testing.T) {
+	d := newDev(t, 1<<30, gpu.DefaultPoolPolicy())
+	buf := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: 1 << 20}).Buffer
+	release, kdone := gatedKernel(t, d, 1)
+	staged := false
+	k := &gpu.Kernel{Partition: "p", Stage: func(context.Context) error { staged = true; return nil }}
+	if r := call(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: 2, Buffer: buf, Bytes: 1 << 20, Kernel: k}); r.Err != nil || !staged {
+		t.Fatalf("copy in: %v, staged %v", r.Err, staged)
+	}
+	release()
+	<-kdone
+	bad := &gpu.Kernel{Partition: "p", Stage: func(context.Context) error { return context.Canceled }}
+	if r := call(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: 2, Buffer: buf, Bytes: 1 << 20, Kernel: bad}); r.Err == nil {
+		t.Fatal("a failing stage did not fail the copy")
+	}
+}
