@@ -60,18 +60,7 @@ type JobReport struct {
 func Run(ctx context.Context, opt Options, jobs []JobRequest) ([]JobReport, error) {
 	exec := NewExecutor(opt.Backend, opt.OutDir, opt.Sink)
 	col := newCollector(jobs)
-	cfg := opt.Config
-	obs := actors.Observers{col}
-	if opt.Observer != nil {
-		obs = append(obs, opt.Observer)
-	}
-	cfg.Observer = obs
-	infos := make([]gpu.Info, len(opt.Devices))
-	for i, d := range opt.Devices {
-		infos[i] = d.Info()
-	}
-	rt := actors.NewProduction(exec, opt.Devices, opt.Seed)
-	engine, err := actors.Start(rt, infos, cfg)
+	engine, err := startEngine(exec, opt.Devices, opt.Config, col, opt.Observer, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +80,21 @@ func Run(ctx context.Context, opt Options, jobs []JobRequest) ([]JobReport, erro
 		return col.reports(time.Since(start)), ctx.Err()
 	}
 	return col.reports(time.Since(start)), nil
+}
+
+// startEngine starts the actors on devices with the production runtime over
+// exec; own sees the events first, then extra (if any).
+func startEngine(exec actors.Executor, devices []gpu.Device, cfg actors.Config, own, extra actors.Observer, seed uint64) (*actors.Engine, error) {
+	obs := actors.Observers{own}
+	if extra != nil {
+		obs = append(obs, extra)
+	}
+	cfg.Observer = obs
+	infos := make([]gpu.Info, len(devices))
+	for i, d := range devices {
+		infos[i] = d.Info()
+	}
+	return actors.Start(actors.NewProduction(exec, devices, seed), infos, cfg)
 }
 
 // collector turns the actors' events into reports.

@@ -144,16 +144,7 @@ func StartService(opt ServiceOptions) (*Service, error) {
 	s.exec = &drainExecutor{Executor: NewExecutor(opt.Backend, "", serviceSink{s})}
 	cfg := opt.Config
 	cfg.Journal = s.journal
-	obs := actors.Observers{s}
-	if opt.Observer != nil {
-		obs = append(obs, opt.Observer)
-	}
-	cfg.Observer = obs
-	infos := make([]gpu.Info, len(opt.Devices))
-	for i, d := range opt.Devices {
-		infos[i] = d.Info()
-	}
-	engine, err := actors.Start(actors.NewProduction(s.exec, opt.Devices, opt.Seed), infos, cfg)
+	engine, err := startEngine(s.exec, opt.Devices, cfg, s, opt.Observer, opt.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("start service: %w", err)
 	}
