@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/frontend"
 
@@ -92,4 +92,3 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 	}
 	return proof, t, nil
 }
-
