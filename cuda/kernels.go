@@ -146,6 +146,36 @@ func (d *Device) MSM(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions
 	return res, nil
 }
 
+// MSMG2 is MSM on G2: points are n bls12381.G2Affine values (192 bytes each,
+// infinity as all zero), scalars as for MSM. It computes sum scalars[i] *
+// points[i] on the device and blocks until the result is ready.
+func (d *Device) MSMG2(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G2Jac, error) {
+	var res bls12381.G2Jac
+	if n < 0 || uint64(n) >= 1<<31 {
+		return res, fmt.Errorf("cuda: G2 MSM of %d points", n)
+	}
+	var out [36]C.uint64_t
+	mont := cbool(form == Montgomery)
+	rc := C.cz_msm(d.lib.fn.msmG2, d.dev(), C.uint64_t(points), C.uint64_t(scalars), C.uint64_t(n), mont,
+		C.int(opt.Window), &out[0], C.uint64_t(s))
+	if err := d.allocErr("cuzk_msm_g2", rc, 0); err != nil {
+		return res, fmt.Errorf("g2 msm of %d points: %w", n, err)
+	}
+	for i := 0; i < 6; i++ {
+		res.X.A0[i] = uint64(out[i])
+		res.X.A1[i] = uint64(out[6+i])
+		res.Y.A0[i] = uint64(out[12+i])
+		res.Y.A1[i] = uint64(out[18+i])
+		res.Z.A0[i] = uint64(out[24+i])
+		res.Z.A1[i] = uint64(out[30+i])
+	}
+	if res.Z.IsZero() {
+		res.X.SetOne()
+		res.Y.SetOne()
+	}
+	return res, nil
+}
+
 // Log2 returns log2(n) for a power of two n, or -1.
 func Log2(n int) int {
 	if n <= 0 || n&(n-1) != 0 {

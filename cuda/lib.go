@@ -4,7 +4,7 @@
 //
 // The library exposes a C ABI (cuda/include/cuzkgpu.h): devices, memory
 // (plain and stream-ordered pool allocations), streams, events, copies, the
-// Fr NTT, Groth16's quotient step and the G1 MSM. Every failure comes back as
+// Fr NTT, Groth16's quotient step and the G1 and G2 MSMs. Every failure comes back as
 // an *Error carrying the CUDA error name; an allocation failure also matches
 // gpu.ErrOutOfMemory, and a missing library or GPU matches ErrUnavailable.
 package cuda
@@ -86,7 +86,7 @@ type funcs struct {
 	malloc, free, mallocAsync, freeAsync, poolConfigure, poolTrim, hostAlloc, hostFree,
 	memcpyHtoD, memcpyDtoH, memcpyDtoD, memset,
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
-	nttDomainCreate, nttDomainDestroy, ntt, groth16H, msmG1 unsafe.Pointer
+	nttDomainCreate, nttDomainDestroy, ntt, groth16H, msmG1, msmG2 unsafe.Pointer
 }
 
 var (
@@ -178,6 +178,7 @@ func open(path string) (*Lib, error) {
 		{"cuzk_event_sync", &l.fn.eventSync}, {"cuzk_event_elapsed_ms", &l.fn.eventElapsed},
 		{"cuzk_ntt_domain_create", &l.fn.nttDomainCreate}, {"cuzk_ntt_domain_destroy", &l.fn.nttDomainDestroy},
 		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H}, {"cuzk_msm_g1", &l.fn.msmG1},
+		{"cuzk_msm_g2", &l.fn.msmG2},
 	}
 	for _, s := range syms {
 		cname := C.CString(s.name)

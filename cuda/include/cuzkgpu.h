@@ -9,7 +9,8 @@
  *  - Device pointers, streams, events and domains are opaque uint64_t handles;
  *    stream 0 is the legacy default stream.
  *  - Field elements are gnark-crypto's in-memory layout: Fr 4 x uint64 and Fp
- *    6 x uint64, little-endian limbs, Montgomery form. G1 affine points are
+ *    6 x uint64, little-endian limbs, Montgomery form; Fp2 is (A0, A1) in Fp,
+ *    as gnark-crypto's E2. G1 affine points are
  *    (x, y) with (0, 0) the point at infinity (96 bytes); Jacobian results are
  *    (X, Y, Z) with Z = 0 at infinity (144 bytes).
  */
@@ -90,6 +91,13 @@ int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c,
  * reduced mod r). window = 0 picks the window size. Scratch comes from the
  * stream-ordered pool. Blocks until the result is in out_jac (18 x uint64). */
 int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
+                uint64_t* out_jac, uint64_t stream);
+
+/* G2 MSM: as cuzk_msm_g1, with points in gnark-crypto's G2Affine layout: x and
+ * y in Fp2, each (A0, A1) of 6 x uint64 (192 bytes a point, all zero at
+ * infinity). The Jacobian result (X, Y, Z in Fp2, Z = 0 at infinity) is 36 x
+ * uint64 in out_jac. */
+int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
                 uint64_t* out_jac, uint64_t stream);
 
 #ifdef __cplusplus

@@ -254,4 +254,18 @@ int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scal
     return 0;
 }
 
+int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
+                uint64_t* out_jac, uint64_t stream) {
+    if (!out_jac || (n > 0 && (!points || !scalars))) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    cuzk::msm::g2_jacobian r;
+    cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g2_affine*>(points),
+                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
+                                   window);
+    if (e != cudaSuccess) return (int)e;
+    static_assert(sizeof(r) == 36 * sizeof(uint64_t), "Jacobian G2 result is 36 limbs");
+    memcpy(out_jac, &r, sizeof(r));
+    return 0;
+}
+
 }  // extern "C"

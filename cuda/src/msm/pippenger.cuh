@@ -1,4 +1,5 @@
-// G1 multi-scalar multiplication: Pippenger's bucket method with signed
+// Multi-scalar multiplication on G1 and G2 (one template over the coordinate
+// field: fp_t for G1, fp2_t for G2): Pippenger's bucket method with signed
 // c-bit digits (buckets 1..2^(c-1), a negative digit adds the negated point),
 // c chosen from the size.
 //
@@ -18,6 +19,7 @@
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 #include "../ff/bls12_381.cuh"
+#include "../ff/fp2.cuh"
 #include "../ec/xyzz.cuh"
 #include "../prof.cuh"
 
@@ -27,6 +29,9 @@ namespace msm {
 typedef affine_t<fp_t> g1_affine;
 typedef xyzz_t<fp_t> g1_xyzz;
 typedef jacobian_t<fp_t> g1_jacobian;
+typedef affine_t<fp2_t> g2_affine;
+typedef xyzz_t<fp2_t> g2_xyzz;
+typedef jacobian_t<fp2_t> g2_jacobian;
 
 constexpr uint32_t FIXUP_FANIN = 16;  // slots per thread in a fixup level
 constexpr int MAX_FIXUP_LEVELS = 64;
@@ -36,8 +41,21 @@ constexpr int MAX_FIXUP_LEVELS = 64;
 #ifndef CUZK_MSM_MIN_BLOCKS
 #define CUZK_MSM_MIN_BLOCKS 3
 #endif
+// G2 points are twice as wide: by default its kernels keep the compiler's
+// full register budget.
+#ifndef CUZK_MSM_G2_MIN_BLOCKS
+#define CUZK_MSM_G2_MIN_BLOCKS 1
+#endif
+template <class F>
+struct min_blocks {
+    static constexpr int value = CUZK_MSM_MIN_BLOCKS;
+};
+template <>
+struct min_blocks<fp2_t> {
+    static constexpr int value = CUZK_MSM_G2_MIN_BLOCKS;
+};
 #if CUZK_MSM_MIN_BLOCKS > 0
-#define CUZK_MSM_BOUNDS __launch_bounds__(128, CUZK_MSM_MIN_BLOCKS)
+#define CUZK_MSM_BOUNDS __launch_bounds__(128, min_blocks<F>::value)
 #else
 #define CUZK_MSM_BOUNDS
 #endif
@@ -103,6 +121,25 @@ __device__ __forceinline__ g1_affine load_point(const g1_affine* p) {
     return r;
 }
 
+__device__ __forceinline__ void load_fp(fp_t& x, const uint4* q) {
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        uint4 a = q[i];
+        x.v[4 * i] = a.x; x.v[4 * i + 1] = a.y; x.v[4 * i + 2] = a.z; x.v[4 * i + 3] = a.w;
+    }
+}
+
+// G2: x = (x.c0, x.c1), y = (y.c0, y.c1), 192 bytes.
+__device__ __forceinline__ g2_affine load_point(const g2_affine* p) {
+    g2_affine r;
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    load_fp(r.x.c0, q);
+    load_fp(r.x.c1, q + 3);
+    load_fp(r.y.c0, q + 6);
+    load_fp(r.y.c1, q + 9);
+    return r;
+}
+
 // Global bucket id of sorted entry p: window (w0 + p / n), digit keys[p].
 struct entry_cursor {
     uint64_t n, next_boundary;
@@ -123,9 +160,10 @@ struct entry_cursor {
     }
 };
 
+template <class F>
 __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint64_t M,
-                             uint64_t n, int w0, uint32_t Bw, const g1_affine* __restrict__ points,
-                             g1_xyzz* buckets, uint32_t* slot_keys, g1_xyzz* slots, uint64_t nthreads,
+                             uint64_t n, int w0, uint32_t Bw, const affine_t<F>* __restrict__ points,
+                             xyzz_t<F>* buckets, uint32_t* slot_keys, xyzz_t<F>* slots, uint64_t nthreads,
                              uint32_t chunk) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nthreads) return;
@@ -146,17 +184,19 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
         tail_open = edge.key(p1, keys) == last_key;
     }
     uint32_t run = first_key;
-    g1_xyzz acc = g1_xyzz::inf();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     bool first = true, head_done = false;
     // Slots are written as soon as they are known: holding them in
     // registers would cost occupancy.
     for (uint64_t p = p0; p < p1; p++) {
-        // The point of the next entry is a random 96-byte read: start it
+        // The point of the next entry is a random 96-byte (G2: 192-byte) read: start it
         // towards L2 before this entry's addition.
         if (p + 1 < p1) {
             const char* q = reinterpret_cast<const char*>(points + (vals[p + 1] & 0x7fffffffu));
+            constexpr int PB = (int)sizeof(affine_t<F>);
             asm volatile("prefetch.global.L2 [%0];" ::"l"(q));
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(q + 95));
+            if (PB > 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(q + 128));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(q + PB - 1));
         }
         const uint32_t k = cur.key(p, keys);
         if (k != run) {
@@ -168,11 +208,11 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
             }
             first = false;
             run = k;
-            acc = g1_xyzz::inf();
+            acc = xyzz_t<F>::inf();
         }
         if (keys[p] != 0) {
             const uint32_t v = vals[p];
-            const g1_affine P = load_point(points + (v & 0x7fffffffu));
+            const affine_t<F> P = load_point(points + (v & 0x7fffffffu));
             if (!P.is_inf()) acc.add_affine(P.x, (v >> 31) ? P.y.neg() : P.y);
         }
     }
@@ -182,14 +222,14 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
     slot_keys[2 * t + 1] = run;
     if (first && (head_open || tail_open)) {
         slots[2 * t] = acc;
-        slots[2 * t + 1] = g1_xyzz::inf();
+        slots[2 * t + 1] = xyzz_t<F>::inf();
     } else {
-        if (!head_done) slots[2 * t] = g1_xyzz::inf();
+        if (!head_done) slots[2 * t] = xyzz_t<F>::inf();
         if (tail_open) {
             slots[2 * t + 1] = acc;
         } else {
             buckets[run] = acc;
-            slots[2 * t + 1] = g1_xyzz::inf();
+            slots[2 * t + 1] = xyzz_t<F>::inf();
         }
     }
 }
@@ -205,8 +245,9 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
 // nothing open return at once (flag_in clear), so random scalars pay for one
 // level, and one bucket as large as the whole input (equal scalars, a short
 // top window) for log_{g/2}(m) levels of g additions each.
-__global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_keys, const g1_xyzz* __restrict__ in_vals, uint64_t m,
-                              uint32_t g, uint32_t* out_keys, g1_xyzz* out_vals, g1_xyzz* buckets,
+template <class F>
+__global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_keys, const xyzz_t<F>* __restrict__ in_vals, uint64_t m,
+                              uint32_t g, uint32_t* out_keys, xyzz_t<F>* out_vals, xyzz_t<F>* buckets,
                               const int* flag_in, int* flag_out) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t nthr = (m + g - 1) / g;
@@ -217,7 +258,7 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
     uint32_t run = in_keys[p0];
     const bool head_open = p0 > 0 && in_keys[p0 - 1] == run;
     const bool tail_open = p1 < m && in_keys[p1] == in_keys[p1 - 1];
-    g1_xyzz acc = g1_xyzz::inf();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     bool first = true, head_done = false;
     for (uint64_t p = p0; p < p1; p++) {
         const uint32_t k = in_keys[p];
@@ -230,7 +271,7 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
             }
             first = false;
             run = k;
-            acc = g1_xyzz::inf();
+            acc = xyzz_t<F>::inf();
         }
         acc.add(in_vals[p]);
     }
@@ -238,14 +279,14 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
     out_keys[2 * t + 1] = run;
     if (first && (head_open || tail_open)) {
         out_vals[2 * t] = acc;
-        out_vals[2 * t + 1] = g1_xyzz::inf();
+        out_vals[2 * t + 1] = xyzz_t<F>::inf();
     } else {
-        if (!head_done) out_vals[2 * t] = g1_xyzz::inf();
+        if (!head_done) out_vals[2 * t] = xyzz_t<F>::inf();
         if (tail_open) {
             out_vals[2 * t + 1] = acc;
         } else {
             buckets[run].add(acc);
-            out_vals[2 * t + 1] = g1_xyzz::inf();
+            out_vals[2 * t + 1] = xyzz_t<F>::inf();
         }
     }
     if (head_open || tail_open) *flag_out = 1;
@@ -253,14 +294,15 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
 
 // One thread per (window, segment of 2^logLs buckets): the segment's running
 // sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j.
-__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
-                                                uint32_t nseg, g1_xyzz* out_total, g1_xyzz* out_running) {
+template <class F>
+__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
+                                                uint32_t nseg, xyzz_t<F>* out_total, xyzz_t<F>* out_running) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
     const uint32_t w = (uint32_t)(t / nseg), s = (uint32_t)(t % nseg);
     const uint32_t lo = (s << logLs) + 1, hi = (s << logLs) + (1u << logLs);
-    const g1_xyzz* B = buckets + (uint64_t)w * Bw;
-    g1_xyzz running = g1_xyzz::inf(), total = g1_xyzz::inf();
+    const xyzz_t<F>* B = buckets + (uint64_t)w * Bw;
+    xyzz_t<F> running = xyzz_t<F>::inf(), total = xyzz_t<F>::inf();
     for (uint32_t j = hi; j >= lo; j--) {
         running.add(B[j]);
         total.add(running);
@@ -271,14 +313,15 @@ __global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const g1_xyzz* __restrict__ buck
 
 // total += (segment offset) * running, in its own kernel so that neither
 // kernel keeps three points live.
-__global__ void CUZK_MSM_BOUNDS k_segment_scale(g1_xyzz* total, const g1_xyzz* __restrict__ running, int nw,
+template <class F>
+__global__ void CUZK_MSM_BOUNDS k_segment_scale(xyzz_t<F>* total, const xyzz_t<F>* __restrict__ running, int nw,
                                                 int logLs, uint32_t nseg) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
     const uint32_t m = (uint32_t)(t % nseg) << logLs;
     if (m == 0) return;
-    const g1_xyzz r = running[t];
-    g1_xyzz q = g1_xyzz::inf();
+    const xyzz_t<F> r = running[t];
+    xyzz_t<F> q = xyzz_t<F>::inf();
     for (int bit = 31 - __clz(m); bit >= 0; bit--) {
         q = q.dbl();
         if ((m >> bit) & 1) q.add(r);
@@ -287,15 +330,16 @@ __global__ void CUZK_MSM_BOUNDS k_segment_scale(g1_xyzz* total, const g1_xyzz* _
     total[t] = q;
 }
 
-// out[w][o] = sum of in[w][o*F .. o*F+F)
-__global__ void CUZK_MSM_BOUNDS k_sum(const g1_xyzz* __restrict__ in, uint32_t cnt, uint32_t F, g1_xyzz* out, uint32_t outcnt,
+// out[w][o] = sum of in[w][o*fan .. o*fan+fan)
+template <class F>
+__global__ void CUZK_MSM_BOUNDS k_sum(const xyzz_t<F>* __restrict__ in, uint32_t cnt, uint32_t fan, xyzz_t<F>* out, uint32_t outcnt,
                       int nw) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * outcnt) return;
     const uint32_t w = (uint32_t)(t / outcnt), o = (uint32_t)(t % outcnt);
-    g1_xyzz acc = g1_xyzz::inf();
-    const uint32_t end = o * F + F < cnt ? o * F + F : cnt;
-    for (uint32_t j = o * F; j < end; j++) acc.add(in[(uint64_t)w * cnt + j]);
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    const uint32_t end = o * fan + fan < cnt ? o * fan + fan : cnt;
+    for (uint32_t j = o * fan; j < end; j++) acc.add(in[(uint64_t)w * cnt + j]);
     out[t] = acc;
 }
 
@@ -320,10 +364,11 @@ inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + t
 // Computes sum scalars[i] * points[i] for i < n. points: device, gnark affine
 // layout; scalars: device, 32 bytes each, Montgomery form if mont. The result
 // is written to *out (host) in Jacobian coordinates. Blocks until done.
-inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n, bool mont, g1_jacobian* out,
+template <class F>
+inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, jacobian_t<F>* out,
                        cudaStream_t st, int window_override = 0) {
     if (n == 0) {
-        *out = g1_xyzz::inf().to_jacobian();
+        *out = xyzz_t<F>::inf().to_jacobian();
         return cudaSuccess;
     }
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
@@ -340,16 +385,16 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     const uint64_t nthr_max = (Mmax + chunk - 1) / chunk;
     const int logLs = c - 1 < seg_bits ? c - 1 : seg_bits;
     const uint32_t nseg = 1u << (c - 1 - logLs);
-    const uint32_t F = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
+    const uint32_t fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
 
     uint32_t *keys_in = nullptr, *vals_in = nullptr, *keys_out = nullptr, *vals_out = nullptr, *slot_keys = nullptr;
-    g1_xyzz *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
+    xyzz_t<F> *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
     uint32_t *fk_a = nullptr, *fk_b = nullptr;
-    g1_xyzz *fv_a = nullptr, *fv_b = nullptr;
+    xyzz_t<F> *fv_a = nullptr, *fv_b = nullptr;
     int* flags = nullptr;
     void* temp = nullptr;
     size_t temp_bytes = 0;
-    g1_xyzz* host_w = nullptr;
+    xyzz_t<F>* host_w = nullptr;
     cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out, vals_in, vals_out,
                                                       (int)n, 0, c, st);
     if (err != cudaSuccess) return err;
@@ -360,20 +405,20 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
     CUZK_TRY(cudaMallocAsync((void**)&keys_out, Mmax * 4, st));
     CUZK_TRY(cudaMallocAsync((void**)&vals_out, Mmax * 4, st));
     CUZK_TRY(cudaMallocAsync((void**)&slot_keys, 2 * nthr_max * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&slots, 2 * nthr_max * sizeof(g1_xyzz), st));
-    CUZK_TRY(cudaMallocAsync((void**)&buckets, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
-    CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
-    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * nseg * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMallocAsync((void**)&slots, 2 * nthr_max * sizeof(xyzz_t<F>), st));
+    CUZK_TRY(cudaMallocAsync((void**)&buckets, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
+    CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(xyzz_t<F>), st));
+    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * nseg * sizeof(xyzz_t<F>), st));
     CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
     {
         const uint64_t fsz = 2 * ((2 * nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
         CUZK_TRY(cudaMallocAsync((void**)&fk_a, fsz * 4, st));
         CUZK_TRY(cudaMallocAsync((void**)&fk_b, fsz * 4, st));
-        CUZK_TRY(cudaMallocAsync((void**)&fv_a, fsz * sizeof(g1_xyzz), st));
-        CUZK_TRY(cudaMallocAsync((void**)&fv_b, fsz * sizeof(g1_xyzz), st));
+        CUZK_TRY(cudaMallocAsync((void**)&fv_a, fsz * sizeof(xyzz_t<F>), st));
+        CUZK_TRY(cudaMallocAsync((void**)&fv_b, fsz * sizeof(xyzz_t<F>), st));
         CUZK_TRY(cudaMallocAsync((void**)&flags, MAX_FIXUP_LEVELS * sizeof(int), st));
     }
-    CUZK_TRY(cudaMemsetAsync(buckets, 0, (uint64_t)nw * Bw * sizeof(g1_xyzz), st));
+    CUZK_TRY(cudaMemsetAsync(buckets, 0, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
     prof.mark("alloc");
 
     for (int w0 = 0; w0 < nw; w0 += (int)wb) {
@@ -389,7 +434,7 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
         prof.mark("sort");
         const uint64_t M = (uint64_t)wc * n;
         const uint64_t nthr = (M + chunk - 1) / chunk;
-        k_accumulate<<<nblocks(nthr, 128), 128, 0, st>>>(keys_out, vals_out, M, n, w0, Bw, points, buckets,
+        k_accumulate<F><<<nblocks(nthr, 128), 128, 0, st>>>(keys_out, vals_out, M, n, w0, Bw, points, buckets,
                                                          slot_keys, slots, nthr, chunk);
         CUZK_TRY(cudaGetLastError());
         prof.mark("accumulate");
@@ -397,12 +442,12 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
         {
             uint64_t m = 2 * nthr;
             const uint32_t* ik = slot_keys;
-            const g1_xyzz* iv = slots;
+            const xyzz_t<F>* iv = slots;
             for (int level = 0; level < MAX_FIXUP_LEVELS; level++) {
                 const uint64_t nt = (m + FIXUP_FANIN - 1) / FIXUP_FANIN;
                 uint32_t* ok = level % 2 == 0 ? fk_a : fk_b;
-                g1_xyzz* ov = level % 2 == 0 ? fv_a : fv_b;
-                k_fixup_level<<<nblocks(nt, 128), 128, 0, st>>>(ik, iv, m, FIXUP_FANIN, ok, ov, buckets,
+                xyzz_t<F>* ov = level % 2 == 0 ? fv_a : fv_b;
+                k_fixup_level<F><<<nblocks(nt, 128), 128, 0, st>>>(ik, iv, m, FIXUP_FANIN, ok, ov, buckets,
                                                                 level == 0 ? nullptr : flags + level - 1,
                                                                 flags + level);
                 CUZK_TRY(cudaGetLastError());
@@ -417,29 +462,29 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
 
     // red_b holds the segments' running sums until the scale kernel has
     // used them; the tree of sums below reuses it.
-    k_bucket_reduce<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a, red_b);
+    k_bucket_reduce<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a, red_b);
     CUZK_TRY(cudaGetLastError());
-    k_segment_scale<<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(red_a, red_b, nw, logLs, nseg);
+    k_segment_scale<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(red_a, red_b, nw, logLs, nseg);
     CUZK_TRY(cudaGetLastError());
     prof.mark("reduce");
     {
         uint32_t cnt = nseg;
         while (cnt > 1) {
-            const uint32_t outcnt = (cnt + F - 1) / F;
-            k_sum<<<nblocks((uint64_t)nw * outcnt, 128), 128, 0, st>>>(red_a, cnt, F, red_b, outcnt, nw);
+            const uint32_t outcnt = (cnt + fan - 1) / fan;
+            k_sum<F><<<nblocks((uint64_t)nw * outcnt, 128), 128, 0, st>>>(red_a, cnt, fan, red_b, outcnt, nw);
             CUZK_TRY(cudaGetLastError());
-            g1_xyzz* tmp = red_a;
+            xyzz_t<F>* tmp = red_a;
             red_a = red_b;
             red_b = tmp;
             cnt = outcnt;
         }
     }
     prof.mark("sum");
-    host_w = new g1_xyzz[nw];
-    CUZK_TRY(cudaMemcpyAsync(host_w, red_a, nw * sizeof(g1_xyzz), cudaMemcpyDeviceToHost, st));
+    host_w = new xyzz_t<F>[nw];
+    CUZK_TRY(cudaMemcpyAsync(host_w, red_a, nw * sizeof(xyzz_t<F>), cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     {
-        g1_xyzz acc = host_w[nw - 1];
+        xyzz_t<F> acc = host_w[nw - 1];
         for (int w = nw - 2; w >= 0; w--) {
             for (int i = 0; i < c; i++) acc = acc.dbl();
             acc.add(host_w[w]);
@@ -447,7 +492,7 @@ inline cudaError_t run(const g1_affine* points, const fr_t* scalars, uint64_t n,
         *out = acc.to_jacobian();
     }
     prof.mark("host");
-    prof.report("msm", n, c);
+    prof.report(sizeof(F) == sizeof(fp_t) ? "msm" : "msm_g2", n, c);
 done:
     {
         void* bufs[] = {keys_in, vals_in, keys_out, vals_out, slot_keys, slots, buckets, red_a, red_b, temp,

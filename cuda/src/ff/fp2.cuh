@@ -1,0 +1,80 @@
+// Fp2 = Fp[u]/(u^2 + 1), the field of G2's coordinates on BLS12-381. An
+// element is c0 + c1*u with the layout of gnark-crypto's E2 {A0, A1}: two
+// fp.Element values (96 bytes), Montgomery form. The operations are the ones
+// the point formulas in ec/xyzz.cuh use; every result is fully reduced, so
+// equality and zero tests compare limbs.
+#pragma once
+#include "bls12_381.cuh"
+
+namespace cuzk {
+
+struct alignas(16) fp2_t {
+    fp_t c0, c1;
+
+    CUZK_HD static fp2_t zero() {
+        fp2_t r;
+        r.c0 = fp_t::zero();
+        r.c1 = fp_t::zero();
+        return r;
+    }
+    CUZK_HD static fp2_t one() {
+        fp2_t r;
+        r.c0 = fp_t::one();
+        r.c1 = fp_t::zero();
+        return r;
+    }
+    CUZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    CUZK_HD bool operator==(const fp2_t& o) const { return c0 == o.c0 && c1 == o.c1; }
+    CUZK_HD bool operator!=(const fp2_t& o) const { return !(*this == o); }
+
+    CUZK_HD friend fp2_t operator+(const fp2_t& a, const fp2_t& b) {
+        fp2_t r;
+        r.c0 = a.c0 + b.c0;
+        r.c1 = a.c1 + b.c1;
+        return r;
+    }
+    CUZK_HD friend fp2_t operator-(const fp2_t& a, const fp2_t& b) {
+        fp2_t r;
+        r.c0 = a.c0 - b.c0;
+        r.c1 = a.c1 - b.c1;
+        return r;
+    }
+    // Karatsuba: (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u,
+    // three Fp products.
+    CUZK_HD friend fp2_t operator*(const fp2_t& a, const fp2_t& b) {
+        const fp_t t0 = a.c0 * b.c0;
+        const fp_t t1 = a.c1 * b.c1;
+        const fp_t t2 = (a.c0 + a.c1) * (b.c0 + b.c1);
+        fp2_t r;
+        r.c0 = t0 - t1;
+        r.c1 = t2 - t0 - t1;
+        return r;
+    }
+    // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fp products.
+    CUZK_HD fp2_t sqr() const {
+        fp2_t r;
+        const fp_t t = c0 * c1;
+        r.c0 = (c0 + c1) * (c0 - c1);
+        r.c1 = t.dbl();
+        return r;
+    }
+    CUZK_HD fp2_t dbl() const {
+        fp2_t r;
+        r.c0 = c0.dbl();
+        r.c1 = c1.dbl();
+        return r;
+    }
+    CUZK_HD fp2_t neg() const {
+        fp2_t r;
+        r.c0 = c0.neg();
+        r.c1 = c1.neg();
+        return r;
+    }
+    CUZK_HD fp2_t& operator+=(const fp2_t& o) { return *this = *this + o; }
+    CUZK_HD fp2_t& operator-=(const fp2_t& o) { return *this = *this - o; }
+    CUZK_HD fp2_t& operator*=(const fp2_t& o) { return *this = *this * o; }
+};
+
+static_assert(sizeof(fp2_t) == 96, "fp2_t must match gnark's E2");
+
+}  // namespace cuzk
