@@ -92,6 +92,7 @@ func TestBadInputIsAnError(t *testing.T) {
 		{"prove", "--keys", keys, "--constraints", "2K", "--backend", "cpu"}, // no keys, no --setup-if-missing
 		{"setup", "--circuit", "porep", "--constraints", "1"},
 		{"verify", "--keys", keys, "--proof", "missing.proof"},
+		{"resume", "--store", keys + "/no-such-store", "--backend", "cpu"},
 	}
 	for _, args := range cases {
 		_, _, err := run(t, args...)

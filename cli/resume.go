@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,6 +32,10 @@ func resumeCommand() *cli.Command {
 			cfg, indices, vram, err := runSettings(c)
 			if err != nil {
 				return err
+			}
+			// Resume reads a store that prove made; it never starts an empty one.
+			if _, err := os.Stat(c.String("store")); err != nil {
+				return fmt.Errorf("resume: no store at %s: %w", c.String("store"), err)
 			}
 			st, err := store.Open(c.String("store"), nil)
 			if err != nil {
