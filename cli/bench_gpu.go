@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per job into this directory"},
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it"},
+		bg2Flag(),
 	}
 }
 
@@ -92,16 +94,21 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	}
 	defer os.RemoveAll(out)
 
+	bg2, err := bg2Choice(c)
+	if err != nil {
+		return err
+	}
 	var rows []gpuBenchRow
 	var warm time.Duration
 	var device string
+	var part prover.Timings // one partition alone, on the whole card
 	for _, limit := range limits {
-		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit})
+		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu"})
 		if err != nil {
 			return err
 		}
 		device = g.Devices[0].Info().Name
-		if err := g.Backend.Preload(k); err != nil {
+		if err := preloadKeys(g.Backend, k, slices.Max(workers)); err != nil {
 			g.Close()
 			return err
 		}
@@ -113,6 +120,12 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			return err
 		}
 		warm = time.Since(start)
+		if part == nil {
+			if part, err = benchPartition(c.Context, k, g.Backend, max(c.Int("gnark-runs"), 1)); err != nil {
+				g.Close()
+				return err
+			}
+		}
 		for _, design := range designs {
 			for _, w := range workers {
 				row, err := benchGPUJob(c, k, g, design, w, limit, nparts, out, traceDir)
@@ -131,15 +144,16 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			return err
 		}
 	}
-	var gnarkPart time.Duration
+	var gnarkPart, gnarkSolve time.Duration
 	if runs := c.Int("gnark-runs"); runs > 0 {
-		if gnarkPart, err = benchGnark(k, runs); err != nil {
+		if gnarkPart, gnarkSolve, err = benchGnark(k, runs); err != nil {
 			return err
 		}
 	}
 
-	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s; GPU warm-up partition %.2f s\n",
-		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, warm.Seconds())
+	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s, b_g2 on the %s; GPU warm-up partition %.2f s\n",
+		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, bg2Name(bg2), warm.Seconds())
+	printPartitionComparison(c.App.Writer, part, gnarkPart, gnarkSolve)
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "design\tworkers\tVRAM limit\ts/job\tGPU busy\tcompute wait p50\tp99\tstage wait p50\tp99\tcompute mean\tOOMs\tfallbacks\tretries\tverified\t")
 	best := time.Duration(0)
@@ -187,21 +201,72 @@ func benchWarmUp(ctx context.Context, k *prover.Keys, b prover.Backend) error {
 	return nil
 }
 
-// benchGnark is the median time of gnark's own prover on one partition.
-func benchGnark(k *prover.Keys, runs int) (time.Duration, error) {
+// benchGnark is the median time of gnark's own prover on one partition, and
+// of the witness solving it includes (the R1CS solver alone).
+func benchGnark(k *prover.Keys, runs int) (prove, solve time.Duration, err error) {
 	w, err := prover.Witness(k, []byte("bench"), 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var ds []time.Duration
+	var ds, ss []time.Duration
 	for i := 0; i < runs; i++ {
 		start := time.Now()
 		if _, err := groth16.Prove(k.CS, k.PK, w); err != nil {
-			return 0, fmt.Errorf("gnark prove: %w", err)
+			return 0, 0, fmt.Errorf("gnark prove: %w", err)
 		}
 		ds = append(ds, time.Since(start))
+		start = time.Now()
+		if _, err := k.CS.Solve(w); err != nil {
+			return 0, 0, fmt.Errorf("gnark solve: %w", err)
+		}
+		ss = append(ss, time.Since(start))
 	}
-	return median(ds), nil
+	return median(ds), median(ss), nil
+}
+
+// benchPartition proves one partition alone through the staged pipeline on
+// the GPU backend, runs times, and returns the stage times of the median
+// run (by total).
+func benchPartition(ctx context.Context, k *prover.Keys, b prover.Backend, runs int) (prover.Timings, error) {
+	w, err := prover.Witness(k, []byte("bench"), 0)
+	if err != nil {
+		return nil, err
+	}
+	var all []prover.Timings
+	for i := 0; i < runs; i++ {
+		_, t, err := prover.Prove(ctx, k, b, w, nil)
+		if err != nil {
+			return nil, fmt.Errorf("GPU partition: %w", err)
+		}
+		all = append(all, t)
+	}
+	slices.SortFunc(all, func(a, b prover.Timings) int { return int(partitionWall(a) - partitionWall(b)) })
+	return all[(len(all)-1)/2], nil
+}
+
+// partitionWall is one partition's time alone: b_g2 runs beside stage and
+// compute.
+func partitionWall(t prover.Timings) time.Duration {
+	return t["synthesize"] + t["prep"] + max(t["stage"]+t["compute"], t["b_g2"]) + t["finalize"]
+}
+
+// printPartitionComparison sets one partition on the GPU against gnark's
+// prover, whole and from a solved witness (without the R1CS solver, which
+// both run on the CPU).
+func printPartitionComparison(w io.Writer, t prover.Timings, gnark, gnarkSolve time.Duration) {
+	if t == nil {
+		return
+	}
+	whole := partitionWall(t)
+	proving := whole - t["synthesize"]
+	fmt.Fprintf(w, "one partition on the GPU: %.3f s (synthesize %.3f, prep %.3f, stage %.3f, compute %.3f, b_g2 %.3f, finalize %.3f incl. verify)\n",
+		whole.Seconds(), t["synthesize"].Seconds(), t["prep"].Seconds(), t["stage"].Seconds(), t["compute"].Seconds(), t["b_g2"].Seconds(), t["finalize"].Seconds())
+	if gnark <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "gnark groth16.Prove, one partition: %.3f s, of which solving %.3f s; speed-up whole %.1f×, from a solved witness %.1f× (%.3f s against %.3f s)\n",
+		gnark.Seconds(), gnarkSolve.Seconds(), float64(gnark)/float64(whole),
+		float64(gnark-gnarkSolve)/float64(proving), proving.Seconds(), (gnark - gnarkSolve).Seconds())
 }
 
 func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string, workers int, limit int64,
@@ -285,4 +350,11 @@ func (l *leaseWaits) percentiles(lock string) [2]time.Duration {
 		return ds[min(max(i, 0), len(ds)-1)]
 	}
 	return [2]time.Duration{rank(0.50), rank(0.99)}
+}
+
+func bg2Name(choice string) string {
+	if choice == "cpu" {
+		return "CPU"
+	}
+	return "GPU"
 }

@@ -106,6 +106,26 @@ func TestBadInputIsAnError(t *testing.T) {
 	}
 }
 
+// --b-g2 names where b_g2 runs; the GPU needs the GPU backend.
+func TestBG2FlagIsChecked(t *testing.T) {
+	keys := t.TempDir()
+	for _, args := range [][]string{
+		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--b-g2", "gpu", "--setup-if-missing"},
+		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--b-g2", "tpu", "--setup-if-missing"},
+		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "auto", "--gpu-lib", "/nonexistent/lib.so", "--b-g2", "gpu", "--setup-if-missing"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "--b-g2") {
+			t.Errorf("cuzk %s: got %v, want an error about --b-g2", strings.Join(args, " "), err)
+		}
+	}
+	out, stderr, err := run(t, "prove", "--keys", keys, "--constraints", "1K", "--partitions", "1", "--backend", "cpu",
+		"--b-g2", "cpu", "--setup-if-missing", "--json", "--out", t.TempDir())
+	if err != nil || !strings.Contains(out, `"b_g2": "cpu"`) {
+		t.Fatalf("--b-g2 cpu on the CPU backend: %v\n%s\n%s", err, out, stderr)
+	}
+}
+
 func TestParseCount(t *testing.T) {
 	for in, want := range map[string]int{"16384": 16384, "64K": 65536, "1M": 1 << 20, "2^20": 1 << 20, "1.5K": 1536} {
 		if got, err := parseCount(in); err != nil || got != want {

@@ -29,7 +29,7 @@ import (
 )
 
 func daemonFlags() []cli.Flag {
-	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "design": true, "workers": true,
+	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
 		"devices": true, "vram-limit": true, "max-attempts": true, "metrics-addr": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
@@ -77,7 +77,7 @@ func daemon(c *cli.Context) error {
 	m := metrics.New()
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
 		Observer: actors.Observers{m, daemonLog{}}, Seed: uint64(time.Now().UnixNano()),
-		Preload: func(k *prover.Keys) error { return preloadKeys(backend, k) }})
+		Preload: func(k *prover.Keys) error { return preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)) }})
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 // from --gpu-lib (else cuda's search order), one gpu.Device per index. The
 // VRAM limit applies only when --vram-limit was given: its default sizes the
 // emulated devices of the CPU backend, not a real card. Errors from a missing
-// library or GPU match cuda.ErrUnavailable.
-func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy) (prover.Backend, []gpu.Device, func(), error) {
-	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool}
+// library or GPU match cuda.ErrUnavailable. With bg2 the devices run b_g2 too.
+func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2 bool) (prover.Backend, []gpu.Device, func(), error) {
+	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -34,12 +34,46 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy) (pr
 
 // preloadKeys puts the keys on the devices before the actors start, when the
 // backend keeps them there, so that each device reports the memory left for
-// partitions.
-func preloadKeys(b prover.Backend, k *prover.Keys) error {
+// partitions; and pins host memory for the partitions in flight (one per
+// worker), so that the first ones do not wait for it.
+func preloadKeys(b prover.Backend, k *prover.Keys, inFlight int) error {
 	if p, ok := b.(interface{ Preload(*prover.Keys) error }); ok {
 		if err := p.Preload(k); err != nil {
 			return fmt.Errorf("load keys onto the GPU: %w", err)
 		}
 	}
+	if p, ok := b.(interface {
+		ReservePinned(*prover.Keys, int) error
+	}); ok {
+		if err := p.ReservePinned(k, inFlight); err != nil {
+			return fmt.Errorf("pin host memory for staging: %w", err)
+		}
+	}
 	return nil
+}
+
+// bg2Flag says where b_g2, the G2 MSM of the B wires, runs.
+func bg2Flag() cli.Flag {
+	return &cli.StringFlag{Name: "b-g2", Value: "auto",
+		Usage: "where b_g2 (the G2 MSM) runs: cpu (beside the GPU work, as cuzk does), gpu (in the compute stage), or auto (gpu on the GPU backend)"}
+}
+
+// bg2Choice reads --b-g2: "auto", "cpu" or "gpu".
+func bg2Choice(c *cli.Context) (string, error) {
+	switch v := c.String("b-g2"); v {
+	case "", "auto":
+		return "auto", nil
+	case "cpu", "gpu":
+		return v, nil
+	default:
+		return "", fmt.Errorf("--b-g2 %q: want cpu, gpu or auto", v)
+	}
+}
+
+// bg2Where is where backend b runs b_g2.
+func bg2Where(b prover.Backend) string {
+	if prover.ComputesBG2(b) {
+		return "gpu"
+	}
+	return "cpu"
 }

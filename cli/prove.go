@@ -32,6 +32,7 @@ func proveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof)"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
+		bg2Flag(),
 		&cli.StringFlag{Name: "out", Usage: "directory for the proofs (default build/proofs/<job id>)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},
 		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
@@ -114,7 +115,7 @@ func prove(c *cli.Context) error {
 func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
 	journal *runner.StoreJournal, req runner.JobRequest, out string) error {
 	k, jobID, nparts := req.Keys, req.ID, req.Partitions
-	if err := preloadKeys(backend, k); err != nil {
+	if err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)); err != nil {
 		return err
 	}
 	todo := nparts
@@ -164,7 +165,7 @@ func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices [
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(proveJSON{
 			JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
-			Backend: backend.Name(), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
+			Backend: backend.Name(), BG2: bg2Where(backend), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
 			Out: out, TotalMS: float64(wall.Microseconds()) / 1000,
 		}); err != nil {
 			return err
@@ -194,6 +195,7 @@ type proveJSON struct {
 	Constraints int     `json:"constraints"`
 	KeyHash     string  `json:"key_hash"`
 	Backend     string  `json:"backend"`
+	BG2         string  `json:"b_g2"`
 	Design      string  `json:"design"`
 	Workers     int     `json:"workers_per_device"`
 	Devices     []int   `json:"devices"`
@@ -239,15 +241,24 @@ func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy)
 	default:
 		return nil, nil, nil, fmt.Errorf("--backend %q: want cpu, gpu or auto", choice)
 	}
+	bg2, err := bg2Choice(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if choice != "cpu" {
-		b, devs, closeFn, err := openGPU(c, indices, vram, pool)
+		b, devs, closeFn, err := openGPU(c, indices, vram, pool, bg2 != "cpu")
 		if err == nil {
 			return b, devs, closeFn, nil
 		}
 		if choice == "gpu" {
 			return nil, nil, nil, err
 		}
+		if bg2 == "gpu" {
+			return nil, nil, nil, fmt.Errorf("--b-g2 gpu: %w", err)
+		}
 		fmt.Fprintf(c.App.ErrWriter, "notice: no GPU backend (%v); proving on the CPU\n", err)
+	} else if bg2 == "gpu" {
+		return nil, nil, nil, fmt.Errorf("--b-g2 gpu needs the GPU backend, not --backend cpu")
 	}
 	var devs []gpu.Device
 	var emus []*emu.Device

@@ -7,10 +7,13 @@
 // coset NTTs, the quotient step and an inverse coset NTT, as prover.ComputeH
 // does on the CPU), feeds H straight into the Z MSM, and runs the A, B and K
 // MSMs against the proving key's G1 points, which are uploaded once per device
-// and stay resident. b_g2 stays on the CPU (prover.BG2).
+// and stay resident. b_g2, the G2 MSM of the B wires, runs on the CPU
+// (prover.BG2, as cuzk does) or, with BackendOptions.BG2, in Compute on the
+// device against resident G2 points, reusing the B wires already staged.
 package gpuprove
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,8 +29,10 @@ import (
 
 // Backend is the GPU prover backend. It is safe for concurrent use.
 type Backend struct {
-	devs  map[int]*deviceKeys // by CUDA device index
-	order []int
+	devs   map[int]*deviceKeys // by CUDA device index
+	order  []int
+	bg2    bool        // b_g2 on the device
+	pinned *pinnedPool // staging buffers; nil: Go memory
 
 	mu sync.Mutex
 	rr int // next device for calls that come without a placement
@@ -35,17 +40,35 @@ type Backend struct {
 
 var _ prover.Backend = (*Backend)(nil)
 
+// BackendOptions configures a Backend.
+type BackendOptions struct {
+	// BG2 runs b_g2 on the device: Compute adds the G2 MSM of the B wires
+	// (Computed.B2), and the key's G2 B points stay resident beside the G1
+	// points. Off, b_g2 is left to the CPU (prover.BG2).
+	BG2 bool
+	// PinnedLimit bounds the pinned host memory kept for staging partitions
+	// (prover.PrepAllocator); beyond it, or when negative, partitions are
+	// prepared in Go memory and copied from there. Zero is DefaultPinnedLimit.
+	PinnedLimit int64
+}
+
+// DefaultPinnedLimit is the pinned staging memory a backend keeps by default.
+const DefaultPinnedLimit = 32 << 30
+
 // NewBackend returns a backend on the given devices.
-func NewBackend(devices []*cuda.Device) (*Backend, error) {
+func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("gpu backend: no devices")
 	}
-	b := &Backend{devs: map[int]*deviceKeys{}}
+	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2}
+	if opt.PinnedLimit >= 0 {
+		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
+	}
 	for _, d := range devices {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d)
+		dk, err := newDeviceKeys(d, opt.BG2)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -59,7 +82,10 @@ func NewBackend(devices []*cuda.Device) (*Backend, error) {
 // Name implements prover.Backend.
 func (b *Backend) Name() string { return "gpu" }
 
-// Preload uploads k's G1 points and NTT tables to every device now, rather
+// ComputesBG2 implements prover.BG2Computer.
+func (b *Backend) ComputesBG2() bool { return b.bg2 }
+
+// Preload uploads k's points and NTT tables to every device now, rather
 // than in the first partition's compute, so that the devices' Info reports
 // the memory left for partitions.
 func (b *Backend) Preload(k *prover.Keys) error {
@@ -109,6 +135,9 @@ func (b *Backend) Close() error {
 	var errs []error
 	for _, i := range b.order {
 		errs = append(errs, b.devs[i].close())
+	}
+	if b.pinned != nil {
+		errs = append(errs, b.pinned.close())
 	}
 	return errors.Join(errs...)
 }
@@ -232,6 +261,18 @@ func (b *Backend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared)
 		}
 		st.ownBuf = true
 	}
+	if m, ok := p.Memory.(*pinnedPrep); ok && m.l == l {
+		// Prepared in pinned memory in the device buffer's layout: one copy.
+		if err := cd.CopyInAsync(st.base, m.h, 0, l.total, st.s); err != nil {
+			st.Release()
+			return nil, fmt.Errorf("gpu stage: copy: %w", err)
+		}
+		if err := cd.StreamSync(st.s); err != nil {
+			st.Release()
+			return nil, fmt.Errorf("gpu stage: copy: %w", err)
+		}
+		return st, nil
+	}
 	for _, c := range []struct {
 		name string
 		off  int64
@@ -245,7 +286,8 @@ func (b *Backend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared)
 	return st, nil
 }
 
-// Compute implements prover.Backend: H on the device, then the four G1 MSMs.
+// Compute implements prover.Backend: H on the device, then the four G1 MSMs
+// and, when the backend runs b_g2, the G2 MSM of the B wires.
 func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
 	st, ok := s.(*staged)
 	if !ok {
@@ -302,6 +344,16 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 			return nil, fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
 		}
 		*m.dst = sum
+	}
+	if r.g2 != 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, cuda.MSMOptions{}, st.s)
+		if err != nil {
+			return nil, fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
+		}
+		out.B2 = &sum
 	}
 	return &out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
@@ -37,7 +36,6 @@ type Device struct {
 	limit    int64        // the card's memory as the designs may use it
 	reserved func() int64 // bytes held outside the designs' buffers (keys, tables, scratch)
 	ballast  cuda.Ptr
-	host     *hostAllocator
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -62,8 +60,8 @@ const (
 
 type buffer struct {
 	kind  bufKind
-	ptr   cuda.Ptr       // device buffers
-	host  unsafe.Pointer // pinned host buffers
+	ptr   cuda.Ptr         // device buffers
+	host  *cuda.HostBuffer // pinned host buffers
 	bytes int64
 }
 
@@ -107,9 +105,6 @@ func NewDevice(cd *cuda.Device, opt DeviceOptions) (*Device, error) {
 		streams: map[gpu.Stream]*stream{}, bufs: map[gpu.Buffer]buffer{}, events: map[gpu.Event]cuda.Event{},
 		next: 1000}
 	d.cond = sync.NewCond(&d.mu)
-	if h, err := newHostAllocator(cd); err == nil {
-		d.host = h
-	}
 	// Return what earlier runs of this process left in the pool, so the
 	// ballast is measured against memory that is really free.
 	if err := cd.TrimPool(0); err != nil {
@@ -340,14 +335,11 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: busy} }, done)
 		return
 	case gpu.OpHostAlloc:
-		if d.host == nil {
-			err = fmt.Errorf("device %d: host_alloc: the kernel library has no pinned host allocator", d.index)
-			break
-		}
 		busy := d.busy > 0
 		d.mu.Unlock()
 		d.blocking(func() gpu.Result {
-			p, err := d.host.alloc(op.Bytes)
+			// cudaHostAlloc waits for the whole device.
+			p, err := d.cd.HostAlloc(op.Bytes)
 			if err != nil {
 				return gpu.Result{Err: err, Waited: busy}
 			}
@@ -363,7 +355,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		delete(d.bufs, op.Buffer)
 		busy := d.busy > 0
 		d.mu.Unlock()
-		d.blocking(func() gpu.Result { return gpu.Result{Err: d.host.free(b.host), Waited: busy} }, done)
+		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: busy} }, done)
 		return
 	default:
 		err = fmt.Errorf("device %d: unknown op %s", d.index, op.Kind)
@@ -481,7 +473,7 @@ func (d *Device) Close() error {
 		case bufPool:
 			errs = append(errs, d.cd.FreeAsync(b.ptr, cuda.DefaultStream))
 		case bufHost:
-			errs = append(errs, d.host.free(b.host))
+			errs = append(errs, d.cd.HostFree(b.host))
 		}
 	}
 	if d.ballast != 0 {

@@ -148,9 +148,13 @@ func TestFootprintCoversTheStagedVectors(t *testing.T) {
 }
 
 // The GPU backend's MSM sums equal the CPU backend's on the same prepared
-// partition (they are deterministic), and the proof it gives verifies.
+// partition (they are deterministic), b_g2 on the device equals prover.BG2,
+// and the proof it gives verifies.
 func TestGPUComputeEqualsCPU(t *testing.T) {
-	g := openGPU(t, gpuprove.Options{})
+	g := openGPU(t, gpuprove.Options{BG2: true})
+	if !prover.ComputesBG2(g.Backend) {
+		t.Fatal("backend opened with BG2 does not compute b_g2")
+	}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		circuit string
@@ -193,10 +197,18 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := prover.Finalize(k, got, &bg2, p, rand.Reader); err != nil {
+			if got.B2 == nil || !got.B2.Equal(&bg2) {
+				t.Fatalf("%s %d partition %d: b_g2 on the device %v differs from the CPU's", tc.circuit, k.Constraints(), part, got.B2)
+			}
+			if _, err := prover.Finalize(k, got, got.B2, p, rand.Reader); err != nil {
 				t.Fatalf("%s %d partition %d: %v", tc.circuit, k.Constraints(), part, err)
 			}
-			t.Logf("%s, %d constraints, partition %d: GPU sums equal the CPU's; proof verifies", tc.circuit, k.Constraints(), part)
+			t.Logf("%s, %d constraints, partition %d: GPU sums (G1 and G2) equal the CPU's; proof verifies", tc.circuit, k.Constraints(), part)
+			// The whole pipeline leaves b_g2 to Compute: no CPU time for it.
+			proof, tm, err := prover.Prove(ctx, k, g.Backend, w, nil)
+			if err != nil || proof == nil || tm["b_g2"] != 0 {
+				t.Fatalf("%s %d partition %d: Prove with b_g2 on the device: err %v, b_g2 took %s", tc.circuit, k.Constraints(), part, err, tm["b_g2"])
+			}
 		}
 	}
 	if r := g.Backend.Resident(0); r <= 0 {

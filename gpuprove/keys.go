@@ -12,11 +12,13 @@ import (
 	"github.com/cuzk/cuzk/prover"
 )
 
-// resident is one proving key's G1 points on one device, uploaded once and
-// kept (as cuzk's SRS manager keeps its parameters).
+// resident is one proving key's points on one device, uploaded once and
+// kept (as cuzk's SRS manager keeps its parameters): the G1 points, and the
+// G2 B points when b_g2 runs on the device.
 type resident struct {
 	hash       string
 	a, b, k, z cuda.Ptr
+	g2         cuda.Ptr // G2 B points, or 0
 	na, nb, nk int
 	nz         int
 	bytes      int64
@@ -29,6 +31,7 @@ type resident struct {
 type deviceKeys struct {
 	cd     *cuda.Device
 	stream cuda.Stream // uploads
+	g2     bool        // keep G2 B points resident for b_g2
 
 	mu      sync.Mutex
 	keys    map[string]*resident
@@ -37,12 +40,12 @@ type deviceKeys struct {
 	closed  bool
 }
 
-func newDeviceKeys(cd *cuda.Device) (*deviceKeys, error) {
+func newDeviceKeys(cd *cuda.Device, g2 bool) (*deviceKeys, error) {
 	s, err := cd.NewStream()
 	if err != nil {
 		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
 	}
-	return &deviceKeys{cd: cd, stream: s, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
+	return &deviceKeys{cd: cd, stream: s, g2: g2, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
 }
 
 // acquire returns k's points on the device and the NTT tables of its domain,
@@ -85,30 +88,40 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		return nil, fmt.Errorf("keys of %s: %w", k.Circuit, err)
 	}
 	free := func() {
-		for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z} {
-			if p != 0 {
-				_ = dk.cd.Free(p)
-			}
+		for _, p := range r.ptrs() {
+			_ = dk.cd.Free(p)
 		}
 	}
-	for _, up := range []struct {
+	type upload struct {
 		dst    *cuda.Ptr
 		name   string
 		n      int
+		size   int64
 		upload func() (cuda.Ptr, error)
-	}{
-		{&r.a, "A", r.na, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.A, dk.stream) }},
-		{&r.b, "B", r.nb, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.B, dk.stream) }},
-		{&r.k, "K", r.nk, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.K, dk.stream) }},
-		{&r.z, "Z", r.nz, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, zNatural, dk.stream) }},
-	} {
+	}
+	ups := []upload{
+		{&r.a, "A", r.na, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.A, dk.stream) }},
+		{&r.b, "B", r.nb, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.B, dk.stream) }},
+		{&r.k, "K", r.nk, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.K, dk.stream) }},
+		{&r.z, "Z", r.nz, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, zNatural, dk.stream) }},
+	}
+	if dk.g2 {
+		if len(pk.G2.B) != r.nb {
+			return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), r.nb)
+		}
+		ups = append(ups, upload{&r.g2, "G2 B", r.nb, g2PointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G2.B, dk.stream) }})
+	}
+	for _, up := range ups {
 		if *up.dst, err = up.upload(); err != nil {
 			free()
 			return nil, fmt.Errorf("device %d: upload %d key points %s of %s: %w", dk.cd.Index(), up.n, up.name, k.Circuit, err)
 		}
-		r.bytes += int64(max(up.n, 1)) * pointBytes
+		r.bytes += int64(max(up.n, 1)) * up.size
 	}
 	r.scratch = MSMScratch(max(r.na, r.nb, r.nk, r.nz))
+	if dk.g2 {
+		r.scratch = max(r.scratch, MSMScratchG2(r.nb))
+	}
 	dk.keys[k.Hash] = r
 	return r, nil
 }
@@ -180,7 +193,7 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 		if r.users > 0 || time.Since(r.lastUsed) < idle {
 			continue
 		}
-		for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z} {
+		for _, p := range r.ptrs() {
 			if err := dk.cd.Free(p); err != nil {
 				return freed, fmt.Errorf("device %d: evict keys %s: %w", dk.cd.Index(), short(h), err)
 			}
@@ -211,6 +224,17 @@ func (dk *deviceKeys) close() error {
 	return dk.cd.DestroyStream(dk.stream)
 }
 
+// ptrs are the device allocations of the key.
+func (r *resident) ptrs() []cuda.Ptr {
+	var out []cuda.Ptr
+	for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z, r.g2} {
+		if p != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func short(h string) string {
 	if len(h) > 12 {
 		return h[:12]
@@ -219,13 +243,14 @@ func short(h string) string {
 }
 
 const (
-	pointBytes  = 96 // bls12381.G1Affine
-	scalarBytes = 32 // fr.Element
+	pointBytes   = 96  // bls12381.G1Affine
+	g2PointBytes = 192 // bls12381.G2Affine
+	scalarBytes  = 32  // fr.Element
 	// msmBatchEntries and msmChunk are the MSM kernel's batch of sorted
 	// entries and its accumulation chunk (cuda/src/msm/pippenger.cuh).
 	msmBatchEntries = 1 << 28
 	msmChunk        = 32
-	xyzzBytes       = 192
+	xyzzBytes       = 192 // G1; G2's are twice as wide
 )
 
 // domainTableBytes is an estimate of one NTT domain's device tables: the n/2
@@ -253,7 +278,13 @@ func msmWindow(n int) int {
 // smallest chunk the kernel has used, 32 entries), buckets and their
 // reduction; a quarter is added for the radix sort's storage, the fixup
 // levels and the pool's rounding.
-func MSMScratch(n int) int64 {
+func MSMScratch(n int) int64 { return msmScratch(n, xyzzBytes) }
+
+// MSMScratchG2 is MSMScratch for the G2 MSM, whose bucket sums are twice
+// as wide.
+func MSMScratchG2(n int) int64 { return msmScratch(n, 2*xyzzBytes) }
+
+func msmScratch(n int, xyzzBytes int64) int64 {
 	if n <= 0 {
 		return 0
 	}

@@ -20,6 +20,10 @@ type Options struct {
 	VRAMLimit int64
 	// Pool is the stream-ordered pool's policy; zero is gpu.DefaultPoolPolicy.
 	Pool gpu.PoolPolicy
+	// BG2 runs b_g2 on the devices (see BackendOptions).
+	BG2 bool
+	// PinnedLimit bounds the pinned staging memory (see BackendOptions).
+	PinnedLimit int64
 }
 
 // GPUs is an opened backend and its devices.
@@ -47,7 +51,7 @@ func Open(opt Options) (*GPUs, error) {
 		}
 		cds = append(cds, cd)
 	}
-	b, err := NewBackend(cds)
+	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit})
 	if err != nil {
 		return nil, err
 	}

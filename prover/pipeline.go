@@ -40,7 +40,8 @@ func Witness(k *Keys, seed []byte, partition int) (witness.Witness, error) {
 
 // Prove runs the whole staged pipeline for one witness in this goroutine, as
 // the actors would for one partition with nothing else to do: the G2 MSM runs
-// beside stage and compute, since it needs only prep's output.
+// beside stage and compute, since it needs only prep's output, unless the
+// backend computes it in Compute (its b_g2 time is then zero).
 func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io.Reader) (*Proof, Timings, error) {
 	if rnd == nil {
 		rnd = rand.Reader
@@ -61,20 +62,26 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 	if err := timed("synthesize", func() (err error) { sol, err = Synthesize(k, full); return }); err != nil {
 		return nil, t, err
 	}
-	if err := timed("prep", func() (err error) { prep, err = Prep(k, sol); return }); err != nil {
+	if err := timed("prep", func() (err error) { prep, err = PrepFor(b, k, sol); return }); err != nil {
 		return nil, t, err
 	}
+	defer prep.Release()
 	type g2result struct {
 		took time.Duration
 		err  error
 	}
 	g2done := make(chan g2result, 1)
-	go func() {
-		start := time.Now()
-		var err error
-		bg2, err = BG2(ctx, k, prep)
-		g2done <- g2result{time.Since(start), err}
-	}()
+	onDevice := ComputesBG2(b)
+	if onDevice {
+		g2done <- g2result{}
+	} else {
+		go func() {
+			start := time.Now()
+			var err error
+			bg2, err = BG2(ctx, k, prep)
+			g2done <- g2result{time.Since(start), err}
+		}()
+	}
 	err := timed("stage", func() (err error) { staged, err = b.Stage(ctx, k, prep); return })
 	if err == nil {
 		err = timed("compute", func() (err error) { comp, err = b.Compute(ctx, k, staged); return })
@@ -86,6 +93,12 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 		if e != nil {
 			return nil, t, e
 		}
+	}
+	if onDevice {
+		if comp.B2 == nil {
+			return nil, t, fmt.Errorf("backend %s computes b_g2 but left it out", b.Name())
+		}
+		bg2 = *comp.B2
 	}
 	if err := timed("finalize", func() (err error) { proof, err = Finalize(k, comp, &bg2, prep, rnd); return }); err != nil {
 		return nil, t, err

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -79,51 +80,132 @@ func checkSupported(r *cs.R1CS) error {
 // Prepared holds what the MSMs and the NTTs consume. Scalars stay in
 // Montgomery form, which both gnark-crypto's MultiExp and the GPU kernels take.
 type Prepared struct {
-	// A, B, C are padded to the FFT domain's size; Compute overwrites them.
+	// A, B, C are padded to the FFT domain's size; the CPU backend's Compute
+	// overwrites them.
 	A, B, C []fr.Element
 	// WiresA and WiresB are the wire values whose A (resp. B) key points are
 	// not at infinity; WiresK are the private wires.
 	WiresA, WiresB, WiresK []fr.Element
 	Public                 fr.Vector
+	// Memory, when not nil, holds the six vectors above: memory a backend
+	// gave Prep (see PrepAllocator). Release returns it.
+	Memory PrepMemory
+}
+
+// Release returns the vectors' memory to the backend that gave it; the
+// vectors must not be used afterwards. Without Memory it does nothing.
+func (p *Prepared) Release() {
+	if p != nil && p.Memory != nil {
+		p.Memory.Release()
+		p.Memory = nil
+	}
+}
+
+// PrepMemory is memory for one partition's prepared vectors, laid out as a
+// backend wants them: the GPU backend gives pinned host memory in the layout
+// of its device buffer, so that staging is one transfer at full speed.
+type PrepMemory interface {
+	// Vectors are a, b, c (the domain's size) and the A, B and K wire vectors,
+	// of the sizes the keys say. Their contents are undefined.
+	Vectors() (a, b, c, wa, wb, wk []fr.Element)
+	Release()
+}
+
+// PrepAllocator is a Backend that gives Prep the memory of its vectors.
+// PrepMemory may return nil, nil: Prep then uses ordinary memory.
+type PrepAllocator interface {
+	PrepMemory(k *Keys) (PrepMemory, error)
 }
 
 // Prep builds the wire vectors of the MSMs and pads a, b, c to the domain.
-func Prep(k *Keys, s *Solution) (*Prepared, error) {
+func Prep(k *Keys, s *Solution) (*Prepared, error) { return PrepInto(k, s, nil) }
+
+// PrepFor is Prep into the memory backend b gives, when it gives any.
+func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) {
+	a, ok := b.(PrepAllocator)
+	if !ok {
+		return Prep(k, s)
+	}
+	mem, err := a.PrepMemory(k)
+	if err != nil {
+		return nil, err
+	}
+	p, err := PrepInto(k, s, mem)
+	if err != nil && mem != nil {
+		mem.Release()
+	}
+	return p, err
+}
+
+// PrepInto is Prep writing the vectors into mem (nil: new memory). The
+// returned Prepared owns mem: its Release returns it.
+func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 	pk := k.PK
 	n := int(pk.Domain.Cardinality)
 	if len(s.A) > n || len(s.Wires) != len(pk.InfinityA) {
 		return nil, fmt.Errorf("solution does not fit the proving key (%d constraints for a domain of %d, %d wires for %d key points): keys are for another circuit",
 			len(s.A), n, len(s.Wires), len(pk.InfinityA))
 	}
-	p := &Prepared{
-		A:      pad(s.A, n),
-		B:      pad(s.B, n),
-		C:      pad(s.C, n),
-		WiresA: filter(s.Wires, pk.InfinityA, int(pk.NbInfinityA)),
-		WiresB: filter(s.Wires, pk.InfinityB, int(pk.NbInfinityB)),
-		WiresK: s.Wires[k.CS.GetNbPublicVariables():],
-		Public: s.Public,
+	nPub := k.CS.GetNbPublicVariables()
+	if len(s.Wires)-nPub != len(pk.G1.K) {
+		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", len(s.Wires)-nPub, len(pk.G1.K))
 	}
-	if len(p.WiresK) != len(pk.G1.K) {
-		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", len(p.WiresK), len(pk.G1.K))
+	na, nb := len(s.Wires)-int(pk.NbInfinityA), len(s.Wires)-int(pk.NbInfinityB)
+	p := &Prepared{Public: s.Public, Memory: mem}
+	if mem != nil {
+		p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK = mem.Vectors()
+	} else {
+		p.A, p.B, p.C = make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+		p.WiresA, p.WiresB, p.WiresK = make([]fr.Element, na), make([]fr.Element, nb), make([]fr.Element, len(pk.G1.K))
+	}
+	if len(p.A) != n || len(p.B) != n || len(p.C) != n || len(p.WiresA) != na || len(p.WiresB) != nb || len(p.WiresK) != len(pk.G1.K) {
+		return nil, fmt.Errorf("prep memory of %d, %d, %d, %d, %d, %d elements for %d, %d, %d, %d, %d, %d",
+			len(p.A), len(p.B), len(p.C), len(p.WiresA), len(p.WiresB), len(p.WiresK), n, n, n, na, nb, len(pk.G1.K))
+	}
+	// The vectors are independent: fill them side by side.
+	var wg sync.WaitGroup
+	var okA, okB bool
+	for _, f := range []func(){
+		func() { pad(p.A, s.A) },
+		func() { pad(p.B, s.B) },
+		func() { pad(p.C, s.C) },
+		func() { okA = filter(p.WiresA, s.Wires, pk.InfinityA) },
+		func() { okB = filter(p.WiresB, s.Wires, pk.InfinityB) },
+		func() { copy(p.WiresK, s.Wires[nPub:]) },
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	wg.Wait()
+	if !okA || !okB {
+		return nil, fmt.Errorf("proving key's infinity flags disagree with its counts (%d, %d): the key is damaged", pk.NbInfinityA, pk.NbInfinityB)
 	}
 	return p, nil
 }
 
-func pad(v []fr.Element, n int) []fr.Element {
-	out := make([]fr.Element, n)
-	copy(out, v)
-	return out
+// pad copies v into dst and zeroes the rest.
+func pad(dst, v []fr.Element) {
+	n := copy(dst, v)
+	clear(dst[n:])
 }
 
-func filter(w []fr.Element, infinity []bool, nbInfinity int) []fr.Element {
-	out := make([]fr.Element, 0, len(w)-nbInfinity)
+// filter copies the wires whose key points are not at infinity into dst,
+// and says whether dst had room for exactly those.
+func filter(dst, w []fr.Element, infinity []bool) bool {
+	j := 0
 	for i := range w {
 		if !infinity[i] {
-			out = append(out, w[i])
+			if j == len(dst) {
+				return false
+			}
+			dst[j] = w[i]
+			j++
 		}
 	}
-	return out
+	return j == len(dst)
 }
 
 // Staged is a partition's inputs where the backend's Compute reads them.
@@ -132,10 +214,13 @@ type Staged interface {
 	Release()
 }
 
-// Computed holds the G1 MSM results of one partition, before r and s are
-// mixed in: A = Σ wA·[A], B1 = Σ wB·[B]₁, K = Σ wK·[K], Z = Σ h·[Z].
+// Computed holds the MSM results of one partition, before r and s are
+// mixed in: A = Σ wA·[A], B1 = Σ wB·[B]₁, K = Σ wK·[K], Z = Σ h·[Z]; and
+// B2 = Σ wB·[B]₂ when the backend computed b_g2 too (nil: BG2 runs on the
+// CPU).
 type Computed struct {
 	A, B1, K, Z curve.G1Jac
+	B2          *curve.G2Jac
 }
 
 // Backend runs the stage and compute stages of a partition.
@@ -143,6 +228,19 @@ type Backend interface {
 	Name() string
 	Stage(ctx context.Context, k *Keys, p *Prepared) (Staged, error)
 	Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error)
+}
+
+// BG2Computer is a Backend whose Compute can also run the G2 MSM of b_g2,
+// filling Computed.B2; ComputesBG2 says whether it does with its settings.
+type BG2Computer interface {
+	ComputesBG2() bool
+}
+
+// ComputesBG2 says whether b's Compute fills Computed.B2, so that the BG2
+// stage has nothing left to do.
+func ComputesBG2(b Backend) bool {
+	g, ok := b.(BG2Computer)
+	return ok && g.ComputesBG2()
 }
 
 // BG2 computes Σ wB·[B]₂, the G2 MSM of the B wires.

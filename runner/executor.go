@@ -145,12 +145,19 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		if st.sol == nil {
 			return fmt.Errorf("partition %s: prep before synthesize", w.Partition)
 		}
-		st.prep, err = prover.Prep(j.keys, st.sol)
+		// A retried partition prepares again: return the last memory.
+		st.prep.Release()
+		st.prep, err = prover.PrepFor(e.backend, j.keys, st.sol)
 		st.sol = nil
 		return err
 	case actors.StageBG2:
 		if st.prep == nil {
 			return fmt.Errorf("partition %s: b_g2 before prep", w.Partition)
+		}
+		// A backend that computed b_g2 with the G1 MSMs left it in comp.
+		if st.comp != nil && st.comp.B2 != nil {
+			st.bg2 = *st.comp.B2
+			return nil
 		}
 		st.bg2, err = prover.BG2(ctx, j.keys, st.prep)
 		return err
@@ -244,6 +251,7 @@ func (e *Executor) Release(p actors.PartitionID) {
 		if s := st.swapStaged(nil); s != nil {
 			s.Release()
 		}
+		st.prep.Release()
 	}
 }
 

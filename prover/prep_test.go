@@ -1,0 +1,143 @@
+package prover
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// lendingCPU is the CPU backend giving Prep its memory (filled with garbage,
+// as a reused buffer is) and, with bg2, computing b_g2 in Compute, as the GPU
+// backend does.
+type lendingCPU struct {
+	CPU
+	bg2, dropB2 bool
+
+	mu            sync.Mutex
+	lent, settled int
+}
+
+type lentMemory struct {
+	b    *lendingCPU
+	v    [6][]fr.Element
+	once sync.Once
+}
+
+func (m *lentMemory) Vectors() (a, b, c, wa, wb, wk []fr.Element) {
+	return m.v[0], m.v[1], m.v[2], m.v[3], m.v[4], m.v[5]
+}
+
+func (m *lentMemory) Release() {
+	m.once.Do(func() {
+		m.b.mu.Lock()
+		m.b.settled++
+		m.b.mu.Unlock()
+	})
+}
+
+func (b *lendingCPU) PrepMemory(k *Keys) (PrepMemory, error) {
+	pk := k.PK
+	n := int(pk.Domain.Cardinality)
+	m := &lentMemory{b: b}
+	for i, size := range []int{n, n, n, len(pk.G1.A), len(pk.G1.B), len(pk.G1.K)} {
+		m.v[i] = make([]fr.Element, size)
+		for j := range m.v[i] {
+			m.v[i][j].SetUint64(uint64(0xdead + j))
+		}
+	}
+	b.mu.Lock()
+	b.lent++
+	b.mu.Unlock()
+	return m, nil
+}
+
+func (b *lendingCPU) ComputesBG2() bool { return b.bg2 }
+
+func (b *lendingCPU) Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error) {
+	p := s.(cpuStaged).p
+	var g2err error
+	out := &Computed{}
+	if b.bg2 && !b.dropB2 {
+		bs, err := BG2(ctx, k, p)
+		out.B2, g2err = &bs, err
+	}
+	c, err := b.CPU.Compute(ctx, k, s)
+	if err != nil || g2err != nil {
+		return nil, cmpErr(err, g2err)
+	}
+	c.B2 = out.B2
+	return c, nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// Prep into lent memory gives the vectors Prep gives, whatever the memory
+// held before.
+func TestPrepIntoLentMemory(t *testing.T) {
+	k := testKeys(t, "porep")
+	w, _ := Witness(k, []byte("lent"), 0)
+	sol, err := Synthesize(k, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Prep(k, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &lendingCPU{}
+	got, err := PrepFor(b, k, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pair := range [][2][]fr.Element{{got.A, want.A}, {got.B, want.B}, {got.C, want.C},
+		{got.WiresA, want.WiresA}, {got.WiresB, want.WiresB}, {got.WiresK, want.WiresK}} {
+		if len(pair[0]) != len(pair[1]) {
+			t.Fatalf("vector %d: %d elements, want %d", i, len(pair[0]), len(pair[1]))
+		}
+		for j := range pair[0] {
+			if !pair[0][j].Equal(&pair[1][j]) {
+				t.Fatalf("vector %d differs at %d", i, j)
+			}
+		}
+	}
+	got.Release()
+	got.Release()
+	if b.lent != 1 || b.settled != 1 {
+		t.Fatalf("lent %d, returned %d: want 1 and 1", b.lent, b.settled)
+	}
+}
+
+// A backend that computes b_g2 leaves nothing to BG2: Prove takes Compute's
+// G2 sum, the proof verifies, and the lent memory comes back.
+func TestProveWithBG2InCompute(t *testing.T) {
+	k := testKeys(t, "mimc")
+	w, _ := Witness(k, []byte("bg2"), 0)
+	b := &lendingCPU{bg2: true}
+	if !ComputesBG2(b) || ComputesBG2(CPU{}) {
+		t.Fatal("ComputesBG2 does not follow the backend")
+	}
+	_, tm, err := Prove(context.Background(), k, b, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm["b_g2"] != 0 {
+		t.Fatalf("b_g2 took %s with the backend computing it", tm["b_g2"])
+	}
+	if b.lent != 1 || b.settled != 1 {
+		t.Fatalf("lent %d, returned %d", b.lent, b.settled)
+	}
+	// A backend that says it computes b_g2 and does not is an error, not a
+	// proof with a missing term.
+	_, _, err = Prove(context.Background(), k, &lendingCPU{bg2: true, dropB2: true}, w, nil)
+	if err == nil || !strings.Contains(err.Error(), "b_g2") {
+		t.Fatalf("b_g2 left out: got %v", err)
+	}
+}

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// lendingBackend is the CPU backend with the GPU backend's two extras: it
+// lends Prep its memory, and its Compute computes b_g2 too.
+type lendingBackend struct {
+	prover.CPU
+	mu           sync.Mutex
+	out, maxOut  int
+	lent, g2Runs int
+}
+
+type lent struct {
+	b    *lendingBackend
+	v    [6][]fr.Element
+	once sync.Once
+}
+
+func (m *lent) Vectors() (a, b, c, wa, wb, wk []fr.Element) {
+	return m.v[0], m.v[1], m.v[2], m.v[3], m.v[4], m.v[5]
+}
+
+func (m *lent) Release() {
+	m.once.Do(func() {
+		m.b.mu.Lock()
+		m.b.out--
+		m.b.mu.Unlock()
+	})
+}
+
+func (b *lendingBackend) PrepMemory(k *prover.Keys) (prover.PrepMemory, error) {
+	pk := k.PK
+	n := int(pk.Domain.Cardinality)
+	m := &lent{b: b}
+	for i, size := range []int{n, n, n, len(pk.G1.A), len(pk.G1.B), len(pk.G1.K)} {
+		m.v[i] = make([]fr.Element, size)
+	}
+	b.mu.Lock()
+	b.out++
+	b.lent++
+	b.maxOut = max(b.maxOut, b.out)
+	b.mu.Unlock()
+	return m, nil
+}
+
+type lendStaged struct {
+	prover.Staged
+	p *prover.Prepared
+}
+
+func (b *lendingBackend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared) (prover.Staged, error) {
+	s, err := b.CPU.Stage(ctx, k, p)
+	return lendStaged{s, p}, err
+}
+
+func (b *lendingBackend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	ls := s.(lendStaged)
+	bs, err := prover.BG2(ctx, k, ls.p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.CPU.Compute(ctx, k, ls.Staged)
+	if err != nil {
+		return nil, err
+	}
+	c.B2 = &bs
+	b.mu.Lock()
+	b.g2Runs++
+	b.mu.Unlock()
+	return c, nil
+}
+
+// Every partition's lent memory comes back once the partition is done, and
+// b_g2 computed by the backend is the one the proofs use (they verify).
+func TestExecutorReturnsLentMemoryAndTakesBackendBG2(t *testing.T) {
+	k := testKeys(t)
+	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	b := &lendingBackend{}
+	reps, err := Run(context.Background(), Options{Backend: b, Devices: []gpu.Device{dev},
+		Config: actors.Config{WorkersPerDevice: 2}, Seed: 1},
+		[]JobRequest{{ID: "lend", Keys: k, Seed: []byte("lend"), Partitions: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Verified != 4 {
+		t.Fatalf("%d/4 verified", reps[0].Verified)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lent != 4 || b.out != 0 || b.g2Runs != 4 {
+		t.Fatalf("lent %d, still out %d, b_g2 in compute %d: want 4, 0, 4", b.lent, b.out, b.g2Runs)
+	}
+	for _, p := range reps[0].Partitions {
+		if ms := p.StagesMS["b_g2"]; ms > 50 {
+			t.Errorf("partition %d: b_g2 stage took %.1f ms with the backend computing it", p.Index, ms)
+		}
+	}
+}
