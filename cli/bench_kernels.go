@@ -35,17 +35,22 @@ func kernelBenchFlags(defaultSizes string) []cli.Flag {
 
 func benchMSMCommand() *cli.Command {
 	flags := append(kernelBenchFlags("20,22,24"),
-		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)"})
+		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)"},
+		&cli.Float64Flag{Name: "bits-fraction", Usage: "fraction of the scalars that are 0 or 1 (half each), as in bit-heavy witnesses"},
+		&cli.BoolFlag{Name: "split", Usage: "also time the MSM that drops zero scalars and adds the points of one scalars apart"})
 	return &cli.Command{
 		Name:  "msm",
 		Usage: "G1 multi-scalar multiplication: GPU (points and scalars on the device) against gnark-crypto MultiExp on all cores",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
+			if f := c.Float64("bits-fraction"); f < 0 || f > 1 {
+				return fmt.Errorf("--bits-fraction %v: want a fraction in [0, 1]", f)
+			}
 			kb, err := newKernelBench(c)
 			if err != nil {
 				return err
 			}
-			return kb.msm(c.Int("window"))
+			return kb.msm(c.Int("window"), c.Float64("bits-fraction"), c.Bool("split"))
 		},
 	}
 }
@@ -194,14 +199,32 @@ func benchPoints(n int) []bls12381.G1Affine {
 	return out
 }
 
-func (kb *kernelBench) msm(window int) error {
+// msm times the G1 MSM; a fraction bits of the scalars are 0 or 1, and with
+// split the MSM that sets those apart gets a row of its own.
+func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 	var rows []benchRow
 	for _, lg := range kb.logs {
 		n := 1 << lg
 		points, scalars := benchPoints(n), benchScalars(n)
-		row := benchRow{log: lg, what: "G1 MSM",
+		if bits > 0 {
+			r := mrand.New(mrand.NewPCG(uint64(lg), 0))
+			for i := range scalars {
+				if x := r.Float64(); x < bits/2 {
+					scalars[i].SetZero()
+				} else if x < bits {
+					scalars[i].SetOne()
+				}
+			}
+		}
+		what := "G1 MSM"
+		if bits > 0 {
+			what = fmt.Sprintf("G1 MSM, %.0f%% 0/1", 100*bits)
+		}
+		row := benchRow{log: lg, what: what,
 			gpuIncl: "scalars and points already on the device; digits, sort, bucket sums, window sums, result to host",
 			cpuIn:   "gnark-crypto G1Affine.MultiExp, all cores"}
+		splitRow := row
+		splitRow.what += ", split"
 		var gpuRes, cpuRes bls12381.G1Affine
 		if kb.dev != nil {
 			d := kb.dev
@@ -214,22 +237,43 @@ func (kb *kernelBench) msm(window int) error {
 				_ = d.Free(pp)
 				return err
 			}
-			for i := 0; i <= kb.runs; i++ {
-				start := time.Now()
-				jac, err := d.MSM(pp, ps, n, cuda.Montgomery, cuda.MSMOptions{Window: window}, cuda.DefaultStream)
-				el := time.Since(start)
-				if err != nil {
-					_ = d.Free(pp)
-					_ = d.Free(ps)
-					return err
+			// One warm-up run, then the timed ones; the results of the
+			// plain and the split MSM must be the same point.
+			timeIt := func(opt cuda.MSMOptions, times *[]time.Duration) (bls12381.G1Affine, cuda.MSMStats, error) {
+				var res bls12381.G1Affine
+				var st cuda.MSMStats
+				for i := 0; i <= kb.runs; i++ {
+					start := time.Now()
+					jac, s, err := d.MSMWithStats(pp, ps, n, cuda.Montgomery, opt, cuda.DefaultStream)
+					el := time.Since(start)
+					if err != nil {
+						return res, st, err
+					}
+					if i > 0 {
+						*times = append(*times, el)
+					}
+					res.FromJacobian(&jac)
+					st = s
 				}
-				if i > 0 {
-					row.gpu = append(row.gpu, el)
+				return res, st, nil
+			}
+			gpuRes, _, err = timeIt(cuda.MSMOptions{Window: window}, &row.gpu)
+			if err == nil && split {
+				var splitRes bls12381.G1Affine
+				var st cuda.MSMStats
+				splitRes, st, err = timeIt(cuda.MSMOptions{Window: window, Split: true}, &splitRow.gpu)
+				if err == nil {
+					fmt.Fprintf(kb.w, "2^%d: %d zero, %d one, %d other scalars\n", lg, st.Zero, st.One, st.Other)
+					if !splitRes.Equal(&gpuRes) {
+						err = fmt.Errorf("MSM 2^%d: split result differs from the plain MSM", lg)
+					}
 				}
-				gpuRes.FromJacobian(&jac)
 			}
 			_ = d.Free(pp)
 			_ = d.Free(ps)
+			if err != nil {
+				return err
+			}
 		}
 		for i := 0; i < kb.cpuRuns; i++ {
 			start := time.Now()
@@ -242,6 +286,10 @@ func (kb *kernelBench) msm(window int) error {
 			return fmt.Errorf("MSM 2^%d: GPU result differs from gnark-crypto", lg)
 		}
 		rows = append(rows, row)
+		if kb.dev != nil && split {
+			splitRow.cpu = row.cpu
+			rows = append(rows, splitRow)
+		}
 	}
 	kb.print(rows)
 	return nil

@@ -116,6 +116,18 @@ const (
 // MSMOptions tunes an MSM; the zero value picks everything by size.
 type MSMOptions struct {
 	Window int // window size in bits, 4..24; 0 chooses by size
+	// Split classifies the scalars first (after reduction mod r): zero
+	// scalars are dropped, the points whose scalar is one are summed with
+	// plain additions, and only the other scalars go through Pippenger. The
+	// result is the same group element; it pays when most scalars are 0 or 1,
+	// as in the witnesses of bit-heavy circuits.
+	Split bool
+}
+
+// MSMStats counts an MSM's scalars by their value mod r. Without
+// MSMOptions.Split they are not classified: Other is n.
+type MSMStats struct {
+	Zero, One, Other int
 }
 
 // MSM computes sum scalars[i] * points[i] for i < n on the device: points
@@ -123,16 +135,17 @@ type MSMOptions struct {
 // values in the given form, both device-resident. It blocks until the result
 // is ready; scratch memory comes from the stream-ordered pool on s.
 func (d *Device) MSM(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G1Jac, error) {
+	res, _, err := d.MSMWithStats(points, scalars, n, form, opt, s)
+	return res, err
+}
+
+// MSMWithStats is MSM that also returns how the scalars were classified.
+func (d *Device) MSMWithStats(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G1Jac, MSMStats, error) {
 	var res bls12381.G1Jac
-	if n < 0 || uint64(n) >= 1<<31 {
-		return res, fmt.Errorf("cuda: MSM of %d points", n)
-	}
 	var out [18]C.uint64_t
-	mont := cbool(form == Montgomery)
-	rc := C.cz_msm(d.lib.fn.msmG1, d.dev(), C.uint64_t(points), C.uint64_t(scalars), C.uint64_t(n), mont,
-		C.int(opt.Window), &out[0], C.uint64_t(s))
-	if err := d.allocErr("cuzk_msm_g1", rc, 0); err != nil {
-		return res, fmt.Errorf("msm of %d points: %w", n, err)
+	st, err := d.msm(d.lib.fn.msmG1Ex, "cuzk_msm_g1_ex", points, scalars, n, form, opt, &out[0], s)
+	if err != nil {
+		return res, st, fmt.Errorf("msm of %d points: %w", n, err)
 	}
 	for i := 0; i < 6; i++ {
 		res.X[i] = uint64(out[i])
@@ -143,23 +156,24 @@ func (d *Device) MSM(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions
 		res.X.SetOne()
 		res.Y.SetOne()
 	}
-	return res, nil
+	return res, st, nil
 }
 
 // MSMG2 is MSM on G2: points are n bls12381.G2Affine values (192 bytes each,
 // infinity as all zero), scalars as for MSM. It computes sum scalars[i] *
 // points[i] on the device and blocks until the result is ready.
 func (d *Device) MSMG2(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G2Jac, error) {
+	res, _, err := d.MSMG2WithStats(points, scalars, n, form, opt, s)
+	return res, err
+}
+
+// MSMG2WithStats is MSMG2 that also returns how the scalars were classified.
+func (d *Device) MSMG2WithStats(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G2Jac, MSMStats, error) {
 	var res bls12381.G2Jac
-	if n < 0 || uint64(n) >= 1<<31 {
-		return res, fmt.Errorf("cuda: G2 MSM of %d points", n)
-	}
 	var out [36]C.uint64_t
-	mont := cbool(form == Montgomery)
-	rc := C.cz_msm(d.lib.fn.msmG2, d.dev(), C.uint64_t(points), C.uint64_t(scalars), C.uint64_t(n), mont,
-		C.int(opt.Window), &out[0], C.uint64_t(s))
-	if err := d.allocErr("cuzk_msm_g2", rc, 0); err != nil {
-		return res, fmt.Errorf("g2 msm of %d points: %w", n, err)
+	st, err := d.msm(d.lib.fn.msmG2Ex, "cuzk_msm_g2_ex", points, scalars, n, form, opt, &out[0], s)
+	if err != nil {
+		return res, st, fmt.Errorf("g2 msm of %d points: %w", n, err)
 	}
 	for i := 0; i < 6; i++ {
 		res.X.A0[i] = uint64(out[i])
@@ -173,7 +187,33 @@ func (d *Device) MSMG2(points, scalars Ptr, n int, form ScalarForm, opt MSMOptio
 		res.X.SetOne()
 		res.Y.SetOne()
 	}
-	return res, nil
+	return res, st, nil
+}
+
+// msmSplit is cuzkgpu.h's CUZK_MSM_SPLIT.
+const msmSplit = 1
+
+// msm calls one of the _ex MSM entry points, whose Jacobian result goes to out.
+func (d *Device) msm(fn unsafe.Pointer, op string, points, scalars Ptr, n int, form ScalarForm, opt MSMOptions,
+	out *C.uint64_t, s Stream) (MSMStats, error) {
+	if n < 0 || uint64(n) >= 1<<31 {
+		return MSMStats{}, fmt.Errorf("cuda: MSM of %d points", n)
+	}
+	flags := C.int(0)
+	if opt.Split {
+		flags |= msmSplit
+	}
+	var counts [3]C.uint64_t
+	rc := C.cz_msm_ex(fn, d.dev(), C.uint64_t(points), C.uint64_t(scalars), C.uint64_t(n), cbool(form == Montgomery),
+		C.int(opt.Window), flags, out, &counts[0], C.uint64_t(s))
+	if err := d.allocErr(op, rc, 0); err != nil {
+		return MSMStats{}, err
+	}
+	st := MSMStats{Zero: int(counts[0]), One: int(counts[1]), Other: int(counts[2])}
+	if st.Zero+st.One+st.Other != n {
+		return st, fmt.Errorf("cuda: %s classified %d+%d+%d scalars of %d", op, st.Zero, st.One, st.Other, n)
+	}
+	return st, nil
 }
 
 // Log2 returns log2(n) for a power of two n, or -1.

@@ -87,6 +87,7 @@ type funcs struct {
 	memcpyHtoD, memcpyDtoH, memcpyDtoD, memset,
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
 	nttDomainCreate, nttDomainDestroy, ntt, groth16H, msmG1, msmG2 unsafe.Pointer
+	msmG1Ex, msmG2Ex unsafe.Pointer
 }
 
 var (
@@ -179,6 +180,7 @@ func open(path string) (*Lib, error) {
 		{"cuzk_ntt_domain_create", &l.fn.nttDomainCreate}, {"cuzk_ntt_domain_destroy", &l.fn.nttDomainDestroy},
 		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H}, {"cuzk_msm_g1", &l.fn.msmG1},
 		{"cuzk_msm_g2", &l.fn.msmG2},
+		{"cuzk_msm_g1_ex", &l.fn.msmG1Ex}, {"cuzk_msm_g2_ex", &l.fn.msmG2Ex},
 	}
 	for _, s := range syms {
 		cname := C.CString(s.name)

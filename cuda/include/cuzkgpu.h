@@ -100,6 +100,21 @@ int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scal
 int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
                 uint64_t* out_jac, uint64_t stream);
 
+/* Flags of the _ex MSMs. CUZK_MSM_SPLIT: classify the scalars after
+ * reduction mod r, drop the zeros, add the points whose scalar is one with
+ * plain additions and run Pippenger on the other scalars only (the result is
+ * the same group element). */
+#define CUZK_MSM_SPLIT 1
+
+/* cuzk_msm_g1 / cuzk_msm_g2 with flags (CUZK_MSM_*; other bits are
+ * rejected) and counts: if not NULL, 3 x uint64 receiving the numbers of
+ * zero, one and other scalars (without CUZK_MSM_SPLIT the scalars are not
+ * classified: 0, 0, n). */
+int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
+                   uint64_t* out_jac, uint64_t* counts, uint64_t stream);
+int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
+                   uint64_t* out_jac, uint64_t* counts, uint64_t stream);
+
 #ifdef __cplusplus
 }
 #endif

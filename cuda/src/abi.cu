@@ -268,4 +268,30 @@ int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scal
     return 0;
 }
 
+int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
+                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+    if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    cuzk::msm::g1_jacobian r;
+    cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g1_affine*>(points),
+                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
+                                   window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+    if (e != cudaSuccess) return (int)e;
+    memcpy(out_jac, &r, sizeof(r));
+    return 0;
+}
+
+int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
+                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+    if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    cuzk::msm::g2_jacobian r;
+    cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g2_affine*>(points),
+                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
+                                   window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+    if (e != cudaSuccess) return (int)e;
+    memcpy(out_jac, &r, sizeof(r));
+    return 0;
+}
+
 }  // extern "C"

@@ -15,9 +15,18 @@
 // sum_j j*B_j is computed by segments (running sums inside a segment plus the
 // segment offset times the segment total), (6) the segment results are added
 // in a tree, and (7) the host combines the window sums by doubling.
+//
+// With the split option (run_split), the scalars are first classified after
+// reduction mod r: zero scalars are dropped, the points whose scalar is one
+// are summed with plain additions, and only the other scalars go through the
+// steps above, reading their points through an index array.
 #pragma once
 #include <cuda_runtime.h>
+#include <cub/device/device_partition.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
+#include <thrust/iterator/reverse_iterator.h>
 #include "../ff/bls12_381.cuh"
 #include "../ff/fp2.cuh"
 #include "../ec/xyzz.cuh"
@@ -70,22 +79,31 @@ __device__ __forceinline__ uint32_t window_bits(const uint32_t s[8], int pos, in
     return (uint32_t)(w >> sh) & ((1u << c) - 1);
 }
 
-// Signed digits of windows [w0, w0+wc) of every scalar: keys = |digit|,
-// vals = point index | sign << 31, laid out window-major.
-__global__ void k_digits(const fr_t* __restrict__ scalars, uint64_t n, int c, int w0, int wc, int mont,
-                         uint32_t* keys, uint32_t* vals) {
-    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    fr_t s = scalars[i];
+// The scalar as an integer below r: out of Montgomery form if mont, else
+// reduced. Both the split's classification and the digits read scalars
+// through this, so a scalar is "one" exactly when its digits would be 1.
+__device__ __forceinline__ fr_t canonical_scalar(fr_t s, int mont) {
     if (mont) {
-        // Out of Montgomery form: s * 1 * R^-1, fully reduced.
+        // s * 1 * R^-1, fully reduced.
         fr_t raw_one = fr_t::zero();
         raw_one.v[0] = 1;
-        s = s * raw_one;
-    } else {
-        // Canonical input may be any 256-bit value; 2^256 < 3r.
-        while (s.geq_mod()) s.sub_mod_raw();
+        return s * raw_one;
     }
+    // Canonical input may be any 256-bit value; 2^256 < 3r.
+    while (s.geq_mod()) s.sub_mod_raw();
+    return s;
+}
+
+// Signed digits of windows [w0, w0+wc) of n scalars: keys = |digit|,
+// vals = point index | sign << 31, laid out window-major. Entry i is scalar
+// idx[i] (i without idx), and its value is that index, so the points are read
+// where they lie, never gathered.
+__global__ void k_digits(const fr_t* __restrict__ scalars, const uint32_t* __restrict__ idx, uint64_t n, int c,
+                         int w0, int wc, int mont, uint32_t* keys, uint32_t* vals) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t j = idx ? idx[i] : (uint32_t)i;
+    const fr_t s = canonical_scalar(scalars[j], mont);
     const uint32_t half = 1u << (c - 1);
     uint32_t carry = 0;
     for (int w = 0; w < w0 + wc; w++) {
@@ -100,7 +118,7 @@ __global__ void k_digits(const fr_t* __restrict__ scalars, uint64_t n, int c, in
         }
         if (w >= w0) {
             keys[(uint64_t)(w - w0) * n + i] = mag;
-            vals[(uint64_t)(w - w0) * n + i] = (uint32_t)i | (neg << 31);
+            vals[(uint64_t)(w - w0) * n + i] = j | (neg << 31);
         }
     }
 }
@@ -138,6 +156,16 @@ __device__ __forceinline__ g2_affine load_point(const g2_affine* p) {
     load_fp(r.y.c0, q + 6);
     load_fp(r.y.c1, q + 9);
     return r;
+}
+
+// Starts a point's 96 (G2: 192) bytes towards L2.
+template <class F>
+__device__ __forceinline__ void prefetch_point(const affine_t<F>* p) {
+    const char* q = reinterpret_cast<const char*>(p);
+    constexpr int PB = (int)sizeof(affine_t<F>);
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(q));
+    if (PB > 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(q + 128));
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(q + PB - 1));
 }
 
 // Global bucket id of sorted entry p: window (w0 + p / n), digit keys[p].
@@ -191,13 +219,7 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
     for (uint64_t p = p0; p < p1; p++) {
         // The point of the next entry is a random 96-byte (G2: 192-byte) read: start it
         // towards L2 before this entry's addition.
-        if (p + 1 < p1) {
-            const char* q = reinterpret_cast<const char*>(points + (vals[p + 1] & 0x7fffffffu));
-            constexpr int PB = (int)sizeof(affine_t<F>);
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(q));
-            if (PB > 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(q + 128));
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(q + PB - 1));
-        }
+        if (p + 1 < p1) prefetch_point(points + (vals[p + 1] & 0x7fffffffu));
         const uint32_t k = cur.key(p, keys);
         if (k != run) {
             if (first && head_open) {
@@ -361,14 +383,15 @@ inline int choose_window(uint64_t n) {
 
 inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
-// Computes sum scalars[i] * points[i] for i < n. points: device, gnark affine
-// layout; scalars: device, 32 bytes each, Montgomery form if mont. The result
-// is written to *out (host) in Jacobian coordinates. Blocks until done.
+// Computes sum scalars[j] * points[j] over the n indices j = idx[i] (j = i
+// without idx). points: device, gnark affine layout; scalars: device, 32
+// bytes each, Montgomery form if mont. The result is written to *out (host).
+// Blocks until done.
 template <class F>
-inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, jacobian_t<F>* out,
-                       cudaStream_t st, int window_override = 0) {
+inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, const uint32_t* idx, uint64_t n,
+                             bool mont, xyzz_t<F>* out, cudaStream_t st, int window_override) {
     if (n == 0) {
-        *out = xyzz_t<F>::inf().to_jacobian();
+        *out = xyzz_t<F>::inf();
         return cudaSuccess;
     }
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
@@ -423,7 +446,7 @@ inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t 
 
     for (int w0 = 0; w0 < nw; w0 += (int)wb) {
         const int wc = nw - w0 < (int)wb ? nw - w0 : (int)wb;
-        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, c, w0, wc, mont ? 1 : 0, keys_in, vals_in);
+        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, idx, n, c, w0, wc, mont ? 1 : 0, keys_in, vals_in);
         CUZK_TRY(cudaGetLastError());
         prof.mark("digits");
         for (int wl = 0; wl < wc; wl++) {
@@ -489,7 +512,7 @@ inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t 
             for (int i = 0; i < c; i++) acc = acc.dbl();
             acc.add(host_w[w]);
         }
-        *out = acc.to_jacobian();
+        *out = acc;
     }
     prof.mark("host");
     prof.report(sizeof(F) == sizeof(fp_t) ? "msm" : "msm_g2", n, c);
@@ -503,6 +526,174 @@ done:
     delete[] host_w;
     return err;
 #undef CUZK_TRY
+}
+
+// The split of 0/1 scalars. In the witnesses of bit-heavy circuits most
+// scalars are 0 or 1, and Pippenger spends a sorted entry per window on each
+// of them. Classes are taken after reduction mod r (canonical_scalar), so a
+// canonical r + 1 is a one and r a zero, as the digits would see them.
+enum : uint8_t { SCALAR_ZERO = 0, SCALAR_ONE = 1, SCALAR_OTHER = 2 };
+
+__global__ void k_classify(const fr_t* __restrict__ scalars, uint64_t n, int mont, uint8_t* cls) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const fr_t s = canonical_scalar(scalars[i], mont);
+    uint32_t hi = 0;
+#pragma unroll
+    for (int k = 1; k < fr_t::N; k++) hi |= s.v[k];
+    cls[i] = hi != 0 || s.v[0] > 1 ? SCALAR_OTHER : (uint8_t)s.v[0];
+}
+
+// Selects the indices j whose class is want (the partition's input is the
+// sequence of indices 0..n-1).
+struct class_is {
+    const uint8_t* cls;
+    uint8_t want;
+    __host__ __device__ __forceinline__ bool operator()(const uint32_t& j) const { return cls[j] == want; }
+};
+
+// One thread per chunk of k point indices: the chunk's sum by mixed
+// additions, in out[t]. (The tree of k_sum adds the chunks up.)
+template <class F>
+__global__ void CUZK_MSM_BOUNDS k_sum_indexed(const affine_t<F>* __restrict__ points, const uint32_t* __restrict__ idx,
+                                              uint64_t k, uint32_t chunk, xyzz_t<F>* out, uint64_t nthr) {
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthr) return;
+    const uint64_t p0 = t * chunk;
+    const uint64_t p1 = p0 + chunk < k ? p0 + chunk : k;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (uint64_t p = p0; p < p1; p++) {
+        if (p + 1 < p1) prefetch_point(points + idx[p + 1]);
+        const affine_t<F> P = load_point(points + idx[p]);
+        if (!P.is_inf()) acc.add_affine(P.x, P.y);
+    }
+    out[t] = acc;
+}
+
+constexpr uint64_t ONES_THREADS = 1u << 16;  // threads the sum of the ones aims for
+
+// Indices per thread in the sum of k points: enough threads to fill the
+// device, at least 8 additions each before the tree takes over.
+inline uint32_t ones_chunk(uint64_t k) {
+    const int forced = env_int("CUZK_MSM_ONES_CHUNK", 0, 1, 1 << 20);
+    if (forced > 0) return (uint32_t)forced;
+    const uint64_t c = (k + ONES_THREADS - 1) / ONES_THREADS;
+    return c < 8 ? 8 : (uint32_t)c;
+}
+
+// pippenger over the scalars that are neither 0 nor 1, plus the plain sum of
+// the points whose scalar is 1; the zeros are dropped. counts (host):
+// zero, one and other scalars. Blocks until done.
+//
+// One buffer of n indices holds both lists: the three-way partition of
+// 0..n-1 writes the others, in order, from its front and the ones from its
+// back (m + k <= n, so they never meet), and discards the zeros. The host
+// needs m and k to size the grids, so the stream is synchronised once after
+// the partition.
+template <class F>
+inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, xyzz_t<F>* out,
+                             uint64_t counts[3], cudaStream_t st, int window_override) {
+    *out = xyzz_t<F>::inf();
+    counts[0] = counts[1] = counts[2] = 0;
+    if (n == 0) return cudaSuccess;
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    uint8_t* cls = nullptr;
+    uint32_t* idx = nullptr;
+    int* d_counts = nullptr;
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    xyzz_t<F> *part_a = nullptr, *part_b = nullptr;
+    int h_counts[2] = {0, 0};
+    uint64_t m = 0, k = 0;
+    xyzz_t<F> ones = xyzz_t<F>::inf(), rest = xyzz_t<F>::inf();
+    const uint32_t fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
+    cudaError_t err = cudaSuccess;
+    phase_timer prof(st);
+#define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
+    CUZK_TRY(cudaMallocAsync((void**)&cls, n, st));
+    CUZK_TRY(cudaMallocAsync((void**)&idx, n * 4, st));
+    CUZK_TRY(cudaMallocAsync((void**)&d_counts, 2 * sizeof(int), st));
+    {
+        const thrust::counting_iterator<uint32_t> in(0);
+        const auto ones_out = thrust::make_reverse_iterator(idx + n);
+        const auto zeros_out = thrust::make_discard_iterator();
+        const class_is is_other{cls, SCALAR_OTHER}, is_one{cls, SCALAR_ONE};
+        CUZK_TRY(cub::DevicePartition::If(nullptr, temp_bytes, in, idx, ones_out, zeros_out, d_counts, (int)n, is_other,
+                                          is_one, st));
+        CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
+        k_classify<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, mont ? 1 : 0, cls);
+        CUZK_TRY(cudaGetLastError());
+        CUZK_TRY(cub::DevicePartition::If(temp, temp_bytes, in, idx, ones_out, zeros_out, d_counts, (int)n, is_other,
+                                          is_one, st));
+    }
+    CUZK_TRY(cudaMemcpyAsync(h_counts, d_counts, sizeof(h_counts), cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    m = (uint64_t)h_counts[0];
+    k = (uint64_t)h_counts[1];
+    if (m + k > n) {  // the partition broke its contract
+        err = cudaErrorUnknown;
+        goto done;
+    }
+    counts[0] = n - m - k;
+    counts[1] = k;
+    counts[2] = m;
+    prof.mark("classify");
+    if (k > 0) {
+        const uint32_t chunk = ones_chunk(k);
+        uint64_t cnt = (k + chunk - 1) / chunk;
+        CUZK_TRY(cudaMallocAsync((void**)&part_a, cnt * sizeof(xyzz_t<F>), st));
+        CUZK_TRY(cudaMallocAsync((void**)&part_b, (cnt + fan - 1) / fan * sizeof(xyzz_t<F>), st));
+        k_sum_indexed<F><<<nblocks(cnt, 128), 128, 0, st>>>(points, idx + (n - k), k, chunk, part_a, cnt);
+        CUZK_TRY(cudaGetLastError());
+        while (cnt > 1) {
+            const uint64_t outcnt = (cnt + fan - 1) / fan;
+            k_sum<F><<<nblocks(outcnt, 128), 128, 0, st>>>(part_a, (uint32_t)cnt, fan, part_b, (uint32_t)outcnt, 1);
+            CUZK_TRY(cudaGetLastError());
+            xyzz_t<F>* tmp = part_a;
+            part_a = part_b;
+            part_b = tmp;
+            cnt = outcnt;
+        }
+    }
+    prof.mark("ones");
+    CUZK_TRY(pippenger(points, scalars, idx, m, mont, &rest, st, window_override));
+    prof.mark("others");
+    // Copied after pippenger's work is queued: a copy to pageable memory
+    // returns only when done, which would hold its launches back.
+    if (k > 0) CUZK_TRY(cudaMemcpyAsync(&ones, part_a, sizeof(ones), cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    rest.add(ones);
+    *out = rest;
+    prof.report(sizeof(F) == sizeof(fp_t) ? "msm_split" : "msm_g2_split", n, 0);
+done:
+    {
+        void* bufs[] = {cls, idx, d_counts, temp, part_a, part_b};
+        for (void* b : bufs)
+            if (b) cudaFreeAsync(b, st);
+    }
+    return err;
+#undef CUZK_TRY
+}
+
+// Computes sum scalars[i] * points[i] for i < n. points: device, gnark affine
+// layout; scalars: device, 32 bytes each, Montgomery form if mont. The result
+// is written to *out (host) in Jacobian coordinates. With split, zero
+// scalars are dropped and one scalars summed apart (run_split). counts
+// (host, optional): zero, one and other scalars; without split every scalar
+// counts as other. Blocks until done.
+template <class F>
+inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, jacobian_t<F>* out,
+                       cudaStream_t st, int window_override = 0, bool split = false, uint64_t* counts = nullptr) {
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    xyzz_t<F> r;
+    uint64_t c[3] = {0, 0, n};
+    const cudaError_t err = split ? run_split(points, scalars, n, mont, &r, c, st, window_override)
+                                  : pippenger<F>(points, scalars, nullptr, n, mont, &r, st, window_override);
+    if (err != cudaSuccess) return err;
+    *out = r.to_jacobian();
+    if (counts)
+        for (int i = 0; i < 3; i++) counts[i] = c[i];
+    return cudaSuccess;
 }
 
 }  // namespace msm
