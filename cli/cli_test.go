@@ -138,3 +138,56 @@ func TestParseCount(t *testing.T) {
 		}
 	}
 }
+
+// --jobs submits several jobs at once: each has its own seed and directory,
+// they spread over the devices, and every proof verifies against its own
+// job's public inputs.
+func TestSeveralJobsOnTwoDevices(t *testing.T) {
+	keys, out := t.TempDir(), t.TempDir()
+	stdout, stderr, err := run(t, "prove", "--circuit", "mimc", "--constraints", "1K", "--partitions", "3", "--jobs", "2",
+		"--devices", "0,1", "--workers", "2", "--backend", "cpu", "--keys", keys, "--out", out, "--setup-if-missing",
+		"--json", "--seed", "0aff")
+	if err != nil {
+		t.Fatalf("prove --jobs 2: %v\n%s", err, stderr)
+	}
+	var rep struct {
+		Jobs []struct {
+			JobID      string `json:"job_id"`
+			Verified   int    `json:"verified"`
+			Out        string `json:"out"`
+			Partitions []struct {
+				Device int `json:"device"`
+			} `json:"partitions"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if len(rep.Jobs) != 2 || rep.Jobs[0].JobID == rep.Jobs[1].JobID || rep.Jobs[0].Out == rep.Jobs[1].Out {
+		t.Fatalf("want two jobs with their own ids and directories: %+v", rep.Jobs)
+	}
+	devices := map[int]bool{}
+	var proofs []string
+	for _, j := range rep.Jobs {
+		if j.Verified != 3 {
+			t.Fatalf("job %s: %d/3 verified", j.JobID, j.Verified)
+		}
+		for _, p := range j.Partitions {
+			devices[p.Device] = true
+		}
+		got, _ := filepath.Glob(filepath.Join(j.Out, "*.proof"))
+		if len(got) != 3 {
+			t.Fatalf("job %s: %d proofs in %s", j.JobID, len(got), j.Out)
+		}
+		proofs = append(proofs, got...)
+	}
+	if !devices[0] || !devices[1] {
+		t.Fatalf("partitions ran on devices %v, want both", devices)
+	}
+	if _, stderr, err := run(t, append([]string{"verify", "--keys", filepath.Join(keys, "mimc-1024")}, proofs...)...); err != nil {
+		t.Fatalf("verify: %v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, "prove", "--jobs", "0", "--keys", keys); err == nil {
+		t.Error("--jobs 0 accepted")
+	}
+}

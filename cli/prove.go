@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -30,6 +31,7 @@ import (
 func proveFlags() []cli.Flag {
 	return append(circuitFlags(),
 		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof)"},
+		&cli.IntFlag{Name: "jobs", Value: 1, Usage: "jobs submitted at once, each with its own seed (seed, then seed+1, ...) and proofs directory"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		bg2Flag(),
@@ -69,6 +71,10 @@ func prove(c *cli.Context) error {
 	if nparts < 1 {
 		return fmt.Errorf("--partitions must be at least 1, got %d", nparts)
 	}
+	njobs := c.Int("jobs")
+	if njobs < 1 {
+		return fmt.Errorf("--jobs must be at least 1, got %d", njobs)
+	}
 	prio, err := actors.ParsePriority(c.String("priority"))
 	if err != nil {
 		return fmt.Errorf("--priority: %w", err)
@@ -91,12 +97,25 @@ func prove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	jobID := "job-" + hex.EncodeToString(seed[:min(6, len(seed))])
-	out := c.String("out")
-	if out == "" {
-		out = filepath.Join("build", "proofs", jobID)
+	var reqs []runner.JobRequest
+	for i := range njobs {
+		jseed := seed
+		if i > 0 {
+			jseed = seedPlus(seed, i)
+		}
+		jobID := "job-" + hex.EncodeToString(jseed[:min(6, len(jseed))])
+		if njobs > 1 {
+			jobID = fmt.Sprintf("job-%s-%d", hex.EncodeToString(seed[:min(6, len(seed))]), i)
+		}
+		out := c.String("out")
+		switch {
+		case out == "":
+			out = filepath.Join("build", "proofs", jobID)
+		case njobs > 1:
+			out = filepath.Join(out, jobID)
+		}
+		reqs = append(reqs, runner.JobRequest{ID: jobID, Keys: k, Seed: jseed, Partitions: nparts, Priority: prio, Out: out})
 	}
-	req := runner.JobRequest{ID: jobID, Keys: k, Seed: seed, Partitions: nparts, Priority: prio}
 	var journal *runner.StoreJournal
 	if dir := c.String("store"); dir != "" {
 		st, err := store.Open(dir, nil)
@@ -105,22 +124,47 @@ func prove(c *cli.Context) error {
 		}
 		defer st.Close()
 		journal = runner.NewStoreJournal(st)
-		journal.Expect(req, ks.target, out)
-		fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", jobID, dir, dir)
+		for _, req := range reqs {
+			journal.Expect(req, ks.target, req.Out)
+			fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", req.ID, dir, dir)
+		}
 	}
-	return runJob(c, cfg, backend, devices, indices, journal, req, out)
+	return runJobs(c, cfg, backend, devices, indices, journal, reqs)
+}
+
+// seedPlus is seed read as a big-endian number, plus i.
+func seedPlus(seed []byte, i int) []byte {
+	out := slices.Clone(seed)
+	carry := i
+	for j := len(out) - 1; j >= 0 && carry > 0; j-- {
+		v := int(out[j]) + carry
+		out[j], carry = byte(v), v>>8
+	}
+	return out
 }
 
 // runJob proves one job (or what is left of it) and prints its report.
 func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
 	journal *runner.StoreJournal, req runner.JobRequest, out string) error {
-	k, jobID, nparts := req.Keys, req.ID, req.Partitions
+	req.Out = out
+	return runJobs(c, cfg, backend, devices, indices, journal, []runner.JobRequest{req})
+}
+
+// runJobs proves jobs of the same keys at once (or what is left of them),
+// each into its own directory (JobRequest.Out), and prints their reports.
+func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
+	journal *runner.StoreJournal, reqs []runner.JobRequest) error {
+	k := reqs[0].Keys
 	if err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)); err != nil {
 		return err
 	}
-	todo := nparts
-	if req.Pending != nil {
-		todo = len(req.Pending)
+	todo := 0
+	for _, req := range reqs {
+		if req.Pending != nil {
+			todo += len(req.Pending)
+		} else {
+			todo += req.Partitions
+		}
 	}
 	m := metrics.New()
 	obs := actors.Observers{m}
@@ -148,33 +192,54 @@ func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices [
 			f.Close()
 		}()
 	}
-	opts := runner.Options{Backend: backend, Devices: devices, Config: cfg, OutDir: out, Observer: obs,
+	opts := runner.Options{Backend: backend, Devices: devices, Config: cfg, Observer: obs,
 		Seed: uint64(time.Now().UnixNano())}
 	if journal != nil {
 		opts.Config.Journal, opts.Sink = journal, journal
 	}
 	start := time.Now()
-	reports, err := runner.Run(c.Context, opts, []runner.JobRequest{req})
+	reports, err := runner.Run(c.Context, opts, reqs)
 	if err != nil {
 		return err
 	}
 	wall := time.Since(start)
-	rep := reports[0]
+	failed := 0
+	var docs []proveJSON
+	for i, rep := range reports {
+		req := reqs[i]
+		failed += rep.Failed
+		n := req.Partitions
+		if req.Pending != nil {
+			n = len(req.Pending)
+		}
+		if c.Bool("json") {
+			docs = append(docs, proveJSON{
+				JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
+				Backend: backend.Name(), BG2: bg2Where(backend), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
+				Out: req.Out, TotalMS: float64(wall.Microseconds()) / 1000,
+			})
+			continue
+		}
+		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
+			req.ID, k.Circuit, k.Constraints(), req.Partitions, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
+		printStageTable(c.App.Writer, rep)
+		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n\n", rep.Verified, n, rep.Wall.Round(time.Millisecond), req.Out)
+	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(proveJSON{
-			JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
-			Backend: backend.Name(), BG2: bg2Where(backend), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
-			Out: out, TotalMS: float64(wall.Microseconds()) / 1000,
-		}); err != nil {
+		var doc any = docs[0]
+		if len(docs) > 1 {
+			doc = struct {
+				Jobs    []proveJSON `json:"jobs"`
+				TotalMS float64     `json:"total_wall_ms"`
+			}{docs, float64(wall.Microseconds()) / 1000}
+		}
+		if err := enc.Encode(doc); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
-			jobID, k.Circuit, k.Constraints(), nparts, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
-		printStageTable(c.App.Writer, rep)
-		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n\n", rep.Verified, todo, wall.Round(time.Millisecond), out)
+	} else if len(reports) > 1 {
+		fmt.Fprintf(c.App.Writer, "%d jobs in %s\n\n", len(reports), wall.Round(time.Millisecond))
 	}
 	// The summary goes beside the table; with --json, to stderr, so that
 	// stdout stays one JSON object.
@@ -183,8 +248,8 @@ func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices [
 		summaryTo = c.App.ErrWriter
 	}
 	fmt.Fprint(summaryTo, m.Summary().String())
-	if rep.Failed > 0 {
-		return fmt.Errorf("%d of %d partitions failed", rep.Failed, todo)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d partitions failed", failed, todo)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -66,6 +67,7 @@ func (p *partition) timingsCopy() prover.Timings {
 type job struct {
 	keys *prover.Keys
 	seed []byte
+	out  string // proofs' directory; empty: the executor's
 }
 
 // Executor runs the stages of partitions on the CPU and the backend. It
@@ -87,11 +89,12 @@ func NewExecutor(backend prover.Backend, outDir string, sink Sink) *Executor {
 		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
 }
 
-// AddJob tells the executor how to build the witnesses of a job.
-func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte) {
+// AddJob tells the executor how to build the witnesses of a job, and where
+// its proofs go (out; empty: the executor's directory).
+func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, out string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.jobs[id] = &job{keys: k, seed: seed}
+	e.jobs[id] = &job{keys: k, seed: seed, out: out}
 }
 
 func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
@@ -181,8 +184,8 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 	if _, err := proof.WriteTo(&pb); err != nil {
 		return fmt.Errorf("encode proof of %s: %w", p, err)
 	}
-	if e.outDir != "" {
-		if err := WriteProof(e.outDir, p.Partition, pb.Bytes(), st.pub); err != nil {
+	if dir := cmp.Or(j.out, e.outDir); dir != "" {
+		if err := WriteProof(dir, p.Partition, pb.Bytes(), st.pub); err != nil {
 			return err
 		}
 	}

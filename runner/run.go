@@ -20,6 +20,7 @@ type JobRequest struct {
 	Partitions int
 	Pending    []int // nil: all
 	Priority   actors.Priority
+	Out        string // directory for this job's proofs; empty: Options.OutDir
 }
 
 // Options configures a Run.
@@ -67,7 +68,7 @@ func Run(ctx context.Context, opt Options, jobs []JobRequest) ([]JobReport, erro
 	defer engine.Stop()
 	start := time.Now()
 	for _, j := range jobs {
-		exec.AddJob(j.ID, j.Keys, j.Seed)
+		exec.AddJob(j.ID, j.Keys, j.Seed, j.Out)
 		spec := actors.JobSpec{ID: j.ID, Partitions: j.Partitions, Pending: j.Pending,
 			Size: j.Keys.Constraints(), VRAM: FootprintFor(opt.Backend, j.Keys), Priority: j.Priority}
 		if err := engine.Submit(spec); err != nil {

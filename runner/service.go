@@ -260,7 +260,7 @@ func (s *Service) start(sub Submission) error {
 	s.mu.Unlock()
 
 	s.journal.Expect(sub.JobRequest, sub.Target, sub.Out)
-	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, "")
 	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
 		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
 	if err := s.engine.Submit(spec); err != nil {
