@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -32,7 +33,10 @@ type Backend struct {
 	devs   map[int]*deviceKeys // by CUDA device index
 	order  []int
 	bg2    bool        // b_g2 on the device
+	split  bool        // 0/1 wire scalars as batch additions
 	pinned *pinnedPool // staging buffers; nil: Go memory
+
+	zero, one, other atomic.Int64 // wire scalars seen by split MSMs
 
 	mu sync.Mutex
 	rr int // next device for calls that come without a placement
@@ -46,6 +50,11 @@ type BackendOptions struct {
 	// (Computed.B2), and the key's G2 B points stay resident beside the G1
 	// points. Off, b_g2 is left to the CPU (prover.BG2).
 	BG2 bool
+	// NoSplit runs the wire MSMs (A, B, K, and b_g2) on every scalar. By
+	// default their 0 and 1 scalars are split off on the device: zeros are
+	// dropped and the points of ones are summed by batch additions, so the
+	// Pippenger MSM sees only the other scalars (cuda.MSMOptions.Split).
+	NoSplit bool
 	// PinnedLimit bounds the pinned host memory kept for staging partitions
 	// (prover.PrepAllocator); beyond it, or when negative, partitions are
 	// prepared in Go memory and copied from there. Zero is DefaultPinnedLimit.
@@ -60,7 +69,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("gpu backend: no devices")
 	}
-	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2}
+	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit}
 	if opt.PinnedLimit >= 0 {
 		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
 	}
@@ -323,37 +332,55 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	}
 	var out prover.Computed
 	r := st.res
+	// H's coefficients are random: only the wire MSMs are split.
+	wires := cuda.MSMOptions{Split: b.split}
 	for _, m := range []struct {
 		name            string
 		dst             *curve.G1Jac
 		points, scalars cuda.Ptr
 		n               int
+		opt             cuda.MSMOptions
 	}{
 		// H stays on the device for Z. deg H = n−2: its last coefficient is
 		// zero and Z has n−1 points.
-		{"Z", &out.Z, r.z, a, r.nz},
-		{"A", &out.A, r.a, st.ptr(l.wa), r.na},
-		{"B1", &out.B1, r.b, st.ptr(l.wb), r.nb},
-		{"K", &out.K, r.k, st.ptr(l.wk), r.nk},
+		{"Z", &out.Z, r.z, a, r.nz, cuda.MSMOptions{}},
+		{"A", &out.A, r.a, st.ptr(l.wa), r.na, wires},
+		{"B1", &out.B1, r.b, st.ptr(l.wb), r.nb, wires},
+		{"K", &out.K, r.k, st.ptr(l.wk), r.nk, wires},
 	} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := cd.MSM(m.points, m.scalars, m.n, cuda.Montgomery, cuda.MSMOptions{}, st.s)
+		sum, stats, err := cd.MSMWithStats(m.points, m.scalars, m.n, cuda.Montgomery, m.opt, st.s)
 		if err != nil {
 			return nil, fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
 		}
 		*m.dst = sum
+		if m.opt.Split {
+			b.count(stats)
+		}
 	}
 	if r.g2 != 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, cuda.MSMOptions{}, st.s)
+		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, wires, st.s)
 		if err != nil {
 			return nil, fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
 		}
 		out.B2 = &sum
 	}
 	return &out, nil
+}
+
+func (b *Backend) count(s cuda.MSMStats) {
+	b.zero.Add(int64(s.Zero))
+	b.one.Add(int64(s.One))
+	b.other.Add(int64(s.Other))
+}
+
+// SplitStats counts the wire scalars the split MSMs have seen: zeros
+// (dropped), ones (summed by batch additions) and the others (Pippenger).
+func (b *Backend) SplitStats() (zero, one, other int64) {
+	return b.zero.Load(), b.one.Load(), b.other.Load()
 }

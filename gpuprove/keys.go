@@ -296,5 +296,8 @@ func msmScratch(n int, xyzzBytes int64) int64 {
 	buckets := nw * (int64(1)<<(c-1) + 1)
 	segs := nw * max(int64(1)<<(c-1-min(c-1, 5)), 1)
 	b := 16*m + slots*(4+xyzzBytes) + (buckets+2*segs)*xyzzBytes
+	// The 0/1 split: a class byte and an index per scalar, and CUB's
+	// partition storage.
+	b += 5*int64(n) + 1<<20
 	return b + b/4 + 8<<20
 }

@@ -24,6 +24,8 @@ type Options struct {
 	BG2 bool
 	// PinnedLimit bounds the pinned staging memory (see BackendOptions).
 	PinnedLimit int64
+	// NoSplit turns off the 0/1 split of the wire MSMs (see BackendOptions).
+	NoSplit bool
 }
 
 // GPUs is an opened backend and its devices.
@@ -51,7 +53,7 @@ func Open(opt Options) (*GPUs, error) {
 		}
 		cds = append(cds, cd)
 	}
-	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit})
+	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit})
 	if err != nil {
 		return nil, err
 	}
