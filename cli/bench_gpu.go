@@ -102,6 +102,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var warm time.Duration
 	var device string
 	var part prover.Timings // one partition alone, on the whole card
+	var zeros, ones, others int64 // wire scalars of the split MSMs
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu"})
 		if err != nil {
@@ -140,6 +141,8 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 				rows = append(rows, row)
 			}
 		}
+		z, o, other := g.Backend.SplitStats()
+		zeros, ones, others = zeros+z, ones+o, others+other
 		if err := g.Close(); err != nil {
 			return err
 		}
@@ -154,6 +157,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s, b_g2 on the %s; GPU warm-up partition %.2f s\n",
 		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, bg2Name(bg2), warm.Seconds())
 	printPartitionComparison(c.App.Writer, part, gnarkPart, gnarkSolve)
+	if all := zeros + ones + others; all > 0 {
+		fmt.Fprintf(c.App.Writer, "wire scalars of the A, B, K MSMs: %.1f%% zero (dropped), %.1f%% one (batch additions), %.1f%% other (Pippenger)\n",
+			100*float64(zeros)/float64(all), 100*float64(ones)/float64(all), 100*float64(others)/float64(all))
+	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "design\tworkers\tVRAM limit\ts/job\tGPU busy\tcompute wait p50\tp99\tstage wait p50\tp99\tcompute mean\tOOMs\tfallbacks\tretries\tverified\t")
 	best := time.Duration(0)
