@@ -32,6 +32,7 @@ int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint
 int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint64_t s);
 int cz_msm(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, uint64_t* out,
                   uint64_t s);
+int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s);
 int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t* out,
               uint64_t* counts, uint64_t s);
 

@@ -4,7 +4,8 @@
 //
 // The library exposes a C ABI (cuda/include/cuzkgpu.h): devices, memory
 // (plain and stream-ordered pool allocations), streams, events, copies, the
-// Fr NTT, Groth16's quotient step and the G1 and G2 MSMs. Every failure comes back as
+// Fr NTT, Groth16's quotient step, the G1 and G2 MSMs and the batch fixed-base
+// multiplication of key generation. Every failure comes back as
 // an *Error carrying the CUDA error name; an allocation failure also matches
 // gpu.ErrOutOfMemory, and a missing library or GPU matches ErrUnavailable.
 package cuda
@@ -88,6 +89,8 @@ type funcs struct {
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
 	nttDomainCreate, nttDomainDestroy, ntt, groth16H, msmG1, msmG2 unsafe.Pointer
 	msmG1Ex, msmG2Ex unsafe.Pointer
+
+	fixedBaseG1, fixedBaseG2 unsafe.Pointer
 }
 
 var (
@@ -180,6 +183,7 @@ func open(path string) (*Lib, error) {
 		{"cuzk_ntt_domain_create", &l.fn.nttDomainCreate}, {"cuzk_ntt_domain_destroy", &l.fn.nttDomainDestroy},
 		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H}, {"cuzk_msm_g1", &l.fn.msmG1},
 		{"cuzk_msm_g2", &l.fn.msmG2},
+		{"cuzk_fixed_base_g1", &l.fn.fixedBaseG1}, {"cuzk_fixed_base_g2", &l.fn.fixedBaseG2},
 		{"cuzk_msm_g1_ex", &l.fn.msmG1Ex}, {"cuzk_msm_g2_ex", &l.fn.msmG2Ex},
 	}
 	for _, s := range syms {

@@ -100,6 +100,20 @@ int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scal
 int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
                 uint64_t* out_jac, uint64_t stream);
 
+/* Fixed-base multiplication: out[i] = scalars[i] * G for i < n, with G given
+ * by its table of c-bit windows (1 <= window = c <= 16): ceil(255/c) windows
+ * of 2^c affine points in the G1Affine layout, table[w * 2^c + k] =
+ * k * 2^(c*w) * G (entry k = 0 of each window unused). scalars are 32 bytes
+ * each, Montgomery form, below r; out receives n Jacobian points (18 x
+ * uint64 each, Z = 0 at infinity). table, scalars and out are device
+ * pointers; the call is stream-ordered and returns once the work is queued. */
+int cuzk_fixed_base_g1(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
+                       uint64_t stream);
+/* As cuzk_fixed_base_g1 on G2: table in the G2Affine layout (192 bytes a
+ * point), out 36 x uint64 a point. */
+int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
+                       uint64_t stream);
+
 /* Flags of the _ex MSMs. CUZK_MSM_SPLIT: classify the scalars after
  * reduction mod r, drop the zeros, add the points whose scalar is one with
  * plain additions and run Pippenger on the other scalars only (the result is

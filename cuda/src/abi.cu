@@ -268,6 +268,26 @@ int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scal
     return 0;
 }
 
+int cuzk_fixed_base_g1(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
+                       uint64_t stream) {
+    if (n > 0 && (!table || !scalars || !out_jac)) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    static_assert(sizeof(cuzk::msm::g1_jacobian) == 18 * sizeof(uint64_t), "Jacobian G1 point is 18 limbs");
+    return (int)cuzk::fixedbase::run(reinterpret_cast<const cuzk::msm::g1_affine*>(table), window,
+                                     reinterpret_cast<const cuzk::fr_t*>(scalars), n,
+                                     reinterpret_cast<cuzk::msm::g1_jacobian*>(out_jac), S(stream));
+}
+
+int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
+                       uint64_t stream) {
+    if (n > 0 && (!table || !scalars || !out_jac)) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    static_assert(sizeof(cuzk::msm::g2_jacobian) == 36 * sizeof(uint64_t), "Jacobian G2 point is 36 limbs");
+    return (int)cuzk::fixedbase::run(reinterpret_cast<const cuzk::msm::g2_affine*>(table), window,
+                                     reinterpret_cast<const cuzk::fr_t*>(scalars), n,
+                                     reinterpret_cast<cuzk::msm::g2_jacobian*>(out_jac), S(stream));
+}
+
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
                    uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
     if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;

@@ -5,4 +5,5 @@
 #include "ec/xyzz.cuh"
 #include "ntt/ntt.cuh"
 #include "msm/pippenger.cuh"
+#include "fixedbase/fixedbase.cuh"
 #include "abi.cu"
