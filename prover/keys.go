@@ -19,6 +19,7 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
 )
 
 // Keys are one circuit's constraint system and Groth16 keys.
@@ -70,6 +71,14 @@ func KeyDir(root, circuit string, target int) string {
 // Setup compiles the circuit for target constraints and runs gnark's Groth16
 // setup (a fresh, local toxic-waste setup: for development and benchmarks).
 func Setup(c circuits.Circuit, target int) (*Keys, error) {
+	return SetupWith(c, target, nil)
+}
+
+// SetupWith is Setup with the key's scalar multiplications done by mul
+// (keygen.CPUMultiplier, keygen.GPUMultiplier): keygen.Setup makes keys of
+// the structure gnark's setup makes, with toxic waste from crypto/rand. A nil
+// mul runs gnark's own groth16.Setup.
+func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, error) {
 	l, err := c.Layout(target)
 	if err != nil {
 		return nil, err
@@ -85,14 +94,19 @@ func Setup(c circuits.Circuit, target int) (*Keys, error) {
 	if err := checkSupported(r1cs); err != nil {
 		return nil, err
 	}
-	pk, vk, err := groth16.Setup(r1cs)
-	if err != nil {
-		return nil, fmt.Errorf("groth16 setup of %s: %w", c.Name(), err)
+	k := &Keys{Circuit: c.Name(), Layout: l, CS: r1cs}
+	if mul == nil {
+		pk, vk, err := groth16.Setup(r1cs)
+		if err != nil {
+			return nil, fmt.Errorf("groth16 setup of %s: %w", c.Name(), err)
+		}
+		k.PK, k.VK = pk.(*groth16bls.ProvingKey), vk.(*groth16bls.VerifyingKey)
+		return k, nil
 	}
-	return &Keys{
-		Circuit: c.Name(), Layout: l, CS: r1cs,
-		PK: pk.(*groth16bls.ProvingKey), VK: vk.(*groth16bls.VerifyingKey),
-	}, nil
+	if k.PK, k.VK, err = keygen.Setup(r1cs, mul, nil); err != nil {
+		return nil, fmt.Errorf("setup of %s: %w", c.Name(), err)
+	}
+	return k, nil
 }
 
 // Save writes the keys to dir: the R1CS, the proving key (raw dump, the fastest
