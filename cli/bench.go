@@ -40,6 +40,7 @@ func benchProveCommand() *cli.Command {
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)"},
 			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing)"},
 			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "cpu: the staged prover against gnark's; gpu: jobs through the actors on the GPU per design and worker count"},
+			keygenFlag(),
 		}, benchGPUFlags()...),
 		Action: func(c *cli.Context) error {
 			gpuMode := c.String("backend") == "gpu"
@@ -72,7 +73,8 @@ func benchProveCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				ks := &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target)}
+				ks := &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target),
+					keygen: c.String("keygen"), gpuLib: c.String("gpu-lib")}
 				k, err := loadKeys(ks, true, c.App.ErrWriter)
 				if err != nil {
 					return err

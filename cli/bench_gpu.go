@@ -101,7 +101,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var rows []gpuBenchRow
 	var warm time.Duration
 	var device string
-	var part prover.Timings // one partition alone, on the whole card
+	var part prover.Timings       // one partition alone, on the whole card
 	var zeros, ones, others int64 // wire scalars of the split MSMs
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu"})

@@ -191,3 +191,30 @@ func TestSeveralJobsOnTwoDevices(t *testing.T) {
 		t.Error("--jobs 0 accepted")
 	}
 }
+
+// --keygen picks what makes the keys: keygen on the CPU makes keys that
+// prove and verify; the GPU without a kernel library is an error; auto falls
+// back to gnark's setup.
+func TestKeygenFlag(t *testing.T) {
+	keys, out := t.TempDir(), t.TempDir()
+	_, stderr, err := run(t, "setup", "--circuit", "mimc", "--constraints", "1K", "--keys", keys, "--keygen", "cpu")
+	if err != nil || !strings.Contains(stderr, "keys made by keygen on the CPU") {
+		t.Fatalf("setup --keygen cpu: %v\n%s", err, stderr)
+	}
+	stdout, stderr, err := run(t, "prove", "--circuit", "mimc", "--constraints", "1K", "--partitions", "2", "--backend", "cpu",
+		"--keys", keys, "--out", out, "--json")
+	if err != nil || !strings.Contains(stdout, `"verified": 2`) {
+		t.Fatalf("prove with keygen's keys: %v\n%s\n%s", err, stdout, stderr)
+	}
+	lib := "--gpu-lib=/nonexistent/libcuzkgpu.so"
+	if _, _, err := run(t, "setup", "--circuit", "mimc", "--constraints", "1K", "--keys", t.TempDir(), "--keygen", "gpu", lib); err == nil || !strings.Contains(err.Error(), "--keygen gpu") {
+		t.Errorf("--keygen gpu without a library: %v", err)
+	}
+	if _, _, err := run(t, "setup", "--circuit", "mimc", "--constraints", "1K", "--keys", t.TempDir(), "--keygen", "tpu"); err == nil {
+		t.Error("--keygen tpu accepted")
+	}
+	_, stderr, err = run(t, "setup", "--circuit", "mimc", "--constraints", "1K", "--keys", t.TempDir(), lib)
+	if err != nil || !strings.Contains(stderr, "gnark's groth16.Setup") {
+		t.Errorf("--keygen auto without a library: %v\n%s", err, stderr)
+	}
+}

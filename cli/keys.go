@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -20,7 +22,13 @@ func circuitFlags() []cli.Flag {
 		&cli.StringFlag{Name: "circuit", Value: "porep", Usage: "example circuit: mimc or porep"},
 		&cli.StringFlag{Name: "constraints", Value: defaultConstraints, Usage: "target constraints per partition (e.g. 16K, 1M, 2^20)"},
 		&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "directory that holds key sets, one per circuit and size"},
+		keygenFlag(),
 	}
+}
+
+func keygenFlag() cli.Flag {
+	return &cli.StringFlag{Name: "keygen", Value: "auto",
+		Usage: "how setup makes keys: gpu (keygen's scalar multiplications on GPU 0), cpu (keygen on the CPU), gnark (gnark's groth16.Setup), or auto (gpu where the kernel library loads, else gnark)"}
 }
 
 // keySpec is the circuit, layout and key directory that the flags name.
@@ -29,6 +37,8 @@ type keySpec struct {
 	target  int
 	layout  circuits.Layout
 	dir     string
+	keygen  string // gpu, cpu, gnark or auto (the default)
+	gpuLib  string // the kernel library for keygen on the GPU
 }
 
 func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
@@ -44,7 +54,8 @@ func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--constraints: %w", err)
 	}
-	return &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target)}, nil
+	return &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target),
+		keygen: c.String("keygen"), gpuLib: c.String("gpu-lib")}, nil
 }
 
 // loadKeys loads the keys the flags name; with setupIfMissing it makes them
@@ -67,10 +78,16 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints) → %s\n", ks.circuit.Name(), ks.layout, ks.target, ks.dir)
 	start := time.Now()
-	k, err := prover.Setup(ks.circuit, ks.target)
+	mul, how, closeMul, err := keyMultiplier(ks, log)
 	if err != nil {
 		return nil, err
 	}
+	defer closeMul()
+	k, err := prover.SetupWith(ks.circuit, ks.target, mul)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "setup: keys made by %s\n", how)
 	if err := k.Save(ks.dir); err != nil {
 		return nil, err
 	}
@@ -93,7 +110,8 @@ func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "setup",
 		Usage: "compile a circuit and write its R1CS, proving key and verifying key",
-		Flags: circuitFlags(),
+		Flags: append(circuitFlags(),
+			&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so for --keygen gpu (default: $CUZK_GPU_LIB, next to cuzk, then build/)"}),
 		Action: func(c *cli.Context) error {
 			ks, err := keySpecFromFlags(c)
 			if err != nil {
@@ -103,4 +121,46 @@ func setupCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// keyMultiplier picks what makes the keys' scalar multiplications: nil is
+// gnark's own setup. It says which in words, and returns a function that
+// releases the GPU's stream.
+func keyMultiplier(ks *keySpec, log io.Writer) (keygen.Multiplier, string, func(), error) {
+	none := func() {}
+	switch ks.keygen {
+	case "gnark":
+		return nil, "gnark's groth16.Setup", none, nil
+	case "cpu":
+		return keygen.CPUMultiplier{}, "keygen on the CPU", none, nil
+	case "", "auto", "gpu":
+	default:
+		return nil, "", none, fmt.Errorf("--keygen %q: want gpu, cpu, gnark or auto", ks.keygen)
+	}
+	dev, s, err := openKeygenGPU(ks.gpuLib)
+	if err != nil {
+		if ks.keygen == "gpu" {
+			return nil, "", none, fmt.Errorf("--keygen gpu: %w", err)
+		}
+		slog.Debug("keygen on the GPU unavailable", "err", err)
+		return nil, "gnark's groth16.Setup (no GPU for keygen)", none, nil
+	}
+	return keygen.GPUMultiplier{Device: dev, Stream: s}, fmt.Sprintf("keygen on GPU %d", dev.Index()),
+		func() { _ = dev.DestroyStream(s) }, nil
+}
+
+func openKeygenGPU(lib string) (*cuda.Device, cuda.Stream, error) {
+	l, err := cuda.Load(lib)
+	if err != nil {
+		return nil, 0, err
+	}
+	dev, err := l.Device(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		return nil, 0, err
+	}
+	return dev, s, nil
 }
