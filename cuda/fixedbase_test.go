@@ -230,7 +230,7 @@ func tableScalars(c int) []fr.Element {
 func TestFixedBaseTable(t *testing.T) {
 	_, _, g1, g2 := bls12381.Generators()
 	G1, G2 := g1Group(nil), g2Group(nil)
-	for _, c := range []int{1, 5, 8} {
+	for _, c := range []int{1, 6} {
 		table := G1.table(g1, c)
 		want := bls12381.BatchScalarMultiplicationG1(&g1, tableScalars(c))
 		if len(table) != len(want) {
@@ -242,7 +242,7 @@ func TestFixedBaseTable(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []int{3, 6} {
+	for _, c := range []int{4} {
 		table := G2.table(g2, c)
 		want := bls12381.BatchScalarMultiplicationG2(&g2, tableScalars(c))
 		for i := range want {
