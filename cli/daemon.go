@@ -22,6 +22,7 @@ import (
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
@@ -42,6 +43,7 @@ func daemonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9820", Usage: "address of the HTTP API (it has no authentication: keep it on loopback)"},
 		&cli.StringFlag{Name: "out", Value: filepath.Join("build", "proofs"), Usage: "directory under which each new job's proofs go, in <out>/<job id>"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, how long to let running stages finish"},
+		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "GPU backend: free a proving key's device copy when no partition has used it this long (0: keep keys)"},
 	)
 }
 
@@ -77,10 +79,22 @@ func daemon(c *cli.Context) error {
 	m := metrics.New()
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
 		Observer: actors.Observers{m, daemonLog{}}, Seed: uint64(time.Now().UnixNano()),
-		Preload: func(k *prover.Keys) error { return preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)) }})
+		Preload: func(k *prover.Keys) error {
+			err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices))
+			reportKeys(backend, m)
+			return err
+		}})
 	if err != nil {
 		return err
 	}
+	stopEvict := evictIdleKeys(backend, m, c.Duration("evict-idle"), func(device int, freed int64, err error) {
+		if err != nil {
+			slog.Error("evict idle keys", "device", device, "err", err)
+			return
+		}
+		slog.Info("evicted idle keys", "device", device, "freed", gpu.FormatBytes(freed))
+	})
+	defer stopEvict()
 	// Until the server runs, a failure must still stop the actors.
 	served := false
 	defer func() {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpuprove"
+	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -76,4 +78,62 @@ func bg2Where(b prover.Backend) string {
 		return "gpu"
 	}
 	return "cpu"
+}
+
+// keyHolder is a backend that keeps proving keys on its devices.
+type keyHolder interface {
+	Devices() []int
+	Resident(device int) int64
+	EvictIdleOn(device int, idle time.Duration) (int64, error)
+	Pinned() int64
+}
+
+// reportKeys records the keys resident on b's devices, and its pinned
+// staging memory, in the metrics.
+func reportKeys(b prover.Backend, m *metrics.Metrics) {
+	h, ok := b.(keyHolder)
+	if !ok {
+		return
+	}
+	for _, i := range h.Devices() {
+		m.SetKeysResident(i, h.Resident(i))
+	}
+	m.SetPinnedHost(h.Pinned())
+}
+
+// evictIdleKeys frees, every so often until stop, the keys no partition has
+// used for idle, and keeps the metrics current. Freeing waits for the whole
+// device (cudaFree), so it happens only for keys idle that long.
+func evictIdleKeys(b prover.Backend, m *metrics.Metrics, idle time.Duration, log func(device int, freed int64, err error)) (stop func()) {
+	h, ok := b.(keyHolder)
+	if !ok || idle <= 0 {
+		return func() {}
+	}
+	every := min(max(idle/4, 10*time.Millisecond), 30*time.Second)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			for _, i := range h.Devices() {
+				freed, err := h.EvictIdleOn(i, idle)
+				m.KeysEvicted(i, freed)
+				if freed > 0 || err != nil {
+					log(i, freed, err)
+				}
+			}
+			reportKeys(b, m)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

@@ -167,6 +167,7 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 		}
 	}
 	m := metrics.New()
+	reportKeys(backend, m)
 	obs := actors.Observers{m}
 	if isTerminal(os.Stderr) {
 		obs = append(obs, &progress{w: c.App.ErrWriter, total: todo})
@@ -247,6 +248,7 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	if c.Bool("json") {
 		summaryTo = c.App.ErrWriter
 	}
+	reportKeys(backend, m)
 	fmt.Fprint(summaryTo, m.Summary().String())
 	if failed > 0 {
 		return fmt.Errorf("%d of %d partitions failed", failed, todo)

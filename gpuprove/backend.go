@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,19 @@ func (b *Backend) Reserved(i int) int64 {
 		return dk.reserved()
 	}
 	return 0
+}
+
+// Devices are the CUDA indices of the backend's devices.
+func (b *Backend) Devices() []int { return slices.Clone(b.order) }
+
+// EvictIdleOn frees the keys no partition has used for idle on device i and
+// returns the bytes freed. cudaFree waits for the whole device.
+func (b *Backend) EvictIdleOn(i int, idle time.Duration) (int64, error) {
+	dk, ok := b.devs[i]
+	if !ok {
+		return 0, fmt.Errorf("gpu backend: no device %d", i)
+	}
+	return dk.evictIdle(idle)
 }
 
 // EvictIdle frees the keys no partition has used for idle, on every device,

@@ -35,6 +35,9 @@ type Metrics struct {
 	fallbacks  *prometheus.CounterVec
 	partitions *prometheus.CounterVec
 	queue      prometheus.Gauge
+	keys       *prometheus.GaugeVec
+	evicted    *prometheus.CounterVec
+	pinned     prometheus.Gauge
 
 	mu      sync.Mutex
 	last    time.Duration
@@ -81,6 +84,8 @@ type deviceAgg struct {
 	ooms       int
 	fallbacks  int
 	waitedOps  int
+	keys       int64 // proving-key bytes resident
+	evicted    int64 // key bytes freed for idleness
 }
 
 // Buckets for lease and stage times: 100 µs to ~100 s.
@@ -112,14 +117,42 @@ func New() *Metrics {
 			Help: "Partitions by outcome: done, failed (for good), retried (an attempt failed)."}, []string{"result"}),
 		queue: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "queue_depth",
 			Help: "Partitions waiting for a worker."}),
+		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "keys_resident_bytes",
+			Help: "Proving-key points and tables kept on the device between partitions."}, []string{"device"}),
+		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cuzk", Name: "keys_evicted_bytes_total",
+			Help: "Resident key bytes freed because no partition used them for the idle time."}, []string{"device"}),
+		pinned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "pinned_host_bytes",
+			Help: "Pinned host memory kept for staging partitions."}),
 		locks:   map[lockKey]*lockAgg{},
 		stages:  map[actors.Stage]*agg{},
 		devices: map[int]*deviceAgg{},
 	}
 	m.reg.MustRegister(m.leaseWait, m.leaseHold, m.stage, m.deviceOp, m.busy, m.vram, m.vramPeak, m.ooms,
-		m.fallbacks, m.partitions, m.queue)
+		m.fallbacks, m.partitions, m.queue, m.keys, m.evicted, m.pinned)
 	return m
 }
+
+// SetKeysResident records the bytes of proving keys resident on a device.
+func (m *Metrics) SetKeysResident(device int, bytes int64) {
+	m.keys.WithLabelValues(strconv.Itoa(device)).Set(float64(bytes))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.device(device).keys = bytes
+}
+
+// KeysEvicted records resident key bytes freed for idleness on a device.
+func (m *Metrics) KeysEvicted(device int, bytes int64) {
+	if bytes <= 0 {
+		return
+	}
+	m.evicted.WithLabelValues(strconv.Itoa(device)).Add(float64(bytes))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.device(device).evicted += bytes
+}
+
+// SetPinnedHost records the pinned host memory kept for staging.
+func (m *Metrics) SetPinnedHost(bytes int64) { m.pinned.Set(float64(bytes)) }
 
 // Registry is the one registry the metrics live in; other packages may
 // register theirs in it.
@@ -253,7 +286,9 @@ type DeviceStats struct {
 	VRAMPeak  int64   // bytes held by partitions at most
 	OOMs      int
 	Fallbacks int
-	WaitedOps int // device ops that waited for another stream's work
+	WaitedOps int   // device ops that waited for another stream's work
+	Keys      int64 // proving-key bytes resident (GPU backend)
+	Evicted   int64 // key bytes freed for idleness
 }
 
 // Summary is what a run did, for people.
@@ -304,7 +339,7 @@ func (m *Metrics) Summary() Summary {
 			ratio = float64(busy) / float64(m.last)
 		}
 		s.Devices = append(s.Devices, DeviceStats{Device: i, Busy: ratio, VRAMPeak: d.peak, OOMs: d.ooms,
-			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps})
+			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps, Keys: d.keys, Evicted: d.evicted})
 	}
 	slices.SortFunc(s.Devices, func(a, b DeviceStats) int { return a.Device - b.Device })
 	return s
@@ -317,9 +352,18 @@ func (s Summary) String() string {
 		s.Elapsed.Round(time.Millisecond), s.Jobs, s.Done, s.Failed, s.Retried, s.MaxQueue)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(s.Devices) > 0 {
-		fmt.Fprintln(tw, "device\tbusy\tVRAM peak\tOOMs\tfallbacks\twaited ops\t")
+		keys := slices.ContainsFunc(s.Devices, func(d DeviceStats) bool { return d.Keys > 0 || d.Evicted > 0 })
+		fmt.Fprint(tw, "device\tbusy\tVRAM peak\tOOMs\tfallbacks\twaited ops\t")
+		if keys {
+			fmt.Fprint(tw, "keys resident\tkeys evicted\t")
+		}
+		fmt.Fprintln(tw)
 		for _, d := range s.Devices {
-			fmt.Fprintf(tw, "%d\t%.1f%%\t%s\t%d\t%d\t%d\t\n", d.Device, 100*d.Busy, gpu.FormatBytes(d.VRAMPeak), d.OOMs, d.Fallbacks, d.WaitedOps)
+			fmt.Fprintf(tw, "%d\t%.1f%%\t%s\t%d\t%d\t%d\t", d.Device, 100*d.Busy, gpu.FormatBytes(d.VRAMPeak), d.OOMs, d.Fallbacks, d.WaitedOps)
+			if keys {
+				fmt.Fprintf(tw, "%s\t%s\t", gpu.FormatBytes(d.Keys), gpu.FormatBytes(d.Evicted))
+			}
+			fmt.Fprintln(tw)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -35,7 +35,13 @@ func TestSummaryAndExposition(t *testing.T) {
 	} {
 		m.Observe(e)
 	}
+	m.SetKeysResident(0, 3<<30)
+	m.KeysEvicted(0, 1<<30)
+	m.SetPinnedHost(768 << 20)
 	s := m.Summary()
+	if s.Devices[0].Keys != 3<<30 || s.Devices[0].Evicted != 1<<30 {
+		t.Errorf("keys resident %d, evicted %d", s.Devices[0].Keys, s.Devices[0].Evicted)
+	}
 	if s.Done != 1 || s.Failed != 1 || s.Retried != 1 || s.Jobs != 1 || s.MaxQueue != 3 || s.Elapsed != ms(100) {
 		t.Errorf("summary %+v", s)
 	}
@@ -50,7 +56,7 @@ func TestSummaryAndExposition(t *testing.T) {
 		t.Errorf("stages %+v", s.Stages)
 	}
 	text := s.String()
-	for _, want := range []string{"50.0%", "12.00 GiB", "mem", "compute", "1 failed"} {
+	for _, want := range []string{"50.0%", "12.00 GiB", "mem", "compute", "1 failed", "keys resident", "3.00 GiB"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary text lacks %q:\n%s", want, text)
 		}
@@ -74,6 +80,9 @@ func TestSummaryAndExposition(t *testing.T) {
 		`cuzk_fallback_total{device="0"} 1`,
 		`cuzk_partitions_total{result="retried"} 1`,
 		`cuzk_queue_depth 3`,
+		`cuzk_keys_resident_bytes{device="0"} 3.221225472e+09`,
+		`cuzk_keys_evicted_bytes_total{device="0"} 1.073741824e+09`,
+		`cuzk_pinned_host_bytes 8.05306368e+08`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
