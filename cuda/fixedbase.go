@@ -7,13 +7,14 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // MaxFixedBaseWindow is the widest window of a fixed-base table, in bits.
@@ -110,7 +111,7 @@ func (g *fixedBaseGroup[A, J]) table(base A, c int) []A {
 		g.toAffine(steps[w:w+1], one)
 	}
 	jac := make([]J, nw<<c) // the zero value has Z = 0: infinity
-	inChunks(nw, 1, func(lo, hi int) {
+	par.Range(nw, 1, 4, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			row := jac[w<<c : (w+1)<<c]
 			for k := 1; k < len(row); k++ {
@@ -228,27 +229,11 @@ func fixedBaseWindow(n int) int {
 	return c
 }
 
-// inChunks runs f over [0, n) split into chunks of at least minChunk, a few
-// per core.
-func inChunks(n, minChunk int, f func(lo, hi int)) {
-	chunks := max(1, min(4*runtime.GOMAXPROCS(0), n/minChunk))
-	var wg sync.WaitGroup
-	for k := range chunks {
-		lo, hi := k*n/chunks, (k+1)*n/chunks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
 // g1JacobianToAffine sets out[i] to in[i] in affine form ((0, 0) where Z = 0),
 // in parallel chunks that each invert the product of their Z once
 // (Montgomery's trick).
 func g1JacobianToAffine(out []bls12381.G1Affine, in []bls12381.G1Jac) {
-	inChunks(len(in), 1024, func(lo, hi int) {
+	par.Range(len(in), 1024, 4, func(lo, hi int) {
 		acc := fp.One()
 		for i := lo; i < hi; i++ {
 			if in[i].Z.IsZero() {
@@ -276,7 +261,7 @@ func g1JacobianToAffine(out []bls12381.G1Affine, in []bls12381.G1Jac) {
 // g2JacobianToAffine is g1JacobianToAffine on G2 (gnark-crypto has no batch
 // conversion for G2).
 func g2JacobianToAffine(out []bls12381.G2Affine, in []bls12381.G2Jac) {
-	inChunks(len(in), 512, func(lo, hi int) {
+	par.Range(len(in), 512, 4, func(lo, hi int) {
 		var inf bls12381.G2Affine
 		acc := inf.X
 		acc.SetOne()

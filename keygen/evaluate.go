@@ -11,6 +11,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // evaluateABC returns, for every wire w, A_w(τ), B_w(τ) and C_w(τ): the sums
@@ -133,7 +135,7 @@ func lagrange(domain *fft.Domain, tau fr.Element, m int) []fr.Element {
 	scale.Sub(&scale, &one).Mul(&scale, &domain.CardinalityInv)
 
 	L := make([]fr.Element, m)
-	parallel(m, func(lo, hi int) {
+	par.Range(m, 1024, 1, func(lo, hi int) {
 		den := make([]fr.Element, hi-lo)
 		var w fr.Element
 		w.Exp(domain.Generator, big.NewInt(int64(lo)))
@@ -152,7 +154,7 @@ func lagrange(domain *fft.Domain, tau fr.Element, m int) []fr.Element {
 
 // powers sets v[i] = start·xⁱ.
 func powers(v []fr.Element, start, x fr.Element) {
-	parallel(len(v), func(lo, hi int) {
+	par.Range(len(v), 1024, 1, func(lo, hi int) {
 		var p fr.Element
 		p.Exp(x, big.NewInt(int64(lo))).Mul(&p, &start)
 		for i := lo; i < hi; i++ {
@@ -160,21 +162,6 @@ func powers(v []fr.Element, start, x fr.Element) {
 			p.Mul(&p, &x)
 		}
 	})
-}
-
-// parallel splits [0, n) into one chunk per core and runs f on each.
-func parallel(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/1024))
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // forEach runs f(0) … f(n−1) on the given number of goroutines, each taking

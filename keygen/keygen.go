@@ -26,6 +26,8 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // ErrCommitments refuses circuits that use gnark's commitments (api.Commit):
@@ -150,7 +152,7 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 	// K: the public wires' (β·A + α·B + C)/γ go to the verifying key, the
 	// private wires' (…)/δ to the proving key; C is not needed after.
 	vkK, pkK := make([]fr.Element, nbPublic), make([]fr.Element, nbWires-nbPublic)
-	parallel(nbWires, func(lo, hi int) {
+	par.Range(nbWires, 1024, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			var k, t fr.Element
 			k.Mul(&A[i], &tw.beta)

@@ -273,28 +273,13 @@ func encode(t *testing.T, k *prover.Keys) []byte {
 }
 
 func TestCommitmentsRefused(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &commitCircuit{})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &circuits.WithCommitment{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := keygen.Setup(ccs.(*cs.R1CS), nil, nil); !errors.Is(err, keygen.ErrCommitments) {
 		t.Fatalf("got %v, want ErrCommitments", err)
 	}
-}
-
-type commitCircuit struct {
-	X frontend.Variable
-	Y frontend.Variable `gnark:",public"`
-}
-
-func (c *commitCircuit) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.X)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(cm, 0)
-	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
-	return nil
 }
 
 // shortMultiplier drops the last point of every batch.

@@ -11,6 +11,8 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // CPU is the backend that computes on the host with gnark-crypto.
@@ -79,7 +81,7 @@ func ComputeH(a, b, c []fr.Element, d *fft.Domain) []fr.Element {
 	d.FFT(b, fft.DIT, fft.OnCoset())
 	d.FFT(c, fft.DIT, fft.OnCoset())
 	inv := VanishingInverse(d)
-	parallel(len(a), func(lo, hi int) {
+	par.Range(len(a), 1024, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &inv)
 		}

@@ -175,7 +175,7 @@ func TestKeysRoundTripAndRefusals(t *testing.T) {
 }
 
 func TestCommitmentsRefused(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &commitCircuit{})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &circuits.WithCommitment{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,23 +184,8 @@ func TestCommitmentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := &Keys{Circuit: "commit", CS: ccs.(*cs.R1CS), PK: pk.(*groth16bls.ProvingKey), VK: vk.(*groth16bls.VerifyingKey)}
-	w, _ := frontend.NewWitness(&commitCircuit{X: 3, Y: 9}, ecc.BLS12_381.ScalarField())
+	w, _ := frontend.NewWitness(&circuits.WithCommitment{X: 3, Y: 9}, ecc.BLS12_381.ScalarField())
 	if _, err := Synthesize(k, w); !errors.Is(err, ErrCommitments) {
 		t.Fatalf("got %v, want ErrCommitments", err)
 	}
-}
-
-type commitCircuit struct {
-	X frontend.Variable
-	Y frontend.Variable `gnark:",public"`
-}
-
-func (c *commitCircuit) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.X)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(cm, 0)
-	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
-	return nil
 }
