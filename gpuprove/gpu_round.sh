@@ -1,56 +1,47 @@
 #!/usr/bin/env bash
 # One round of GPU proving on the GPU machine, from the repository root, with
 # the binaries built here in $C (see docs/gpu-proving.md): the GPU tests with
-# CUZK_REQUIRE_GPU=1, then bench prove --backend gpu (every design × 1..3
-# workers on the whole card, then 3 workers under a 16 GiB limit). The kernel
-# library is $C/libcuzkgpu.so when it is there and proves correctly, else it is
-# built from $C/cudasrc. Logs and traces go to $OUT; a summary is printed last.
-#   SIZE: constraints per partition (default 256K); CIRCUIT (default mimc);
-#   SKIP_TESTS=1; BENCH_TIMEOUT / BENCH16_TIMEOUT: seconds for the two benches.
+# CUZK_REQUIRE_GPU=1, then for each size keys made by keygen on the GPU and
+# bench prove --backend gpu over every design × WORKERS × LIMITS, traces kept.
+# Everything goes to $OUT as few files (the machine returns a limited number):
+# summary.txt, logs.tgz, traces-<size>.tgz. The summary is printed last.
+#   SIZES: constraints per partition, space separated (default "1M");
+#   CIRCUIT (mimc); WORKERS (1,2,3); LIMITS (0,16GiB); GNARK_RUNS (1);
+#   DESIGNS (all); SKIP_TESTS=1; BENCH_TIMEOUT seconds per size (300).
 set -u
-C=${C:-.gpuprove-carry}
+C=$(cd "${C:-.gpuprove-carry}" && pwd)
 OUT=${OUT:-/tmp/cuzk-gpuprove}
-SIZE=${SIZE:-256K}
-CIRCUIT=${CIRCUIT:-mimc}
+L=$(mktemp -d)   # logs, tarred at the end
 mkdir -p "$OUT"
 t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s]"; }
-nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv > "$OUT/bench.err" 2>&1
-for f in cuzk gpuprove.test; do
+say() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$L/summary.txt"; }
+for f in cuzk gpuprove.test libcuzkgpu.so; do
 	[ -f "$C/$f.gz" ] && gunzip -c "$C/$f.gz" > "$C/$f" && chmod +x "$C/$f"
 done
-export CUZK_GPU_LIB=$PWD/$C/libcuzkgpu.so CUZK_REQUIRE_GPU=1
-build_lib() {
-	/usr/local/cuda/bin/nvcc -O3 -std=c++17 -shared -Xcompiler -fPIC -gencode=arch=compute_90,code=sm_90 \
-		-o "$C/libcuzkgpu.so" "$C/cudasrc/cuda/src/cuzkgpu.cu" > "$OUT/nvcc.log" 2>&1
-}
-[ -f "$C/libcuzkgpu.so" ] || { build_lib; echo "$(el) library built: $?"; }
-check() {
-	timeout 120 "$C/gpuprove.test" -test.v -test.count=1 -test.run 'TestGPUComputeEqualsCPU' > "$OUT/test-compute.log" 2>&1
-}
-rc=0; rc2=0
+[ -f "$C/libcuzkgpu.so" ] || { make cuda BUILD="$C" > "$L/nvcc.log" 2>&1; say "library built: $?"; }
+export CUZK_GPU_LIB=$C/libcuzkgpu.so
+nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv > "$L/gpus.txt" 2>&1
+say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
+rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-check; rc=$?
-if [ $rc != 0 ]; then
-	echo "$(el) compute test failed with the shipped library ($rc):"; grep -E "^\s+gpuprove_test.go|--- " "$OUT/test-compute.log" | head -8
-	cp "$OUT/test-compute.log" "$OUT/test-compute-shipped.log"
-	build_lib; echo "$(el) library rebuilt from the committed source: $?"
-	check; rc=$?
+	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout 200 "$C/gpuprove.test" -test.v -test.count=1 > "$L/gpuprove-test.log" 2>&1)
+	rc=$?
+	say "gpuprove tests exit $rc: $(grep -c -- '--- PASS' "$L/gpuprove-test.log") passed, $(grep -c -- '--- FAIL' "$L/gpuprove-test.log") failed"
 fi
-echo "$(el) compute test exit $rc"
-timeout 150 "$C/gpuprove.test" -test.v -test.count=1 -test.run 'TestDeviceOps|TestProveOnGPU|TestFootprint|TestNatural|TestAuto|TestOpen' > "$OUT/test-rest.log" 2>&1
-rc2=$?
-echo "$(el) other tests exit $rc2"
-fi
-mkdir -p "$OUT/traces"
-timeout "${BENCH_TIMEOUT:-240}" "$C/cuzk" bench prove --backend gpu --circuit "$CIRCUIT" --sizes "$SIZE" --keys /tmp/cuzk-keys \
-	--trace-dir "$OUT/traces" --gnark-runs 2 > "$OUT/bench.txt" 2>> "$OUT/bench.err"
-echo "$(el) bench exit $?"
-timeout "${BENCH16_TIMEOUT:-100}" "$C/cuzk" bench prove --backend gpu --circuit "$CIRCUIT" --sizes "$SIZE" --keys /tmp/cuzk-keys \
-	--trace-dir "$OUT/traces" --workers 3 --vram-limits 16GiB --gnark-runs 0 > "$OUT/bench-16g.txt" 2>> "$OUT/bench.err"
-echo "$(el) bench 16GiB exit $?"
-tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
-[ "${SKIP_TESTS:-0}" = 1 ] || grep -hE "^(--- |ok|FAIL|PASS|panic)|gpuprove_test.go:[0-9]+:" "$OUT/test-compute.log" "$OUT/test-rest.log" | head -40
-grep -E "^(bench|setup|cuzk|panic)" "$OUT/bench.err" | tail -24
-cat "$OUT/bench.txt" "$OUT/bench-16g.txt"
-exit $(( rc | rc2 ))
+for size in ${SIZES:-1M}; do
+	"$C/cuzk" setup --circuit "${CIRCUIT:-mimc}" --constraints "$size" --keys /tmp/cuzk-keys --keygen gpu > "$L/setup-$size.log" 2>&1
+	say "setup $size exit $?: $(tail -1 "$L/setup-$size.log")"
+	T=$(mktemp -d)
+	timeout "${BENCH_TIMEOUT:-300}" "$C/cuzk" bench prove --backend gpu --circuit "${CIRCUIT:-mimc}" --sizes "$size" \
+		--keys /tmp/cuzk-keys --workers "${WORKERS:-1,2,3}" --vram-limits "${LIMITS:-0,16GiB}" \
+		--designs "${DESIGNS:-single,split-devsync,split,budget}" --gnark-runs "${GNARK_RUNS:-1}" \
+		--trace-dir "$T" > "$L/bench-$size.txt" 2> "$L/bench-$size.err"
+	say "bench $size exit $?"
+	cat "$L/bench-$size.txt" >> "$L/summary.txt"
+	gzip "$T"/*.json 2>/dev/null
+	tar czf "$OUT/traces-$size.tgz" -C "$T" .
+done
+cp "$L/summary.txt" "$OUT/summary.txt"
+tar czf "$OUT/logs.tgz" -C "$L" .
+cat "$OUT/summary.txt"
+exit $rc
