@@ -55,6 +55,7 @@ type Circuit interface {
 var registry = map[string]Circuit{
 	"mimc":  MiMCChain{},
 	"porep": PoRep{},
+	"sha":   SHARounds{},
 }
 
 // Names lists the known circuits.

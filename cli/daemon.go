@@ -294,7 +294,7 @@ func (a *daemonAPI) submit(w http.ResponseWriter, r *http.Request) {
 func (a *daemonAPI) parseSubmission(req submitRequest) (*keySpec, runner.Submission, error) {
 	var sub runner.Submission
 	if req.Circuit == "" {
-		return nil, sub, errors.New(`"circuit" is required (mimc or porep)`)
+		return nil, sub, errors.New(`"circuit" is required (mimc, porep or sha)`)
 	}
 	circ, err := circuits.Lookup(req.Circuit)
 	if err != nil {
