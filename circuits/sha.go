@@ -121,16 +121,19 @@ func (c *shaCircuit) Define(api frontend.API) error {
 	return nil
 }
 
-var shaCost = sync.OnceValues(func() (int, error) {
+// shaCost is the constraints of one round, and of the rest (the final MiMC
+// hash and the initial state's bits), from two compilations.
+var shaCost = sync.OnceValues(func() ([2]int, error) {
 	a, err := countConstraints(SHARounds{}, Layout{"rounds": 1})
 	if err != nil {
-		return 0, err
+		return [2]int{}, err
 	}
 	b, err := countConstraints(SHARounds{}, Layout{"rounds": 2})
-	return b - a, err
+	return [2]int{b - a, a - (b - a)}, err
 })
 
-// Layout implements Circuit: rounds = target / constraints per round.
+// Layout implements Circuit: as many rounds as fit in the target beside the
+// fixed part, so that a power-of-two target keeps its domain.
 func (SHARounds) Layout(target int) (Layout, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, err
@@ -139,7 +142,7 @@ func (SHARounds) Layout(target int) (Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Layout{"rounds": max(1, target/cost)}, nil
+	return Layout{"rounds": max(1, (target-cost[1])/cost[0])}, nil
 }
 
 func shaRounds(l Layout) (int, error) {
