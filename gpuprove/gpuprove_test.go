@@ -159,7 +159,7 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 	for _, tc := range []struct {
 		circuit string
 		target  int
-	}{{"mimc", 1 << 12}, {"porep", 1 << 13}, {"mimc", 1 << 14}} {
+	}{{"mimc", 1 << 12}, {"porep", 1 << 13}, {"mimc", 1 << 14}, {"sha", 1 << 13}} {
 		k := setupKeys(t, tc.circuit, tc.target)
 		for part := range 2 {
 			w, err := prover.Witness(k, []byte("gpu-test"), part)
@@ -210,6 +210,13 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 				t.Fatalf("%s %d partition %d: Prove with b_g2 on the device: err %v, b_g2 took %s", tc.circuit, k.Constraints(), part, err, tm["b_g2"])
 			}
 		}
+	}
+	// sha's wires are bits: the split MSMs saw ones (summed by additions)
+	// as well as zeros.
+	if zero, one, other := g.Backend.SplitStats(); zero == 0 || one == 0 {
+		t.Errorf("split MSMs saw %d zero, %d one and %d other scalars: want zeros and ones", zero, one, other)
+	} else {
+		t.Logf("split MSMs: %d zero, %d one, %d other scalars", zero, one, other)
 	}
 	if r := g.Backend.Resident(0); r <= 0 {
 		t.Errorf("no key bytes resident after proving")
