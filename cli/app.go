@@ -4,7 +4,9 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
@@ -15,12 +17,14 @@ var Version = "dev"
 
 // App returns the cuzk application. Each command lives in a file of its own.
 func App() *cli.App {
+	prof := &profile{}
 	return &cli.App{
 		Name:                 "cuzk",
 		Usage:                "prove partitioned Groth16 jobs (BLS12-381) on GPUs, and simulate how workers share them",
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log debug messages, gnark's included"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to this file (go tool pprof)"},
 		},
 		Before: func(c *cli.Context) error {
 			level := slog.LevelInfo
@@ -30,8 +34,9 @@ func App() *cli.App {
 				logger.Disable()
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))
-			return nil
+			return prof.start(c.String("cpuprofile"))
 		},
+		After: func(*cli.Context) error { return prof.stop() },
 		Commands: []*cli.Command{
 			proveCommand(),
 			resumeCommand(),
@@ -66,4 +71,33 @@ func versionCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// profile is the --cpuprofile of one run of the app.
+type profile struct{ f *os.File }
+
+func (p *profile) start(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	p.f = f
+	return nil
+}
+
+func (p *profile) stop() error {
+	if p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	return err
 }

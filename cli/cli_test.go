@@ -218,3 +218,17 @@ func TestKeygenFlag(t *testing.T) {
 		t.Errorf("--keygen auto without a library: %v\n%s", err, stderr)
 	}
 }
+
+// --cpuprofile writes a profile of the whole command.
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	if _, stderr, err := run(t, "--cpuprofile", path, "sim", "--scenario", "phase9"); err != nil {
+		t.Fatalf("sim with --cpuprofile: %v\n%s", err, stderr)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("profile: %v, %v", st, err)
+	}
+	if _, _, err := run(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "version"); err == nil {
+		t.Error("an unwritable --cpuprofile was accepted")
+	}
+}
