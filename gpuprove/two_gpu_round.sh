@@ -7,7 +7,8 @@
 # summary.txt (one line per run: wall, proofs verified, GPU busy per device)
 # and runs.tgz.
 #   SIZE (1M); CIRCUIT (mimc); DESIGN (single); WORKERS (3); RUNS (3);
-#   JOBS (3); JOB_RUNS (2); PREDICT (space-separated scenario files).
+#   JOBS (3); JOB_RUNS (2); PREDICT (space-separated scenario files);
+#   PROFILE=1 adds a CPU profile of every run (<run>.prof in runs.tgz).
 set -u
 C=$(cd "${C:-.gpuprove-carry}" && pwd)
 OUT=${OUT:-/tmp/cuzk-two-gpus}
@@ -26,7 +27,8 @@ line() { # name file: wall, proofs verified, busy per device
 	echo "$1 wall_ms $(grep '"total_wall_ms"' "$2.json" | tail -1 | tr -dc '0-9.') verified $(grep -E '"verified": [0-9]+' "$2.json" | tr -dc '0-9\n' | awk '{s+=$1} END {print s}') busy $(grep -E '^ +[0-9]+ +[0-9.]+%' "$2.err" | awk '{print $1":"$2}' | tr '\n' ' ')" | tee -a "$S"
 }
 one() { # name devices extra-flags
-	"$C/cuzk" prove $P --devices "$2" $3 > "$R/$1.json" 2> "$R/$1.err"
+	prof=""; [ "${PROFILE:-0}" = 1 ] && prof="--cpuprofile $R/$1.prof"
+	"$C/cuzk" $prof prove $P --devices "$2" $3 > "$R/$1.json" 2> "$R/$1.err"
 	line "$1 rc $?" "$R/$1"
 }
 for r in $(seq 1 "${RUNS:-3}"); do one "j1-d0-r$r" 0 ""; one "j1-d01-r$r" 0,1 ""; done
