@@ -233,3 +233,27 @@ func TestBadInput(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// The prediction scenarios kept in docs/predictions still load and run to
+// completion: their outputs there are the record of what was predicted
+// before the hardware ran, and must stay reproducible from the tree.
+func TestPredictionScenariosRun(t *testing.T) {
+	t.Chdir("..") // their profile paths are relative to the repository root
+	files, err := filepath.Glob("docs/predictions/*gpu*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no prediction scenarios: %v", err)
+	}
+	for _, f := range files {
+		s, err := LoadScenario(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		res, err := Run(s, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if r := res.Report; !r.Complete || r.Failed != 0 || r.Partitions == 0 {
+			t.Errorf("%s: complete %v, %d proved, %d failed", f, r.Complete, r.Partitions, r.Failed)
+		}
+	}
+}
