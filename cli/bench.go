@@ -160,8 +160,16 @@ func benchOne(ctx context.Context, k *prover.Keys, runs int) (gnark, staged, ver
 	return median(g), median(s), median(v), stages, nil
 }
 
+// median is the middle of ds: the mean of the two middle values for an even
+// count, 0 for none.
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	switch {
+	case len(s) == 0:
+		return 0
+	case len(s)%2 == 1:
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -123,31 +123,19 @@ type benchRow struct {
 
 func msDur(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
-func kmedian(v []time.Duration) time.Duration {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func (kb *kernelBench) print(rows []benchRow) {
 	tw := tabwriter.NewWriter(kb.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "size\twhat\tGPU median ms\tmin\tmax\tCPU ms\tCPU/GPU\t")
 	for _, r := range rows {
 		g, mn, mx, cpu, ratio := "-", "-", "-", "-", "-"
 		if len(r.gpu) > 0 {
-			g, mn, mx = msDur(kmedian(r.gpu)), msDur(slices.Min(r.gpu)), msDur(slices.Max(r.gpu))
+			g, mn, mx = msDur(median(r.gpu)), msDur(slices.Min(r.gpu)), msDur(slices.Max(r.gpu))
 		}
 		if len(r.cpu) > 0 {
-			cpu = msDur(kmedian(r.cpu))
+			cpu = msDur(median(r.cpu))
 		}
 		if len(r.gpu) > 0 && len(r.cpu) > 0 {
-			ratio = fmt.Sprintf("%.1fx", float64(kmedian(r.cpu))/float64(kmedian(r.gpu)))
+			ratio = fmt.Sprintf("%.1fx", float64(median(r.cpu))/float64(median(r.gpu)))
 		}
 		fmt.Fprintf(tw, "2^%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.log, r.what, g, mn, mx, cpu, ratio)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -230,5 +231,23 @@ func TestCPUProfile(t *testing.T) {
 	}
 	if _, _, err := run(t, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"), "version"); err == nil {
 		t.Error("an unwritable --cpuprofile was accepted")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{{nil, 0}, {ms(5), 5 * time.Millisecond}, {ms(9, 1, 5), 5 * time.Millisecond}, {ms(4, 1, 3, 2), 2500 * time.Microsecond}} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
