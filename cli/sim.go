@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +23,7 @@ func simCommand() *cli.Command {
 			"and the host CPU. Embedded scenarios: " + strings.Join(sim.ScenarioNames(), ", ") + ".\n" +
 			"The same scenario and seed always give the same report.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scenario", Usage: "embedded scenario name or path to a scenario file (JSON)", Required: true},
+			&cli.StringFlag{Name: "scenario", Usage: "embedded scenario name or path to a scenario file (JSON); required"},
 			&cli.StringFlag{Name: "design", Usage: "override the scenario's lock design (single, split-devsync, split, budget)"},
 			&cli.IntFlag{Name: "workers", Usage: "override the workers per device"},
 			&cli.Uint64Flag{Name: "seed", Usage: "override the scenario's seed"},
@@ -32,11 +34,85 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "timeline", Usage: "draw the virtual timeline as SVG to `FILE`"},
 			&cli.Float64Flag{Name: "timeline-until", Usage: "draw only the first `SECONDS` of the timeline (default: all of it)"},
 		},
-		Action: runSim,
+		Action:      runSim,
+		Subcommands: []*cli.Command{simCalibrateCommand()},
 	}
 }
 
+func simCalibrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "calibrate",
+		Usage: "set a profile's stage costs from a production trace of one worker on one device",
+		Description: "Reads a trace written by cuzk prove --trace or bench prove --trace-dir (gzipped or not),\n" +
+			"takes the mean of every stage's spans as its cost at the given partition size, and writes the\n" +
+			"profile with those costs; the CPU model's cores and bandwidth shares are the base profile's.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "trace", Required: true, Usage: "the production trace (`FILE`, .json or .json.gz)"},
+			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
+			&cli.StringFlag{Name: "constraints", Required: true, Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M)"},
+			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
+			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
+		},
+		Action: func(c *cli.Context) error {
+			base, err := sim.LoadProfile(c.String("profile"))
+			if err != nil {
+				return err
+			}
+			n, err := parseCount(c.String("constraints"))
+			if err != nil {
+				return fmt.Errorf("--constraints: %w", err)
+			}
+			data, err := readMaybeGzip(c.String("trace"))
+			if err != nil {
+				return fmt.Errorf("--trace: %w", err)
+			}
+			p, fits, err := sim.Calibrate(base, data, n, c.String("trace"))
+			if err != nil {
+				return err
+			}
+			if name := c.String("name"); name != "" {
+				p.Name = name
+			}
+			for _, f := range fits {
+				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, p.Stages[f.Stage].PerConstraintNs)
+			}
+			b, err := json.MarshalIndent(p, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if out := c.String("out"); out != "" {
+				return os.WriteFile(out, b, 0o644)
+			}
+			_, err = c.App.Writer.Write(b)
+			return err
+		},
+	}
+}
+
+// readMaybeGzip reads a file, gunzipping it when its name ends in .gz.
+func readMaybeGzip(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	return io.ReadAll(r)
+}
+
 func runSim(c *cli.Context) error {
+	if !c.IsSet("scenario") {
+		return fmt.Errorf("sim: --scenario is required (embedded: %s)", strings.Join(sim.ScenarioNames(), ", "))
+	}
 	scn, err := sim.LoadScenario(c.String("scenario"))
 	if err != nil {
 		return err

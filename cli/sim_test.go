@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/sim"
 )
 
 func runSimCLI(t *testing.T, args ...string) (string, error) {
@@ -81,5 +83,31 @@ func TestSimCompareAndErrors(t *testing.T) {
 	}
 	if _, err := runSimCLI(t, "--scenario", "phase9", "--design", "fastest"); err == nil || !strings.Contains(err.Error(), "fastest") {
 		t.Errorf("unknown design: err %v", err)
+	}
+}
+
+// sim calibrate writes a profile whose stage costs are a one-worker trace's
+// means, and refuses a trace of several workers; sim without a scenario is an
+// error.
+func TestSimCalibrate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "profile.json")
+	_, stderr, err := run(t, "sim", "calibrate", "--trace", "../docs/traces/gpu-mimc1m-g2-budget-w1-card.json.gz",
+		"--profile", "../docs/predictions/h200x2-mimc256k.json", "--constraints", "1048305", "--name", "fitted", "--out", out)
+	if err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "fitted" || p.ReferenceConstraints != 1048305 || !p.Stages["compute"].Calibrated || !strings.Contains(stderr, "synthesize") {
+		t.Fatalf("profile %+v\n%s", p, stderr)
+	}
+	if _, _, err := run(t, "sim", "calibrate", "--trace", "../docs/traces/gpu-mimc256k-single-w3-card.json.gz",
+		"--profile", "../docs/predictions/h200x2-mimc256k.json", "--constraints", "256K"); err == nil {
+		t.Error("a three-worker trace was accepted")
+	}
+	if _, _, err := run(t, "sim"); err == nil || !strings.Contains(err.Error(), "--scenario") {
+		t.Errorf("sim without a scenario: %v", err)
 	}
 }

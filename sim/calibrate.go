@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// StageFit is what a trace said of one stage: how many spans it had and
+// their mean length.
+type StageFit struct {
+	Stage  string
+	Count  int
+	MeanMs float64
+}
+
+// Calibrate returns a copy of p whose stage costs come from a production
+// trace (trace.Writer's Chrome JSON) of partitions of the given size: each
+// stage the profile models costs the mean of its spans in the trace, as
+// per_constraint_ns at that size (base_ms 0, exponent and the CPU model's
+// cores and bandwidth share kept). The spans must be solo costs, so a stage's
+// spans may not overlap: record the trace with one worker on one device.
+// name is the trace's name, recorded as each stage's source.
+func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Profile, []StageFit, error) {
+	if constraints <= 0 {
+		return nil, nil, fmt.Errorf("calibrate: partition size %d: must be positive", constraints)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(traceJSON, &tr); err != nil {
+		return nil, nil, fmt.Errorf("calibrate: trace %s: %w", name, err)
+	}
+	type span struct{ start, end float64 }
+	spans := map[string][]span{}
+	for _, e := range tr.TraceEvents {
+		if _, ok := p.Stages[e.Name]; ok && e.Ph == "X" {
+			spans[e.Name] = append(spans[e.Name], span{e.Ts, e.Ts + e.Dur})
+		}
+	}
+	out := *p
+	out.Stages = make(map[string]StageProfile, len(p.Stages))
+	out.ReferenceConstraints = constraints
+	var fits []StageFit
+	names := make([]string, 0, len(p.Stages))
+	for st := range p.Stages {
+		names = append(names, st)
+	}
+	sort.Strings(names)
+	for _, st := range names {
+		ss := spans[st]
+		if len(ss) == 0 {
+			return nil, nil, fmt.Errorf("calibrate: trace %s has no %s spans", name, st)
+		}
+		slices.SortFunc(ss, func(a, b span) int { return int(math.Copysign(1, a.start-b.start)) })
+		var sum float64
+		for i, s := range ss {
+			if i > 0 && s.start < ss[i-1].end {
+				return nil, nil, fmt.Errorf("calibrate: trace %s has %s spans that overlap (at %.3f ms): stage costs must be solo, from a trace with one worker on one device",
+					name, st, s.start/1000)
+			}
+			sum += s.end - s.start
+		}
+		mean := sum / float64(len(ss)) / 1000 // µs → ms
+		sp := p.Stages[st]
+		sp.BaseMs = 0
+		sp.PerConstraintNs = math.Round(mean*1e6/float64(constraints)*1e4) / 1e4
+		sp.Calibrated = true
+		sp.Source = fmt.Sprintf("mean of %d spans, trace %s (one worker), partitions of %d constraints", len(ss), name, constraints)
+		out.Stages[st] = sp
+		fits = append(fits, StageFit{Stage: st, Count: len(ss), MeanMs: mean})
+	}
+	cal, err := json.Marshal(map[string]any{"fitted": true, "traces": []string{name}})
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Calibration = cal
+	if err := out.validate(); err != nil {
+		return nil, nil, fmt.Errorf("calibrate: %w", err)
+	}
+	return &out, fits, nil
+}
