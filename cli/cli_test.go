@@ -251,3 +251,31 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// Partitions that failed for good (here: a card too small for one) stay
+// failed on a plain resume, and are proved by resume --retry-failed on a card
+// large enough.
+func TestResumeRetriesFailedPartitions(t *testing.T) {
+	keys, out, st := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "store")
+	_, stderr, err := run(t, "prove", "--circuit", "porep", "--constraints", "2K", "--partitions", "2", "--backend", "cpu",
+		"--design", "split-devsync", "--vram-limit", "100KiB", "--max-attempts", "1", "--keys", keys, "--setup-if-missing",
+		"--store", st, "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 partitions failed") {
+		t.Fatalf("prove on a 100 KiB card: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := run(t, "resume", "--store", st, "--backend", "cpu"); err != nil || !strings.Contains(stderr, "no unfinished jobs") {
+		t.Fatalf("plain resume of a failed job: %v\n%s", err, stderr)
+	}
+	stdout, stderr, err := run(t, "resume", "--store", st, "--backend", "cpu", "--design", "budget", "--vram-limit", "1GiB",
+		"--retry-failed", "--json")
+	if err != nil || strings.Count(stderr, "reopened") != 2 || !strings.Contains(stdout, `"verified": 2`) {
+		t.Fatalf("resume --retry-failed: %v\n%s\n%s", err, stdout, stderr)
+	}
+	proofs, _ := filepath.Glob(filepath.Join(out, "*.proof"))
+	if len(proofs) != 2 {
+		t.Fatalf("%d proofs in %s", len(proofs), out)
+	}
+	if _, stderr, err := run(t, append([]string{"verify", "--keys", filepath.Join(keys, "porep-2048")}, proofs...)...); err != nil {
+		t.Fatalf("verify: %v\n%s", err, stderr)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,8 @@ func resumeFlags() []cli.Flag {
 			out = append(out, f)
 		}
 	}
-	return append(out, &cli.StringFlag{Name: "store", Required: true, Usage: "the store directory the jobs were recorded in"})
+	return append(out, &cli.StringFlag{Name: "store", Required: true, Usage: "the store directory the jobs were recorded in"},
+		&cli.BoolFlag{Name: "retry-failed", Usage: "first reopen the partitions that failed for good (after their attempts), so that they are tried again"})
 }
 
 func resumeCommand() *cli.Command {
@@ -42,6 +44,11 @@ func resumeCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
+			if c.Bool("retry-failed") {
+				if err := reopenFailed(st, c.App.ErrWriter); err != nil {
+					return err
+				}
+			}
 			jobs, err := st.UnfinishedJobs()
 			if err != nil {
 				return err
@@ -70,4 +77,32 @@ func resumeCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// reopenFailed makes every failed partition of every job in st pending
+// again, saying which and why they had failed.
+func reopenFailed(st *store.Store, log io.Writer) error {
+	jobs, err := st.Jobs()
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.Failed == 0 {
+			continue
+		}
+		parts, err := st.Partitions(j.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if p.State != store.Failed {
+				continue
+			}
+			if err := st.Reopen(j.ID, p.Index); err != nil {
+				return fmt.Errorf("resume: %w", err)
+			}
+			fmt.Fprintf(log, "resume: job %s: partition %d reopened (it had failed: %s)\n", j.ID, p.Index, p.LastError)
+		}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ const (
 	Pending     State = iota // created, not yet synthesized
 	Synthesized              // witness synthesized in some attempt
 	Proved                   // proof written; final
-	Failed                   // failed for good; final
+	Failed                   // failed for good; final unless reopened (Store.Reopen)
 )
 
 var stateNames = [...]string{"pending", "synthesized", "proved", "failed"}
@@ -69,9 +69,10 @@ const (
 	opSynthesized
 	opProved
 	opFailed
+	opReopen
 )
 
-var opNames = [...]string{"start attempt", "mark synthesized", "mark proved", "mark failed"}
+var opNames = [...]string{"start attempt", "mark synthesized", "mark proved", "mark failed", "reopen"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -81,7 +82,17 @@ func (o op) String() string { return opNames[o] }
 // StartAttempt leaves the state alone: a synthesized witness lives only in the
 // memory of the process that computed it, so a new attempt synthesizes again
 // and MarkSynthesized is accepted on a synthesized partition.
+//
+// Reopen is the one way out of a final state: a failed partition becomes
+// pending again, for a new try (its attempts and last error are kept). It is
+// refused for any other state.
 func next(s State, o op) (State, error) {
+	if o == opReopen {
+		if s != Failed {
+			return s, fmt.Errorf("%w: reopen a %s partition (only failed ones reopen)", ErrTransition, s)
+		}
+		return Pending, nil
+	}
 	switch s {
 	case Proved:
 		return s, ErrAlreadyProved
@@ -103,8 +114,9 @@ func next(s State, o op) (State, error) {
 
 // checkForward asserts the invariants of one write of a partition record: the
 // state never goes back, attempts never decrease, and a final state is never
-// left. A violation is a bug in this package; it panics, and the panic is
-// turned into an error at the API boundary.
+// left but from failed to pending (reopen, checked by checkReopen instead). A
+// violation is a bug in this package; it panics, and the panic is turned into
+// an error at the API boundary.
 func checkForward(before, after Partition) {
 	if after.Job != before.Job || after.Index != before.Index {
 		panic(fmt.Sprintf("store: invariant: partition %s rewritten as %s", before.ID(), after.ID()))
@@ -120,5 +132,17 @@ func checkForward(before, after Partition) {
 	}
 	if (after.State == Proved) != (len(after.Proof) > 0) {
 		panic(fmt.Sprintf("store: invariant: partition %s is %s with %d proof bytes", after.ID(), after.State, len(after.Proof)))
+	}
+}
+
+// checkReopen asserts the invariants of a reopen: a failed partition becomes
+// pending with its identity, attempts and proofless record kept.
+func checkReopen(before, after Partition) {
+	if after.Job != before.Job || after.Index != before.Index {
+		panic(fmt.Sprintf("store: invariant: partition %s rewritten as %s", before.ID(), after.ID()))
+	}
+	if before.State != Failed || after.State != Pending || after.Attempts != before.Attempts || len(after.Proof) > 0 {
+		panic(fmt.Sprintf("store: invariant: reopen of %s: %s (%d attempts) -> %s (%d attempts, %d proof bytes)",
+			before.ID(), before.State, before.Attempts, after.State, after.Attempts, len(after.Proof)))
 	}
 }

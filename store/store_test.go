@@ -115,6 +115,8 @@ func TestDataDriven(t *testing.T) {
 				var reason string
 				d.ScanArgs(t, "reason", &reason)
 				return errString(s.MarkFailed(job, idx, reason))
+			case "reopen":
+				return errString(s.Reopen(job, idx))
 			case "job":
 				j, err := s.Job(job)
 				if err != nil {

@@ -116,6 +116,15 @@ func (s *Store) MarkFailed(jobID string, idx int, reason string) error {
 	return err
 }
 
+// Reopen makes failed partition idx of job jobID pending again, so that a
+// resume tries it anew (its attempts and last error are kept), and puts the
+// job back among the unfinished ones, in one durable batch. Only a failed
+// partition reopens: any other is refused with ErrTransition.
+func (s *Store) Reopen(jobID string, idx int) error {
+	_, err := s.transition(jobID, idx, opReopen, nil)
+	return err
+}
+
 // transition applies o to one partition: read, check against the state
 // machine (next), change, assert the invariants, write with Sync. When the
 // partition is the job's last one to become final, the job leaves the
@@ -165,7 +174,11 @@ func (s *Store) transition(jobID string, idx int, o op, change func(*Partition) 
 		}
 	}
 	after.Updated = s.opts.Now().Round(0).UTC()
-	checkForward(before, after)
+	if o == opReopen {
+		checkReopen(before, after)
+	} else {
+		checkForward(before, after)
+	}
 
 	b := s.db.NewBatch()
 	if err := b.Set(key, encodePart(&after), nil); err != nil {
@@ -183,6 +196,13 @@ func (s *Store) transition(jobID string, idx int, o op, change func(*Partition) 
 				b.Close()
 				return fail(err)
 			}
+		}
+	}
+	if before.State.Final() && !after.State.Final() {
+		// Reopened: the job has work again.
+		if err := b.Set(unfinishedKey(jobID), nil, nil); err != nil {
+			b.Close()
+			return fail(err)
 		}
 	}
 	if err := s.commit(b); err != nil {
