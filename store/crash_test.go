@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +240,9 @@ func (c *crasher) step() {
 			}
 		}
 	}
+	if c.rng.IntN(100) < 4 && c.reopenOne() {
+		return
+	}
 	if len(open) == 0 || c.rng.IntN(100) < 12 {
 		j := Job{
 			ID:            fmt.Sprintf("job-%03d", len(c.acked)),
@@ -313,6 +317,33 @@ func (c *crasher) step() {
 	c.ack(func() { mj.parts[idx] = after })
 }
 
+// reopenOne reopens a failed partition of any job (finished or not), if
+// there is one, and reports whether it did.
+func (c *crasher) reopenOne() bool {
+	var ids []string
+	for id := range c.acked {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		mj := c.acked[id]
+		for idx, p := range mj.parts {
+			if p.state != Failed {
+				continue
+			}
+			after := p
+			after.state = Pending
+			c.begin(&inflight{job: id, idx: idx, after: after})
+			if err := c.s.Reopen(id, idx); err != nil {
+				c.t.Fatalf("reopen %s/%d: %v", id, idx, err)
+			}
+			c.ack(func() { mj.parts[idx] = after })
+			return true
+		}
+	}
+	return false
+}
+
 func (c *crasher) begin(in *inflight) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -379,7 +410,10 @@ func (c *crasher) verify(cp crashPoint) (err error) {
 			}
 			// State never goes backwards from one crash to the next.
 			if prev, ok := c.seen[p.ID()]; ok {
-				if m.attempts < prev.attempts || rank(m.state) < rank(prev.state) ||
+				// Only MarkFailed sets an error: a partition that has one and
+				// is not failed was reopened since, and may be behind.
+				reopened := m.lastError != "" && m.state != Failed && prev.state != Proved
+				if m.attempts < prev.attempts || rank(m.state) < rank(prev.state) && !reopened ||
 					prev.state == Proved && !bytes.Equal(m.proof, prev.proof) {
 					return fmt.Errorf("partition %s went back from %v to %v", p.ID(), prev, m)
 				}
