@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 
@@ -58,6 +59,9 @@ func versionCommand() *cli.Command {
 		Usage: "print the version of cuzk and of its proving libraries",
 		Action: func(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "cuzk %s\n", Version)
+			// Go sizes GOMAXPROCS from the container's CPU quota, which may be
+			// less than the machine's CPUs: the CPU stages share that many.
+			fmt.Fprintf(c.App.Writer, "cpus %d, GOMAXPROCS %d\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				fmt.Fprintf(c.App.Writer, "go %s\n", bi.GoVersion)
 				for _, d := range bi.Deps {

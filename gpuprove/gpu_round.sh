@@ -22,6 +22,7 @@ done
 export CUZK_GPU_LIB=$C/libcuzkgpu.so
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv > "$L/gpus.txt" 2>&1
 say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
+say "$("$C/cuzk" version | tr '\n' ';')"
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout 200 "$C/gpuprove.test" -test.v -test.count=1 > "$L/gpuprove-test.log" 2>&1)

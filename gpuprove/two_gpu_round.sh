@@ -19,6 +19,7 @@ for f in cuzk libcuzkgpu.so; do
 done
 export CUZK_GPU_LIB=$C/libcuzkgpu.so
 S="$R/summary.txt"
+"$C/cuzk" version | tee -a "$S"
 echo "== prediction (simulator), before the hardware runs" | tee -a "$S"
 for f in ${PREDICT:-}; do "$C/cuzk" sim --scenario "$f" | grep -E "^(scenario|throughput|GPU busy)" | tee -a "$S"; done
 "$C/cuzk" setup --circuit "${CIRCUIT:-mimc}" --constraints "${SIZE:-1M}" --keys /tmp/cuzk-keys --keygen gpu 2>&1 | tail -1 | tee -a "$S"
