@@ -51,8 +51,27 @@ type Engine struct {
 	devices []*actor.PID
 
 	mu      sync.Mutex
-	jobs    map[string]bool
+	jobs    map[string]bool // submitted and not yet done
 	stopped bool
+}
+
+// jobEnds forgets a job in the engine once it is done, before the observers
+// hear of it, so that whoever learns the job ended may submit it again (to
+// retry partitions that failed).
+type jobEnds struct {
+	eng  *Engine
+	next Observer
+}
+
+func (j jobEnds) Observe(ev Event) {
+	if ev.Kind == EvJobDone {
+		j.eng.mu.Lock()
+		delete(j.eng.jobs, ev.Partition.Job)
+		j.eng.mu.Unlock()
+	}
+	if j.next != nil {
+		j.next.Observe(ev)
+	}
 }
 
 // Start spawns the actors for devices on rt. Results are reported only as
@@ -89,6 +108,7 @@ func Start(rt Runtime, devices []gpu.Info, cfg Config) (*Engine, error) {
 	root := rt.System().Root
 	sched := newScheduler(e, indexes)
 	eng := &Engine{env: e, jobs: map[string]bool{}}
+	e.cfg.Observer = jobEnds{eng: eng, next: cfg.Observer}
 	eng.sched = root.Spawn(e.props(func() actor.Actor { return sched }))
 	for _, info := range devices {
 		da := &deviceActor{env: e, info: info, design: d, sched: eng.sched}
@@ -99,7 +119,8 @@ func Start(rt Runtime, devices []gpu.Info, cfg Config) (*Engine, error) {
 
 // Submit hands a job to the scheduler. It records the job in the Journal
 // first, and refuses it (returning the error) if that fails, if the spec is
-// invalid, or if a job with the same ID was already submitted. It does not
+// invalid, or if a job with the same ID is in the engine (submitted and its
+// EvJobDone not yet emitted); a done job may be submitted again. It does not
 // wait for the job: its outcome arrives as events.
 func (e *Engine) Submit(job JobSpec) error {
 	if err := validateJob(job); err != nil {
@@ -109,19 +130,25 @@ func (e *Engine) Submit(job JobSpec) error {
 	// that was already complete). Clone keeps the difference.
 	job.Pending = slices.Clone(job.Pending)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.stopped {
+		e.mu.Unlock()
 		return fmt.Errorf("submit job %q: engine stopped", job.ID)
 	}
 	if e.jobs[job.ID] {
+		e.mu.Unlock()
 		return fmt.Errorf("submit job %q: already submitted", job.ID)
 	}
 	if j := e.env.cfg.Journal; j != nil {
 		if err := j.RecordJob(job); err != nil {
+			e.mu.Unlock()
 			return fmt.Errorf("submit job %q: record: %w", job.ID, err)
 		}
 	}
 	e.jobs[job.ID] = true
+	e.mu.Unlock()
+	// Sent without the lock: a synchronous runtime (the simulator's) runs
+	// the scheduler in this call, and a job with nothing pending is done at
+	// once, which takes the lock (jobEnds).
 	e.env.rt.System().Root.Send(e.sched, submitJob{job: job})
 	return nil
 }

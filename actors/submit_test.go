@@ -27,11 +27,22 @@ func TestSubmitRefusesBadJobs(t *testing.T) {
 			t.Errorf("Submit(%+v) = %v, want an error about %q", c.job, err, c.want)
 		}
 	}
+	// A job in the engine is not taken twice; once done, it may come again
+	// (to retry the partitions that failed).
+	gate := make(chan struct{})
+	r.exec.mu.Lock()
+	r.exec.gates["ok/0 synthesize"] = gate
+	r.exec.mu.Unlock()
 	if err := r.eng.Submit(JobSpec{ID: "ok", Partitions: 1, VRAM: gib}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.eng.Submit(JobSpec{ID: "ok", Partitions: 1, VRAM: gib}); err == nil {
 		t.Error("a job submitted twice was accepted")
+	}
+	close(gate)
+	r.rec.wait(t, 1)
+	if err := r.eng.Submit(JobSpec{ID: "ok", Partitions: 1, VRAM: gib}); err != nil {
+		t.Errorf("a done job submitted again: %v", err)
 	}
 	r.rec.wait(t, 1)
 

@@ -198,6 +198,7 @@ func (a *daemonAPI) routes(metricsHandler http.Handler) http.Handler {
 	mux.HandleFunc("GET /v1/jobs", a.list)
 	mux.HandleFunc("GET /v1/jobs/{id}", a.status)
 	mux.HandleFunc("GET /v1/jobs/{id}/wait", a.wait)
+	mux.HandleFunc("POST /v1/jobs/{id}/retry", a.retry)
 	mux.Handle("GET /metrics", metricsHandler)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { unmatched(mux, w, r) })
 	return mux
@@ -382,6 +383,23 @@ func (a *daemonAPI) wait(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, js)
 }
 
+// retry proves again a finished job's failed partitions.
+func (a *daemonAPI) retry(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	n, err := a.svc.Retry(id)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	slog.Info("retrying failed partitions", "job", id, "partitions", n)
+	js, err := a.svc.Status(id)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, js)
+}
+
 // writeServiceError answers with the status that err's kind calls for.
 func writeServiceError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
@@ -390,7 +408,8 @@ func writeServiceError(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, runner.ErrInvalid):
 		code = http.StatusBadRequest
-	case errors.Is(err, runner.ErrExists), errors.Is(err, runner.ErrNotRunning):
+	case errors.Is(err, runner.ErrExists), errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy),
+		errors.Is(err, runner.ErrNothingToRetry):
 		code = http.StatusConflict
 	case errors.Is(err, runner.ErrClosed):
 		code = http.StatusServiceUnavailable

@@ -179,6 +179,8 @@ func TestDaemon(t *testing.T) {
 		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "1K", "partitions": 1}`, 422}, // no keys at 1K, no setup asked
 		{"GET", "/v1/jobs/no-such-job", ``, 404},
 		{"GET", "/v1/jobs/no-such-job/wait", ``, 404},
+		{"POST", "/v1/jobs/no-such-job/retry", ``, 404},
+		{"POST", "/v1/jobs/" + sub.ID + "/retry", ``, 409}, // nothing failed
 		{"GET", "/v1/jobs/bad%20id", ``, 400},
 		{"DELETE", "/v1/jobs", ``, 405},
 		{"PUT", "/v1/jobs/" + sub.ID, ``, 405},

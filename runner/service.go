@@ -26,6 +26,10 @@ var (
 	ErrNotRunning = errors.New("job not running")
 	// ErrInvalid: the submission is not a job that can be proved.
 	ErrInvalid = errors.New("invalid job")
+	// ErrBusy: the job is still running; it can be retried once it ends.
+	ErrBusy = errors.New("job still running")
+	// ErrNothingToRetry: the job has no failed partition.
+	ErrNothingToRetry = errors.New("no failed partition to retry")
 )
 
 // Job states in a JobStatus.
@@ -238,6 +242,58 @@ func (s *Service) Resume() ([]Submission, error) {
 		out = append(out, sub)
 	}
 	return out, errors.Join(errs...)
+}
+
+// Retry proves again the partitions of job id that failed for good: it
+// reopens them in the store (store.Reopen) and resumes the job with them
+// pending, and returns how many it reopened. A job still running fails with
+// ErrBusy, one with no failed partition with ErrNothingToRetry, an unknown
+// one with store.ErrNotFound.
+func (s *Service) Retry(id string) (int, error) {
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	s.mu.Lock()
+	t, tracked := s.jobs[id]
+	running := tracked && !t.ended
+	s.mu.Unlock()
+	if running {
+		return 0, fmt.Errorf("retry job %s: %w", id, ErrBusy)
+	}
+	parts, err := s.st.Partitions(id)
+	if err != nil {
+		return 0, fmt.Errorf("retry job %s: %w", id, err)
+	}
+	n := 0
+	for _, p := range parts {
+		if p.State != store.Failed {
+			continue
+		}
+		if err := s.st.Reopen(id, p.Index); err != nil {
+			return n, fmt.Errorf("retry job %s: %w", id, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("retry job %s: %w", id, ErrNothingToRetry)
+	}
+	sub, err := ResumeRequest(s.st, id, func(dir, circuit string, l circuits.Layout) (*prover.Keys, error) {
+		return s.Keys(dir, circuit, l, nil)
+	})
+	if err == nil {
+		// The job's last run is over: this one is tracked afresh.
+		s.mu.Lock()
+		delete(s.jobs, id)
+		s.mu.Unlock()
+		err = s.start(sub)
+	}
+	if err != nil {
+		// The partitions stay reopened: the next Resume proves them.
+		s.mu.Lock()
+		s.refused[id] = err.Error()
+		s.mu.Unlock()
+		return n, fmt.Errorf("retry job %s: %w", id, err)
+	}
+	return n, nil
 }
 
 // start hands a job to the actors; the caller holds submitMu.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -267,4 +268,70 @@ func TestServiceResumeRefused(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// flakyCPU is the CPU backend whose first computes fail.
+type flakyCPU struct {
+	prover.CPU
+	failures atomic.Int32
+}
+
+func (f *flakyCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	if f.failures.Add(-1) >= 0 {
+		return nil, errors.New("injected compute failure")
+	}
+	return f.CPU.Compute(ctx, k, s)
+}
+
+// A job whose partitions failed for good is proved in full by Retry, which
+// reopens only the failed ones; a job with nothing failed, or unknown, is
+// refused.
+func TestServiceRetriesFailedPartitions(t *testing.T) {
+	k := testKeys(t)
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &flakyCPU{}
+	backend.failures.Store(2)
+	svc, err := StartService(ServiceOptions{Backend: backend, Devices: []gpu.Device{dev}, Store: st,
+		Config: actors.Config{WorkersPerDevice: 1, MaxAttempts: 1}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		svc.Close(context.Background())
+		dev.Close()
+		st.Close()
+	})
+	seed := []byte("retry")
+	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "flaky", Keys: k, Seed: seed, Partitions: 3},
+		Target: testTarget, Out: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := svc.Wait(ctx, "flaky")
+	if err != nil || js.State != StateFailed || js.Failed != 2 || js.Proved != 1 {
+		t.Fatalf("first run: %v, %+v", err, js)
+	}
+	n, err := svc.Retry("flaky")
+	if err != nil || n != 2 {
+		t.Fatalf("retry: reopened %d, %v", n, err)
+	}
+	js = waitDone(t, svc, "flaky")
+	if js.Failed != 0 {
+		t.Errorf("after the retry: %+v", js)
+	}
+	checkProofs(t, st, k, "flaky", seed)
+	if _, err := svc.Retry("flaky"); !errors.Is(err, ErrNothingToRetry) {
+		t.Errorf("retry of a done job: %v, want ErrNothingToRetry", err)
+	}
+	if _, err := svc.Retry("nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("retry of an unknown job: %v, want store.ErrNotFound", err)
+	}
 }
