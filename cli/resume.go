@@ -90,18 +90,12 @@ func reopenFailed(st *store.Store, log io.Writer) error {
 		if j.Failed == 0 {
 			continue
 		}
-		parts, err := st.Partitions(j.ID)
-		if err != nil {
-			return err
-		}
-		for _, p := range parts {
-			if p.State != store.Failed {
-				continue
-			}
-			if err := st.Reopen(j.ID, p.Index); err != nil {
-				return fmt.Errorf("resume: %w", err)
-			}
+		reopened, err := runner.ReopenFailed(st, j.ID)
+		for _, p := range reopened {
 			fmt.Fprintf(log, "resume: job %s: partition %d reopened (it had failed: %s)\n", j.ID, p.Index, p.LastError)
+		}
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
 		}
 	}
 	return nil

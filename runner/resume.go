@@ -73,3 +73,23 @@ func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, erro
 		Out:    job.Params[ParamOut],
 	}, nil
 }
+
+// ReopenFailed makes every failed partition of job id pending again
+// (store.Reopen) and returns them, with the errors they had failed with.
+func ReopenFailed(st *store.Store, id string) ([]store.Partition, error) {
+	parts, err := st.Partitions(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Partition
+	for _, p := range parts {
+		if p.State != store.Failed {
+			continue
+		}
+		if err := st.Reopen(id, p.Index); err != nil {
+			return out, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -259,19 +259,10 @@ func (s *Service) Retry(id string) (int, error) {
 	if running {
 		return 0, fmt.Errorf("retry job %s: %w", id, ErrBusy)
 	}
-	parts, err := s.st.Partitions(id)
+	reopened, err := ReopenFailed(s.st, id)
+	n := len(reopened)
 	if err != nil {
-		return 0, fmt.Errorf("retry job %s: %w", id, err)
-	}
-	n := 0
-	for _, p := range parts {
-		if p.State != store.Failed {
-			continue
-		}
-		if err := s.st.Reopen(id, p.Index); err != nil {
-			return n, fmt.Errorf("retry job %s: %w", id, err)
-		}
-		n++
+		return n, fmt.Errorf("retry job %s: %w", id, err)
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("retry job %s: %w", id, ErrNothingToRetry)
