@@ -48,6 +48,12 @@ func testKeys(t *testing.T) *prover.Keys {
 // startService starts a service on an emulated device over the store in dir.
 func startService(t *testing.T, dir string) (*Service, *store.Store) {
 	t.Helper()
+	return startServiceWith(t, dir, prover.CPU{}, actors.Config{WorkersPerDevice: 2})
+}
+
+// startServiceWith is startService with a backend and actors' config.
+func startServiceWith(t *testing.T, dir string, b prover.Backend, cfg actors.Config) (*Service, *store.Store) {
+	t.Helper()
 	st, err := store.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +62,7 @@ func startService(t *testing.T, dir string) (*Service, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := StartService(ServiceOptions{Backend: prover.CPU{}, Devices: []gpu.Device{dev}, Store: st,
-		Config: actors.Config{WorkersPerDevice: 2}, Seed: 1})
+	svc, err := StartService(ServiceOptions{Backend: b, Devices: []gpu.Device{dev}, Store: st, Config: cfg, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,26 +293,9 @@ func (f *flakyCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged)
 // refused.
 func TestServiceRetriesFailedPartitions(t *testing.T) {
 	k := testKeys(t)
-	st, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
 	backend := &flakyCPU{}
 	backend.failures.Store(2)
-	svc, err := StartService(ServiceOptions{Backend: backend, Devices: []gpu.Device{dev}, Store: st,
-		Config: actors.Config{WorkersPerDevice: 1, MaxAttempts: 1}, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		svc.Close(context.Background())
-		dev.Close()
-		st.Close()
-	})
+	svc, st := startServiceWith(t, t.TempDir(), backend, actors.Config{WorkersPerDevice: 1, MaxAttempts: 1})
 	seed := []byte("retry")
 	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "flaky", Keys: k, Seed: seed, Partitions: 3},
 		Target: testTarget, Out: t.TempDir()}); err != nil {
