@@ -394,20 +394,37 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 
 // runStage copies a partition's inputs into the buffer an OpCopyIn named, on
 // its stream, when the op carries a kernel that can stage; the op completes
-// when the copy has. A panicking stage fails its op, not the process.
-func (d *Device) runStage(s *stream, k *gpu.Kernel) (r gpu.Result) {
+// when the copy has.
+func (d *Device) runStage(s *stream, k *gpu.Kernel) gpu.Result {
 	if k == nil || k.Stage == nil {
 		return gpu.Result{}
 	}
+	return d.runPartition(s, k.Partition, "staging", "stage", k.Stage)
+}
+
+// runKernel runs a partition's compute on stream s, into the buffer the
+// stream's last OpCopyIn named, and reports it when the stream has drained.
+func (d *Device) runKernel(s *stream, k *gpu.Kernel) gpu.Result {
+	if k == nil || k.Run == nil {
+		return gpu.Result{}
+	}
+	return d.runPartition(s, k.Partition, "kernel", "kernel", k.Run)
+}
+
+// runPartition runs f, a partition's stage or kernel, on stream s with the
+// stream's placement, and returns once whatever f left queued on the stream
+// is done. A panicking f fails its op (named doing in the error), not the
+// process.
+func (d *Device) runPartition(s *stream, partition, doing, what string, f func(context.Context) error) (r gpu.Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = gpu.Result{Err: fmt.Errorf("device %d: staging %s panicked: %v", d.index, k.Partition, p)}
+			r = gpu.Result{Err: fmt.Errorf("device %d: %s %s panicked: %v", d.index, doing, partition, p)}
 		}
 	}()
-	err := k.Stage(WithPlacement(context.Background(), d.placement(s)))
+	err := f(WithPlacement(context.Background(), d.placement(s)))
 	err = errors.Join(err, d.cd.StreamSync(s.cs))
 	if err != nil {
-		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: %w", d.index, k.Partition, err)}
+		return gpu.Result{Err: fmt.Errorf("device %d: %s %s: %w", d.index, what, partition, err)}
 	}
 	return gpu.Result{}
 }
@@ -423,27 +440,6 @@ func (d *Device) placement(s *stream) Placement {
 		pl.Buffer, pl.Bytes = b.ptr, b.bytes
 	}
 	return pl
-}
-
-// runKernel runs a partition's compute on stream s, into the buffer the
-// stream's last OpCopyIn named, and reports it when the stream has drained.
-// A panicking kernel fails its op, not the process.
-func (d *Device) runKernel(s *stream, k *gpu.Kernel) (r gpu.Result) {
-	if k == nil || k.Run == nil {
-		return gpu.Result{}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			r = gpu.Result{Err: fmt.Errorf("device %d: kernel %s panicked: %v", d.index, k.Partition, p)}
-		}
-	}()
-	err := k.Run(WithPlacement(context.Background(), d.placement(s)))
-	// Whatever the kernel left queued must be done before the op is.
-	err = errors.Join(err, d.cd.StreamSync(s.cs))
-	if err != nil {
-		return gpu.Result{Err: fmt.Errorf("device %d: kernel %s: %w", d.index, k.Partition, err)}
-	}
-	return gpu.Result{}
 }
 
 // Close waits for the work queued on the streams, then destroys them and the
