@@ -30,7 +30,6 @@ typedef int (*fn_domain)(int, uint64_t*, int, const uint64_t*, const uint64_t*, 
                          const uint64_t*, const uint64_t*, uint64_t);
 typedef int (*fn_ntt)(int, uint64_t, uint64_t, int, int, uint64_t);
 typedef int (*fn_h)(int, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-typedef int (*fn_msm)(int, uint64_t, uint64_t, uint64_t, int, int, uint64_t*, uint64_t);
 typedef int (*fn_fixed_base)(int, uint64_t, int, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_msm_ex)(int, uint64_t, uint64_t, uint64_t, int, int, int, uint64_t*, uint64_t*, uint64_t);
 
@@ -72,10 +71,6 @@ int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint
 }
 int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint64_t s) {
 	return ((fn_h)f)(d, dom, a, b, c, s);
-}
-int cz_msm(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, uint64_t* out,
-                  uint64_t s) {
-	return ((fn_msm)f)(d, pts, sc, n, mont, window, out, s);
 }
 int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s) {
 	return ((fn_fixed_base)f)(d, table, window, sc, n, out, s);

@@ -30,8 +30,6 @@ int cz_domain(void* f, int d, uint64_t* dom, int logn, const uint64_t* w, const 
                      const uint64_t* ni, const uint64_t* g, const uint64_t* gi, const uint64_t* zi, uint64_t s);
 int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint64_t s);
 int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint64_t s);
-int cz_msm(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, uint64_t* out,
-                  uint64_t s);
 int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s);
 int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t* out,
               uint64_t* counts, uint64_t s);

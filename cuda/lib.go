@@ -87,7 +87,10 @@ type funcs struct {
 	malloc, free, mallocAsync, freeAsync, poolConfigure, poolTrim, hostAlloc, hostFree,
 	memcpyHtoD, memcpyDtoH, memcpyDtoD, memset,
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
-	nttDomainCreate, nttDomainDestroy, ntt, groth16H, msmG1, msmG2 unsafe.Pointer
+	nttDomainCreate, nttDomainDestroy, ntt, groth16H unsafe.Pointer
+	// The plain MSM entry points are part of ABI 1 and checked at load; the
+	// Go side calls the _ex forms, which do the same and more.
+	msmG1, msmG2     unsafe.Pointer
 	msmG1Ex, msmG2Ex unsafe.Pointer
 
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
