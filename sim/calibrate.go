@@ -1,11 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 )
 
 // StageFit is what a trace said of one stage: how many spans it had and
@@ -49,17 +50,12 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 	out.Stages = make(map[string]StageProfile, len(p.Stages))
 	out.ReferenceConstraints = constraints
 	var fits []StageFit
-	names := make([]string, 0, len(p.Stages))
-	for st := range p.Stages {
-		names = append(names, st)
-	}
-	sort.Strings(names)
-	for _, st := range names {
+	for _, st := range slices.Sorted(maps.Keys(p.Stages)) {
 		ss := spans[st]
 		if len(ss) == 0 {
 			return nil, nil, fmt.Errorf("calibrate: trace %s has no %s spans", name, st)
 		}
-		slices.SortFunc(ss, func(a, b span) int { return int(math.Copysign(1, a.start-b.start)) })
+		slices.SortFunc(ss, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 		var sum float64
 		for i, s := range ss {
 			if i > 0 && s.start < ss[i-1].end {
