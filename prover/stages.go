@@ -156,7 +156,8 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK = mem.Vectors()
 	} else {
 		p.A, p.B, p.C = make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
-		p.WiresA, p.WiresB, p.WiresK = make([]fr.Element, na), make([]fr.Element, nb), make([]fr.Element, len(pk.G1.K))
+		// The private wires are a tail of the solution's: no copy.
+		p.WiresA, p.WiresB, p.WiresK = make([]fr.Element, na), make([]fr.Element, nb), s.Wires[nPub:]
 	}
 	if len(p.A) != n || len(p.B) != n || len(p.C) != n || len(p.WiresA) != na || len(p.WiresB) != nb || len(p.WiresK) != len(pk.G1.K) {
 		return nil, fmt.Errorf("prep memory of %d, %d, %d, %d, %d, %d elements for %d, %d, %d, %d, %d, %d",
@@ -171,7 +172,11 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		func() { pad(p.C, s.C) },
 		func() { okA = filter(p.WiresA, s.Wires, pk.InfinityA) },
 		func() { okB = filter(p.WiresB, s.Wires, pk.InfinityB) },
-		func() { copy(p.WiresK, s.Wires[nPub:]) },
+		func() {
+			if mem != nil {
+				copy(p.WiresK, s.Wires[nPub:])
+			}
+		},
 	} {
 		wg.Add(1)
 		go func() {
