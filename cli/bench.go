@@ -41,6 +41,7 @@ func benchProveCommand() *cli.Command {
 			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing)"},
 			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "cpu: the staged prover against gnark's; gpu: jobs through the actors on the GPU per design and worker count"},
 			keygenFlag(),
+			solverFlag(),
 		}, benchGPUFlags()...),
 		Action: func(c *cli.Context) error {
 			gpuMode := c.String("backend") == "gpu"
@@ -73,8 +74,12 @@ func benchProveCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
+				solver, err := prover.ParseSolver(c.String("solver"))
+				if err != nil {
+					return fmt.Errorf("--solver: %w", err)
+				}
 				ks := &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target),
-					keygen: c.String("keygen"), gpuLib: c.String("gpu-lib")}
+					keygen: c.String("keygen"), gpuLib: c.String("gpu-lib"), solver: solver}
 				k, err := loadKeys(ks, true, c.App.ErrWriter)
 				if err != nil {
 					return err

@@ -23,7 +23,12 @@ func circuitFlags() []cli.Flag {
 		&cli.StringFlag{Name: "constraints", Value: defaultConstraints, Usage: "target constraints per partition (e.g. 16K, 1M, 2^20)"},
 		&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "directory that holds key sets, one per circuit and size"},
 		keygenFlag(),
+		solverFlag(),
 	}
+}
+
+func solverFlag() cli.Flag {
+	return &cli.StringFlag{Name: "solver", Value: "auto", Usage: "witness solver: auto (cuzk's where it handles the circuit, else gnark's) or gnark"}
 }
 
 func keygenFlag() cli.Flag {
@@ -39,6 +44,7 @@ type keySpec struct {
 	dir     string
 	keygen  string // gpu, cpu, gnark or auto (the default)
 	gpuLib  string // the kernel library for keygen on the GPU
+	solver  prover.Solver
 }
 
 func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
@@ -54,8 +60,12 @@ func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--constraints: %w", err)
 	}
+	solver, err := prover.ParseSolver(c.String("solver"))
+	if err != nil {
+		return nil, fmt.Errorf("--solver: %w", err)
+	}
 	return &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target),
-		keygen: c.String("keygen"), gpuLib: c.String("gpu-lib")}, nil
+		keygen: c.String("keygen"), gpuLib: c.String("gpu-lib"), solver: solver}, nil
 }
 
 // loadKeys loads the keys the flags name; with setupIfMissing it makes them
@@ -63,6 +73,7 @@ func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
 func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, error) {
 	k, err := prover.Load(ks.dir, ks.circuit.Name(), ks.layout)
 	if err == nil {
+		k.Solver = ks.solver
 		return k, nil
 	}
 	if !errors.Is(err, prover.ErrNoKeys) {
@@ -72,7 +83,12 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 		return nil, fmt.Errorf("no keys for %s at %d constraints in %s: make them with\n  cuzk setup --circuit %s --constraints %d --keys <dir>\nor pass --setup-if-missing",
 			ks.circuit.Name(), ks.target, ks.dir, ks.circuit.Name(), ks.target)
 	}
-	return runSetup(ks, log)
+	k, err = runSetup(ks, log)
+	if err != nil {
+		return nil, err
+	}
+	k.Solver = ks.solver
+	return k, nil
 }
 
 func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/keygen"
+	"github.com/cuzk/cuzk/solve"
 )
 
 // Keys are one circuit's constraint system and Groth16 keys.
@@ -33,6 +35,45 @@ type Keys struct {
 	// changes, so a job started with one set of keys is never finished with another.
 	Hash string
 	Dir  string
+	// Solver picks the witness solver; the zero value is cuzk's where it
+	// handles the circuit (package solve), gnark's otherwise.
+	Solver Solver
+
+	solveOnce  sync.Once
+	program    *solve.Program // nil when solve does not handle CS
+	programErr error
+}
+
+// Solver names a witness solver.
+type Solver int
+
+const (
+	// SolverAuto is cuzk's solver (package solve) where it handles the
+	// circuit, else gnark's.
+	SolverAuto Solver = iota
+	// SolverGnark is gnark's R1CS solver, for comparison.
+	SolverGnark
+)
+
+// ParseSolver reads "auto", "cuzk" (the same) or "gnark".
+func ParseSolver(s string) (Solver, error) {
+	switch s {
+	case "auto", "cuzk", "":
+		return SolverAuto, nil
+	case "gnark":
+		return SolverGnark, nil
+	}
+	return 0, fmt.Errorf("unknown solver %q (auto, cuzk or gnark)", s)
+}
+
+// solver returns the compiled program Synthesize uses, or nil for gnark's
+// solver. Compiling takes about a tenth of a solve, once per Keys.
+func (k *Keys) solver() *solve.Program {
+	if k.Solver == SolverGnark {
+		return nil
+	}
+	k.solveOnce.Do(func() { k.program, k.programErr = solve.Compile(k.CS) })
+	return k.program
 }
 
 // Constraints is the number of constraints of the circuit.

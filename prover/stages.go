@@ -29,6 +29,8 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/cuzk/cuzk/solve"
 )
 
 // Proof is gnark's Groth16 proof for BLS12-381.
@@ -49,7 +51,8 @@ type Solution struct {
 	Public  fr.Vector // the public inputs, without the constant wire
 }
 
-// Synthesize solves the R1CS for a full witness.
+// Synthesize solves the R1CS for a full witness, with the solver k.Solver
+// names.
 func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 	if err := checkSupported(k.CS); err != nil {
 		return nil, err
@@ -61,6 +64,20 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 	pub, ok := public.Vector().(fr.Vector)
 	if !ok {
 		return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
+	}
+	if p := k.solver(); p != nil {
+		v, ok := full.Vector().(fr.Vector)
+		if !ok {
+			return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
+		}
+		res, err := p.Solve(v)
+		if errors.Is(err, solve.ErrUnsatisfied) {
+			return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub}, nil
 	}
 	res, err := k.CS.Solve(full)
 	if err != nil {

@@ -1,0 +1,459 @@
+// Package solve is cuzk's witness solver for gnark's BLS12-381 R1CS.
+//
+// gnark's own solver (cs.R1CS.Solve) decodes every instruction from the
+// system's compressed call data on each solve, finds out at run time which
+// wire of a constraint is the unknown one, and keeps an atomic count of the
+// wires it set. None of that depends on the witness: which wire a constraint
+// solves for, and in which order, is fixed by the circuit. Compile does that
+// work once per circuit and lays the instructions out flat; Solve then only
+// evaluates linear expressions and multiplies. The result is the same as
+// gnark's: every wire's value and the evaluations A, B, C of the constraints'
+// three linear expressions (TestMatchesGnark checks it value for value).
+//
+// Compile refuses what it does not handle (ErrUnsupported): blueprints other
+// than gnark's generic R1C and hint ones (lookups, GKR), hints that are not in
+// gnark's registry, and systems it cannot order. Callers then use gnark's
+// solver.
+package solve
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
+)
+
+// ErrUnsupported is returned by Compile for systems this solver does not
+// handle; gnark's solver handles them.
+var ErrUnsupported = errors.New("not supported by cuzk's solver")
+
+// ErrUnsatisfied wraps a witness that does not satisfy a constraint.
+var ErrUnsatisfied = errors.New("constraint is not satisfied")
+
+// term is coef·wire, coef an index into the system's coefficients. Constant
+// terms are rewritten as coef·(wire 0), the R1CS's constant one.
+type term struct{ coef, wire uint32 }
+
+const (
+	opR1C = iota
+	opHint
+)
+
+// Where a constraint's unknown wire sits.
+const (
+	inNone = iota
+	inL
+	inR
+	inO
+)
+
+// op is one instruction. For an R1C, terms[l:r], terms[r:o] and terms[o:end]
+// are L, R and O without the unknown term; x is the unknown wire and xinv the
+// index in inv of its coefficient's inverse (or one of the small coefficient
+// ids, handled without a multiplication). For a hint, cid indexes hints.
+type op struct {
+	kind, at     uint8
+	cid          uint32
+	l, r, o, end uint32
+	x, xcoef     uint32
+}
+
+type hint struct {
+	fn      csolver.Hint
+	name    string
+	inputs  [][]term
+	out0, n uint32
+}
+
+// segment is a run of ops solved in order, or, when parallel, one level of
+// independent ops solved on several cores.
+type segment struct {
+	lo, hi   int
+	parallel bool
+}
+
+// Program is an R1CS compiled for solving. It is immutable and may be used by
+// several goroutines at once.
+type Program struct {
+	nbWires, nbConstraints int
+	nbPublic, nbSecret     int // as in the system, the constant wire included in nbPublic
+	coefs                  []fr.Element
+	inv                    map[uint32]fr.Element // coefficient id → its inverse, for unknowns' coefficients other than ±1
+	terms                  []term
+	ops                    []op
+	hints                  []hint
+	segs                   []segment
+	q                      *big.Int
+}
+
+// parallelLevel is the size from which a level's ops are spread over cores.
+// Below it the cost of starting goroutines is more than the work.
+const parallelLevel = 2048
+
+// Compile lays out r for solving.
+func Compile(r *cs.R1CS) (*Program, error) {
+	if r.Type != constraint.SystemR1CS {
+		return nil, fmt.Errorf("%w: not an R1CS", ErrUnsupported)
+	}
+	if r.GkrInfo.Is() {
+		return nil, fmt.Errorf("%w: GKR", ErrUnsupported)
+	}
+	cfg, err := csolver.NewConfig()
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{
+		nbWires:       r.GetNbPublicVariables() + r.GetNbSecretVariables() + r.GetNbInternalVariables(),
+		nbConstraints: r.GetNbConstraints(),
+		nbPublic:      r.GetNbPublicVariables(),
+		nbSecret:      r.GetNbSecretVariables(),
+		coefs:         r.Coefficients,
+		inv:           map[uint32]fr.Element{},
+		q:             ecc.BLS12_381.ScalarField(),
+	}
+	solved := make([]bool, p.nbWires)
+	for i := 0; i < p.nbPublic+p.nbSecret; i++ {
+		solved[i] = true
+	}
+	var c constraint.R1C
+	var h constraint.HintMapping
+	seqStart := -1
+	flush := func() {
+		if seqStart >= 0 && seqStart < len(p.ops) {
+			p.segs = append(p.segs, segment{lo: seqStart, hi: len(p.ops)})
+		}
+		seqStart = -1
+	}
+	for _, level := range r.Levels {
+		// Within a level no op depends on another, so the order of
+		// solving is the level's and whatever order runs them in parallel.
+		lo := len(p.ops)
+		newly := make([]uint32, 0, len(level))
+		for _, i := range level {
+			pi := r.Instructions[i]
+			bp := r.Blueprints[pi.BlueprintID]
+			inst := pi.Unpack(&r.System)
+			switch b := bp.(type) {
+			case constraint.BlueprintR1C:
+				b.DecompressR1C(&c, inst)
+				o, x, err := p.addR1C(inst.ConstraintOffset, &c, solved)
+				if err != nil {
+					return nil, err
+				}
+				p.ops = append(p.ops, o)
+				if o.at != inNone {
+					newly = append(newly, x)
+				}
+			case constraint.BlueprintHint:
+				b.DecompressHint(&h, inst)
+				fn, ok := cfg.HintFunctions[h.HintID]
+				if !ok {
+					return nil, fmt.Errorf("%w: hint %d is not registered", ErrUnsupported, h.HintID)
+				}
+				hh := hint{fn: fn, name: csolver.GetHintName(fn), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
+				for _, in := range h.Inputs {
+					ts := make([]term, 0, len(in))
+					for _, t := range in {
+						tt := termOf(t)
+						if !solved[tt.wire] {
+							return nil, fmt.Errorf("%w: hint %s reads wire %d before it is solved", ErrUnsupported, hh.name, tt.wire)
+						}
+						ts = append(ts, tt)
+					}
+					hh.inputs = append(hh.inputs, ts)
+				}
+				if int(h.OutputRange.End) > p.nbWires || h.OutputRange.End < h.OutputRange.Start {
+					return nil, fmt.Errorf("%w: hint %s writes wires [%d, %d) of %d", ErrUnsupported, hh.name, h.OutputRange.Start, h.OutputRange.End, p.nbWires)
+				}
+				for w := h.OutputRange.Start; w < h.OutputRange.End; w++ {
+					newly = append(newly, w)
+				}
+				p.ops = append(p.ops, op{kind: opHint, cid: uint32(len(p.hints))})
+				p.hints = append(p.hints, hh)
+			default:
+				return nil, fmt.Errorf("%w: blueprint %T", ErrUnsupported, bp)
+			}
+		}
+		for _, w := range newly {
+			if solved[w] {
+				return nil, fmt.Errorf("%w: wire %d is solved twice", ErrUnsupported, w)
+			}
+			solved[w] = true
+		}
+		if len(level) >= parallelLevel {
+			flush()
+			p.segs = append(p.segs, segment{lo: lo, hi: len(p.ops), parallel: true})
+		} else if seqStart < 0 {
+			seqStart = lo
+		}
+	}
+	flush()
+	for w, ok := range solved {
+		if !ok {
+			return nil, fmt.Errorf("%w: wire %d is never solved", ErrUnsupported, w)
+		}
+	}
+	return p, nil
+}
+
+// termOf rewrites a constant term as a multiple of the constant-one wire.
+func termOf(t constraint.Term) term {
+	if t.IsConstant() {
+		return term{coef: t.CID, wire: 0}
+	}
+	return term{coef: t.CID, wire: t.VID}
+}
+
+// addR1C lays out one constraint: its terms, with the one unsolved wire (if
+// any) taken out. solved is the state before the constraint's level.
+func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool) (op, uint32, error) {
+	o := op{kind: opR1C, cid: cid}
+	var x term
+	add := func(le constraint.LinearExpression, at uint8) error {
+		for _, t := range le {
+			tt := termOf(t)
+			if int(tt.wire) >= len(solved) {
+				return fmt.Errorf("%w: constraint %d names wire %d of %d", ErrUnsupported, cid, tt.wire, len(solved))
+			}
+			if solved[tt.wire] {
+				p.terms = append(p.terms, tt)
+				continue
+			}
+			if o.at != inNone {
+				return fmt.Errorf("%w: constraint %d has more than one unsolved wire", ErrUnsupported, cid)
+			}
+			o.at, x = at, tt
+		}
+		return nil
+	}
+	o.l = uint32(len(p.terms))
+	if err := add(c.L, inL); err != nil {
+		return o, 0, err
+	}
+	o.r = uint32(len(p.terms))
+	if err := add(c.R, inR); err != nil {
+		return o, 0, err
+	}
+	o.o = uint32(len(p.terms))
+	if err := add(c.O, inO); err != nil {
+		return o, 0, err
+	}
+	o.end = uint32(len(p.terms))
+	if o.at == inNone {
+		return o, 0, nil
+	}
+	o.x, o.xcoef = x.wire, x.coef
+	switch x.coef {
+	case constraint.CoeffIdOne, constraint.CoeffIdMinusOne:
+	case constraint.CoeffIdZero:
+		return o, 0, fmt.Errorf("%w: constraint %d solves for a wire with coefficient 0", ErrUnsupported, cid)
+	default:
+		if _, ok := p.inv[x.coef]; !ok {
+			var v fr.Element
+			v.Inverse(&p.coefs[x.coef])
+			p.inv[x.coef] = v
+		}
+	}
+	return o, x.wire, nil
+}
+
+// Constraints is the number of constraints of the compiled system.
+func (p *Program) Constraints() int { return p.nbConstraints }
+
+// Wires is the number of wires of the compiled system.
+func (p *Program) Wires() int { return p.nbWires }
+
+// Result is a solved witness: the value of every wire, and A, B, C, the
+// values of each constraint's L, R and O.
+type Result struct {
+	W, A, B, C fr.Vector
+}
+
+// Solve solves the system for a witness laid out as gnark's: the public
+// inputs without the constant wire, then the secret inputs.
+func (p *Program) Solve(witness fr.Vector) (*Result, error) {
+	res := &Result{
+		W: make(fr.Vector, p.nbWires),
+		A: make(fr.Vector, p.nbConstraints),
+		B: make(fr.Vector, p.nbConstraints),
+		C: make(fr.Vector, p.nbConstraints),
+	}
+	return res, p.SolveInto(witness, res)
+}
+
+// SolveInto is Solve writing into res, whose vectors must have the sizes
+// Solve gives them (W: Wires, A, B and C: Constraints). Every element is
+// written, so their contents on entry do not matter.
+func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
+	if want := p.nbPublic - 1 + p.nbSecret; len(witness) != want {
+		return fmt.Errorf("witness has %d values, the system takes %d", len(witness), want)
+	}
+	if len(res.W) != p.nbWires || len(res.A) != p.nbConstraints || len(res.B) != p.nbConstraints || len(res.C) != p.nbConstraints {
+		return fmt.Errorf("result vectors of %d, %d, %d, %d elements for %d wires and %d constraints",
+			len(res.W), len(res.A), len(res.B), len(res.C), p.nbWires, p.nbConstraints)
+	}
+	res.W[0].SetOne()
+	copy(res.W[1:], witness)
+	for _, s := range p.segs {
+		if !s.parallel {
+			if err := p.run(res, s.lo, s.hi, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.runParallel(res, s.lo, s.hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Program) runParallel(res *Result, lo, hi int) error {
+	n := hi - lo
+	chunks := max(1, min(runtime.GOMAXPROCS(0), n/(parallelLevel/4)))
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	for k := range chunks {
+		a, b := lo+k*n/chunks, lo+(k+1)*n/chunks
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = p.run(res, a, b, nil)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// hintIO is a hint's big-integer arguments, reused across the hints of one run.
+type hintIO struct{ in, out []*big.Int }
+
+func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
+	for len(io.in) < nIn {
+		io.in = append(io.in, new(big.Int))
+	}
+	for len(io.out) < nOut {
+		io.out = append(io.out, new(big.Int))
+	}
+	for _, o := range io.out[:nOut] {
+		o.SetUint64(0)
+	}
+	return io.in[:nIn], io.out[:nOut]
+}
+
+// run solves ops[lo:hi] in order.
+func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
+	w, terms := res.W, p.terms
+	for i := lo; i < hi; i++ {
+		o := &p.ops[i]
+		if o.kind == opHint {
+			if io == nil {
+				io = &hintIO{}
+			}
+			if err := p.runHint(&p.hints[o.cid], w, io); err != nil {
+				return err
+			}
+			continue
+		}
+		a, b, c := &res.A[o.cid], &res.B[o.cid], &res.C[o.cid]
+		p.eval(terms[o.l:o.r], w, a)
+		p.eval(terms[o.r:o.o], w, b)
+		p.eval(terms[o.o:o.end], w, c)
+		var v fr.Element // the unknown term's value, coef·x
+		switch o.at {
+		case inNone:
+			var ab fr.Element
+			if !ab.Mul(a, b).Equal(c) {
+				return p.unsatisfied(o.cid, a, b, c)
+			}
+			continue
+		case inO:
+			v.Mul(a, b)
+			v, *c = *c, v // c holds O without x; O with x is a·b
+			v.Sub(c, &v)
+		case inL:
+			if b.IsZero() {
+				if !c.IsZero() {
+					return p.unsatisfied(o.cid, a, b, c)
+				}
+				break // gnark leaves such a wire at 0
+			}
+			v.Inverse(b)
+			v.Mul(&v, c).Sub(&v, a)
+			a.Add(a, &v)
+		case inR:
+			if a.IsZero() {
+				if !c.IsZero() {
+					return p.unsatisfied(o.cid, a, b, c)
+				}
+				break
+			}
+			v.Inverse(a)
+			v.Mul(&v, c).Sub(&v, b)
+			b.Add(b, &v)
+		}
+		switch o.xcoef {
+		case constraint.CoeffIdOne:
+		case constraint.CoeffIdMinusOne:
+			v.Neg(&v)
+		default:
+			inv := p.inv[o.xcoef]
+			v.Mul(&v, &inv)
+		}
+		w[o.x] = v
+	}
+	return nil
+}
+
+// eval sets r to the sum of the terms.
+func (p *Program) eval(ts []term, w fr.Vector, r *fr.Element) {
+	r.SetZero()
+	for _, t := range ts {
+		switch t.coef {
+		case constraint.CoeffIdZero:
+		case constraint.CoeffIdOne:
+			r.Add(r, &w[t.wire])
+		case constraint.CoeffIdTwo:
+			var d fr.Element
+			d.Double(&w[t.wire])
+			r.Add(r, &d)
+		case constraint.CoeffIdMinusOne:
+			r.Sub(r, &w[t.wire])
+		default:
+			if t.wire == 0 { // the constant one: no multiplication
+				r.Add(r, &p.coefs[t.coef])
+				continue
+			}
+			var m fr.Element
+			m.Mul(&p.coefs[t.coef], &w[t.wire])
+			r.Add(r, &m)
+		}
+	}
+}
+
+func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO) error {
+	in, out := io.sized(len(h.inputs), int(h.n))
+	for i, ts := range h.inputs {
+		var v fr.Element
+		p.eval(ts, w, &v)
+		v.BigInt(in[i])
+	}
+	if err := h.fn(p.q, in, out); err != nil {
+		return fmt.Errorf("hint %s: %w", h.name, err)
+	}
+	for i, o := range out {
+		w[h.out0+uint32(i)].SetBigInt(o) // reduces, as gnark's solver does
+	}
+	return nil
+}
+
+func (p *Program) unsatisfied(cid uint32, a, b, c *fr.Element) error {
+	return fmt.Errorf("%w: constraint #%d: %s ⋅ %s != %s", ErrUnsatisfied, cid, a.String(), b.String(), c.String())
+}

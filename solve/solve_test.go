@@ -1,0 +1,230 @@
+package solve
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/cuzk/cuzk/circuits"
+)
+
+func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit, circuits.Layout) {
+	t.Helper()
+	c, err := circuits.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Layout(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ccs.(*cs.R1CS), c, l
+}
+
+func witnessOf(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) fr.Vector {
+	t.Helper()
+	a, err := c.Assign(l, []byte("solve-test"), part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Vector().(fr.Vector)
+}
+
+func gnarkSolve(t testing.TB, r *cs.R1CS, c circuits.Circuit, l circuits.Layout, part int) *cs.R1CSSolution {
+	t.Helper()
+	a, _ := c.Assign(l, []byte("solve-test"), part)
+	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := r.Solve(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol.(*cs.R1CSSolution)
+}
+
+func firstDiff(a, b fr.Vector) int {
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	for i := range a {
+		if !a[i].Equal(&b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Every wire and every constraint evaluation equals gnark's, on the three
+// circuits (sha's bits come from hints, and its levels are wide enough to be
+// solved in parallel at 2^16).
+func TestMatchesGnark(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target int
+	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, c, l := compile(t, tc.name, tc.target)
+			p, err := Compile(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for part := range 2 {
+				want := gnarkSolve(t, r, c, l, part)
+				got, err := p.Solve(witnessOf(t, c, l, part))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range []struct {
+					what      string
+					got, want fr.Vector
+				}{{"W", got.W, want.W}, {"A", got.A, want.A}, {"B", got.B, want.B}, {"C", got.C, want.C}} {
+					if i := firstDiff(v.got, v.want); i >= 0 {
+						t.Fatalf("partition %d: %s differs from gnark's at %d (lengths %d, %d)", part, v.what, i, len(v.got), len(v.want))
+					}
+				}
+			}
+		})
+	}
+}
+
+// sha at 2^16 has levels above parallelLevel (the checks that its inputs
+// are bits): its comparison with gnark covers the parallel path.
+func TestSHAHasParallelLevels(t *testing.T) {
+	r, _, _ := compile(t, "sha", 1<<16)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range p.segs {
+		if s.parallel {
+			n += s.hi - s.lo
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no level of %d or more ops in sha at 2^14 (%d segments)", parallelLevel, len(p.segs))
+	}
+}
+
+func TestUnsatisfiedNamesConstraint(t *testing.T) {
+	r, c, l := compile(t, "mimc", 1<<12)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := witnessOf(t, c, l, 0)
+	w[0].SetUint64(12345) // the public digest
+	_, err = p.Solve(w)
+	if !errors.Is(err, ErrUnsatisfied) || !strings.Contains(err.Error(), "constraint #") {
+		t.Fatalf("got %v, want ErrUnsatisfied naming the constraint", err)
+	}
+	if _, err := r.Solve(mustWitness(t, c, l, w)); err == nil {
+		t.Fatal("gnark accepts the witness this solver refused")
+	}
+}
+
+func mustWitness(t *testing.T, c circuits.Circuit, l circuits.Layout, v fr.Vector) witness.Witness {
+	t.Helper()
+	a, _ := c.Assign(l, []byte("solve-test"), 0)
+	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(w.Vector().(fr.Vector), v)
+	return w
+}
+
+func TestRefusesBadSizes(t *testing.T) {
+	r, c, l := compile(t, "mimc", 1<<12)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := witnessOf(t, c, l, 0)
+	if _, err := p.Solve(w[:len(w)-1]); err == nil {
+		t.Error("a short witness was accepted")
+	}
+	res := &Result{W: make(fr.Vector, p.Wires()), A: make(fr.Vector, p.Constraints()), B: make(fr.Vector, 1), C: make(fr.Vector, p.Constraints())}
+	if err := p.SolveInto(w, res); err == nil {
+		t.Error("a short B was accepted")
+	}
+}
+
+// A hint the registry does not know makes Compile refuse, so that callers
+// fall back to gnark's solver (which takes hints as options).
+type unregisteredHint struct{ X, Y frontend.Variable }
+
+func privateHint(_ *big.Int, in, out []*big.Int) error {
+	out[0].Add(in[0], big.NewInt(1))
+	return nil
+}
+
+func (c *unregisteredHint) Define(api frontend.API) error {
+	r, err := api.Compiler().NewHint(privateHint, 1, c.X)
+	if err != nil {
+		return err
+	}
+	api.AssertIsEqual(r[0], c.Y)
+	return nil
+}
+
+func TestUnregisteredHintRefused(t *testing.T) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &unregisteredHint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(ccs.(*cs.R1CS)); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("got %v, want ErrUnsupported", err)
+	}
+}
+
+// BenchmarkSolve compares gnark's solver with this one on mimc (one chain,
+// solved in order) and sha (wide levels and hints).
+func BenchmarkSolve(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		target int
+	}{{"mimc", 1 << 16}, {"sha", 1 << 16}} {
+		r, c, l := compile(b, tc.name, tc.target)
+		p, err := Compile(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, _ := c.Assign(l, []byte("solve-test"), 0)
+		w, _ := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+		v := w.Vector().(fr.Vector)
+		b.Run(fmt.Sprintf("%s/gnark", tc.name), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := r.Solve(w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%s/cuzk", tc.name), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := p.Solve(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
