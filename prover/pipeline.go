@@ -66,6 +66,9 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 		return nil, t, err
 	}
 	defer prep.Release()
+	if prep.Memory != nil { // prep copied what it needs
+		sol.Release()
+	}
 	type g2result struct {
 		took time.Duration
 		err  error

@@ -30,6 +30,7 @@ import (
 
 	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/solve"
 )
 
@@ -49,6 +50,19 @@ type Solution struct {
 	Wires   fr.Vector
 	A, B, C fr.Vector
 	Public  fr.Vector // the public inputs, without the constant wire
+
+	release func()
+}
+
+// Release gives the solution's vectors back to the solver for reuse; the
+// solution must not be used afterwards. Call it once nothing reads them: after
+// a Prep into backend memory (Prepared.Memory not nil), which copies all it
+// needs. Solutions of gnark's solver are left to the collector.
+func (s *Solution) Release() {
+	if s != nil && s.release != nil {
+		s.release()
+		s.release = nil
+	}
 }
 
 // Synthesize solves the R1CS for a full witness, with the solver k.Solver
@@ -77,7 +91,7 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub}, nil
+		return &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub, release: func() { p.Release(res) }}, nil
 	}
 	res, err := k.CS.Solve(full)
 	if err != nil {
@@ -191,7 +205,7 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		func() { okB = filter(p.WiresB, s.Wires, pk.InfinityB) },
 		func() {
 			if mem != nil {
-				copy(p.WiresK, s.Wires[nPub:])
+				pad(p.WiresK, s.Wires[nPub:])
 			}
 		},
 	} {
@@ -208,26 +222,54 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 	return p, nil
 }
 
+// prepChunk is the elements one core copies at a time in prep: at 2^20 a
+// vector is 32 MiB, which one core copies at a fraction of memory's speed.
+const prepChunk = 1 << 16
+
 // pad copies v into dst and zeroes the rest.
 func pad(dst, v []fr.Element) {
-	n := copy(dst, v)
-	clear(dst[n:])
+	par.Range(len(dst), prepChunk, 1, func(lo, hi int) {
+		n := 0
+		if lo < len(v) {
+			n = copy(dst[lo:hi], v[lo:min(hi, len(v))])
+		}
+		clear(dst[lo+n : hi])
+	})
 }
 
 // filter copies the wires whose key points are not at infinity into dst,
-// and says whether dst had room for exactly those.
+// and says whether dst had room for exactly those. Chunks count their wires
+// first, so that each then knows where in dst its own go.
 func filter(dst, w []fr.Element, infinity []bool) bool {
-	j := 0
-	for i := range w {
-		if !infinity[i] {
-			if j == len(dst) {
-				return false
+	chunks := (len(w) + prepChunk - 1) / prepChunk
+	at := make([]int, chunks+1)
+	par.Range(chunks, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			for _, inf := range infinity[c*prepChunk : min((c+1)*prepChunk, len(w))] {
+				if !inf {
+					at[c+1]++
+				}
 			}
-			dst[j] = w[i]
-			j++
 		}
+	})
+	for c := range chunks {
+		at[c+1] += at[c]
 	}
-	return j == len(dst)
+	if at[chunks] != len(dst) {
+		return false
+	}
+	par.Range(chunks, 1, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			j := at[c]
+			for i := c * prepChunk; i < min((c+1)*prepChunk, len(w)); i++ {
+				if !infinity[i] {
+					dst[j] = w[i]
+					j++
+				}
+			}
+		}
+	})
+	return true
 }
 
 // Staged is a partition's inputs where the backend's Compute reads them.

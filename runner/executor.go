@@ -151,6 +151,9 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		// A retried partition prepares again: return the last memory.
 		st.prep.Release()
 		st.prep, err = prover.PrepFor(e.backend, j.keys, st.sol)
+		if err == nil && st.prep.Memory != nil { // prep copied what it needs
+			st.sol.Release()
+		}
 		st.sol = nil
 		return err
 	case actors.StageBG2:

@@ -91,6 +91,7 @@ type Program struct {
 	hints                  []hint
 	segs                   []segment
 	q                      *big.Int
+	results                sync.Pool // of *Result, for Solve to reuse (see Release)
 }
 
 // parallelLevel is the size from which a level's ops are spread over cores.
@@ -195,6 +196,23 @@ func Compile(r *cs.R1CS) (*Program, error) {
 		}
 	}
 	flush()
+	// SolveInto writes every element of A, B and C once: each constraint
+	// must be one R1C op.
+	seen := make([]bool, p.nbConstraints)
+	for _, o := range p.ops {
+		if o.kind != opR1C {
+			continue
+		}
+		if int(o.cid) >= len(seen) || seen[o.cid] {
+			return nil, fmt.Errorf("%w: constraint %d is out of range or in two instructions", ErrUnsupported, o.cid)
+		}
+		seen[o.cid] = true
+	}
+	for c, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("%w: constraint %d is in no instruction", ErrUnsupported, c)
+		}
+	}
 	for w, ok := range solved {
 		if !ok {
 			return nil, fmt.Errorf("%w: wire %d is never solved", ErrUnsupported, w)
@@ -277,15 +295,32 @@ type Result struct {
 }
 
 // Solve solves the system for a witness laid out as gnark's: the public
-// inputs without the constant wire, then the secret inputs.
+// inputs without the constant wire, then the secret inputs. The vectors may
+// be ones an earlier result gave back by Release.
 func (p *Program) Solve(witness fr.Vector) (*Result, error) {
-	res := &Result{
-		W: make(fr.Vector, p.nbWires),
-		A: make(fr.Vector, p.nbConstraints),
-		B: make(fr.Vector, p.nbConstraints),
-		C: make(fr.Vector, p.nbConstraints),
+	res, _ := p.results.Get().(*Result)
+	if res == nil {
+		res = &Result{
+			W: make(fr.Vector, p.nbWires),
+			A: make(fr.Vector, p.nbConstraints),
+			B: make(fr.Vector, p.nbConstraints),
+			C: make(fr.Vector, p.nbConstraints),
+		}
 	}
-	return res, p.SolveInto(witness, res)
+	if err := p.SolveInto(witness, res); err != nil {
+		p.results.Put(res)
+		return nil, err
+	}
+	return res, nil
+}
+
+// Release gives a result of Solve back for a later Solve to reuse, once
+// nothing reads its vectors any more. At 2^20 constraints a result is 128 MiB
+// that would otherwise be allocated, zeroed and collected per solve.
+func (p *Program) Release(res *Result) {
+	if res != nil && len(res.W) == p.nbWires && len(res.A) == p.nbConstraints {
+		p.results.Put(res)
+	}
 }
 
 // SolveInto is Solve writing into res, whose vectors must have the sizes
@@ -427,12 +462,18 @@ func (p *Program) eval(ts []term, w fr.Vector, r *fr.Element) {
 		case constraint.CoeffIdMinusOne:
 			r.Sub(r, &w[t.wire])
 		default:
-			if t.wire == 0 { // the constant one: no multiplication
+			// Constants (coefficients of wire 0) and bits need no
+			// multiplication; in circuits of bits most terms are such.
+			x := &w[t.wire]
+			if x.IsZero() {
+				continue
+			}
+			if x.IsOne() {
 				r.Add(r, &p.coefs[t.coef])
 				continue
 			}
 			var m fr.Element
-			m.Mul(&p.coefs[t.coef], &w[t.wire])
+			m.Mul(&p.coefs[t.coef], x)
 			r.Add(r, &m)
 		}
 	}

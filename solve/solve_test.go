@@ -221,9 +221,11 @@ func BenchmarkSolve(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("%s/cuzk", tc.name), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := p.Solve(v); err != nil {
+				res, err := p.Solve(v)
+				if err != nil {
 					b.Fatal(err)
 				}
+				p.Release(res) // as prover.Solution.Release does after prep
 			}
 		})
 	}
