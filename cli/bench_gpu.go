@@ -105,7 +105,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var part prover.Timings       // one partition alone, on the whole card
 	var zeros, ones, others int64 // wire scalars of the split MSMs
 	for _, limit := range limits {
-		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu"})
+		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial"})
 		if err != nil {
 			return err
 		}

@@ -112,6 +112,7 @@ func TestBG2FlagIsChecked(t *testing.T) {
 	keys := t.TempDir()
 	for _, args := range [][]string{
 		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--b-g2", "gpu", "--setup-if-missing"},
+		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--b-g2", "gpu-serial", "--setup-if-missing"},
 		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--b-g2", "tpu", "--setup-if-missing"},
 		{"prove", "--keys", keys, "--constraints", "1K", "--backend", "auto", "--gpu-lib", "/nonexistent/lib.so", "--b-g2", "gpu", "--setup-if-missing"},
 	} {

@@ -16,9 +16,10 @@ import (
 // from --gpu-lib (else cuda's search order), one gpu.Device per index. The
 // VRAM limit applies only when --vram-limit was given: its default sizes the
 // emulated devices of the CPU backend, not a real card. Errors from a missing
-// library or GPU match cuda.ErrUnavailable. With bg2 the devices run b_g2 too.
-func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2 bool) (prover.Backend, []gpu.Device, func(), error) {
-	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2}
+// library or GPU match cuda.ErrUnavailable. bg2 is --b-g2's choice: unless
+// cpu, the devices run b_g2 too.
+func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2 string) (prover.Backend, []gpu.Device, func(), error) {
+	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial"}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -57,18 +58,18 @@ func preloadKeys(b prover.Backend, k *prover.Keys, inFlight int) error {
 // bg2Flag says where b_g2, the G2 MSM of the B wires, runs.
 func bg2Flag() cli.Flag {
 	return &cli.StringFlag{Name: "b-g2", Value: "auto",
-		Usage: "where b_g2 (the G2 MSM) runs: cpu (beside the GPU work, as cuzk does), gpu (in the compute stage), or auto (gpu on the GPU backend)"}
+		Usage: "where b_g2 (the G2 MSM) runs: cpu (beside the GPU work, as cuzk does), gpu (in the compute stage, on a second stream beside the G1 MSMs), gpu-serial (in the compute stage, after the G1 MSMs), or auto (gpu on the GPU backend)"}
 }
 
-// bg2Choice reads --b-g2: "auto", "cpu" or "gpu".
+// bg2Choice reads --b-g2: "auto", "cpu", "gpu" or "gpu-serial".
 func bg2Choice(c *cli.Context) (string, error) {
 	switch v := c.String("b-g2"); v {
 	case "", "auto":
 		return "auto", nil
-	case "cpu", "gpu":
+	case "cpu", "gpu", "gpu-serial":
 		return v, nil
 	default:
-		return "", fmt.Errorf("--b-g2 %q: want cpu, gpu or auto", v)
+		return "", fmt.Errorf("--b-g2 %q: want cpu, gpu, gpu-serial or auto", v)
 	}
 }
 

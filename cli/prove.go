@@ -313,19 +313,19 @@ func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy)
 		return nil, nil, nil, err
 	}
 	if choice != "cpu" {
-		b, devs, closeFn, err := openGPU(c, indices, vram, pool, bg2 != "cpu")
+		b, devs, closeFn, err := openGPU(c, indices, vram, pool, bg2)
 		if err == nil {
 			return b, devs, closeFn, nil
 		}
 		if choice == "gpu" {
 			return nil, nil, nil, err
 		}
-		if bg2 == "gpu" {
-			return nil, nil, nil, fmt.Errorf("--b-g2 gpu: %w", err)
+		if bg2 == "gpu" || bg2 == "gpu-serial" {
+			return nil, nil, nil, fmt.Errorf("--b-g2 %s: %w", bg2, err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "notice: no GPU backend (%v); proving on the CPU\n", err)
-	} else if bg2 == "gpu" {
-		return nil, nil, nil, fmt.Errorf("--b-g2 gpu needs the GPU backend, not --backend cpu")
+	} else if bg2 == "gpu" || bg2 == "gpu-serial" {
+		return nil, nil, nil, fmt.Errorf("--b-g2 %s needs the GPU backend, not --backend cpu", bg2)
 	}
 	var devs []gpu.Device
 	var emus []*emu.Device

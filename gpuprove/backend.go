@@ -31,11 +31,13 @@ import (
 
 // Backend is the GPU prover backend. It is safe for concurrent use.
 type Backend struct {
-	devs   map[int]*deviceKeys // by CUDA device index
-	order  []int
-	bg2    bool        // b_g2 on the device
-	split  bool        // 0/1 wire scalars as batch additions
-	pinned *pinnedPool // staging buffers; nil: Go memory
+	devs  map[int]*deviceKeys // by CUDA device index
+	order []int
+	bg2   bool // b_g2 on the device
+	split bool // 0/1 wire scalars as batch additions
+	// g2Beside runs b_g2's G2 MSM on a second stream beside the G1 work.
+	g2Beside bool
+	pinned   *pinnedPool // staging buffers; nil: Go memory
 
 	zero, one, other atomic.Int64 // wire scalars seen by split MSMs
 
@@ -56,6 +58,12 @@ type BackendOptions struct {
 	// dropped and the points of ones are summed by batch additions, so the
 	// Pippenger MSM sees only the other scalars (cuda.MSMOptions.Split).
 	NoSplit bool
+	// SerialG2 runs the G2 MSM of b_g2 after the G1 MSMs on the partition's
+	// stream. By default it runs beside H and the G1 MSMs, on a second
+	// stream, so that each fills the device where the other leaves it idle
+	// (sorting, bucket sums, the host's share); its scratch is then counted
+	// beside the G1 MSM's in Reserved.
+	SerialG2 bool
 	// PinnedLimit bounds the pinned host memory kept for staging partitions
 	// (prover.PrepAllocator); beyond it, or when negative, partitions are
 	// prepared in Go memory and copied from there. Zero is DefaultPinnedLimit.
@@ -70,7 +78,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("gpu backend: no devices")
 	}
-	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit}
+	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
 	if opt.PinnedLimit >= 0 {
 		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
 	}
@@ -78,7 +86,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d, opt.BG2)
+		dk, err := newDeviceKeys(d, opt.BG2, opt.BG2 && !opt.SerialG2)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -322,7 +330,53 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	if st.res.hash != k.Hash {
 		return nil, fmt.Errorf("gpu compute: staged with keys %s, computing with %s", short(st.res.hash), short(k.Hash))
 	}
-	cd, l, dom := st.dk.cd, st.l, st.dom
+	cd, l := st.dk.cd, st.l
+	var out prover.Computed
+	r := st.res
+	// H's coefficients are random: only the wire MSMs are split.
+	wires := cuda.MSMOptions{Split: b.split}
+	g2 := func(s cuda.Stream) error {
+		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, wires, s)
+		if err != nil {
+			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
+		}
+		out.B2 = &sum
+		return nil
+	}
+	if r.g2 != 0 && b.g2Beside {
+		// The B wires are on the device since staging synced its stream,
+		// and nothing below writes them: the G2 MSM can start now. It is
+		// waited for on every return, as the buffer it reads may be freed
+		// after Compute.
+		s2, err := cd.NewStream()
+		if err != nil {
+			return nil, fmt.Errorf("gpu compute: second stream: %w", err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- g2(s2) }()
+		side := func() error { return errors.Join(<-done, cd.DestroyStream(s2)) }
+		comp, err := b.computeG1(ctx, st, &out, wires)
+		if err := errors.Join(err, side()); err != nil {
+			return nil, err
+		}
+		return comp, nil
+	}
+	comp, err := b.computeG1(ctx, st, &out, wires)
+	if err != nil || r.g2 == 0 {
+		return comp, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := g2(st.s); err != nil {
+		return nil, err
+	}
+	return comp, nil
+}
+
+// computeG1 runs H and the four G1 MSMs on the partition's stream into out.
+func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (*prover.Computed, error) {
+	cd, l, dom, r := st.dk.cd, st.l, st.dom, st.res
 	a, bb, c := st.ptr(l.a), st.ptr(l.b), st.ptr(l.c)
 	// H = (A·B − C)/Z as prover.ComputeH: interpolate, evaluate on the coset,
 	// divide pointwise, interpolate back. All in place, ordered on the stream.
@@ -344,10 +398,6 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 			return nil, fmt.Errorf("gpu compute: %s: %w", step.name, err)
 		}
 	}
-	var out prover.Computed
-	r := st.res
-	// H's coefficients are random: only the wire MSMs are split.
-	wires := cuda.MSMOptions{Split: b.split}
 	for _, m := range []struct {
 		name            string
 		dst             *curve.G1Jac
@@ -374,17 +424,7 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 			b.count(stats)
 		}
 	}
-	if r.g2 != 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, wires, st.s)
-		if err != nil {
-			return nil, fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
-		}
-		out.B2 = &sum
-	}
-	return &out, nil
+	return out, nil
 }
 
 func (b *Backend) count(s cuda.MSMStats) {

@@ -151,7 +151,18 @@ func TestFootprintCoversTheStagedVectors(t *testing.T) {
 // partition (they are deterministic), b_g2 on the device equals prover.BG2,
 // and the proof it gives verifies.
 func TestGPUComputeEqualsCPU(t *testing.T) {
-	g := openGPU(t, gpuprove.Options{BG2: true})
+	// The G2 MSM beside the G1 work on a second stream (the default), and
+	// after it on the partition's stream.
+	for _, tc := range []struct {
+		name string
+		opt  gpuprove.Options
+	}{{"g2-beside", gpuprove.Options{BG2: true}}, {"g2-serial", gpuprove.Options{BG2: true, SerialG2: true}}} {
+		t.Run(tc.name, func(t *testing.T) { computeEqualsCPU(t, tc.opt) })
+	}
+}
+
+func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
+	g := openGPU(t, opt)
 	if !prover.ComputesBG2(g.Backend) {
 		t.Fatal("backend opened with BG2 does not compute b_g2")
 	}

@@ -32,6 +32,9 @@ type deviceKeys struct {
 	cd     *cuda.Device
 	stream cuda.Stream // uploads
 	g2     bool        // keep G2 B points resident for b_g2
+	// g2Beside: the G2 MSM runs beside the G1 MSMs, so both scratches are
+	// needed at once.
+	g2Beside bool
 
 	mu      sync.Mutex
 	keys    map[string]*resident
@@ -40,12 +43,12 @@ type deviceKeys struct {
 	closed  bool
 }
 
-func newDeviceKeys(cd *cuda.Device, g2 bool) (*deviceKeys, error) {
+func newDeviceKeys(cd *cuda.Device, g2, g2Beside bool) (*deviceKeys, error) {
 	s, err := cd.NewStream()
 	if err != nil {
 		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
 	}
-	return &deviceKeys{cd: cd, stream: s, g2: g2, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
+	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
 }
 
 // acquire returns k's points on the device and the NTT tables of its domain,
@@ -119,7 +122,10 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		r.bytes += int64(max(up.n, 1)) * up.size
 	}
 	r.scratch = MSMScratch(max(r.na, r.nb, r.nk, r.nz))
-	if dk.g2 {
+	switch {
+	case dk.g2Beside:
+		r.scratch += MSMScratchG2(r.nb)
+	case dk.g2:
 		r.scratch = max(r.scratch, MSMScratchG2(r.nb))
 	}
 	dk.keys[k.Hash] = r

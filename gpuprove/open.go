@@ -26,6 +26,8 @@ type Options struct {
 	PinnedLimit int64
 	// NoSplit turns off the 0/1 split of the wire MSMs (see BackendOptions).
 	NoSplit bool
+	// SerialG2 runs b_g2's G2 MSM after the G1 MSMs (see BackendOptions).
+	SerialG2 bool
 }
 
 // GPUs is an opened backend and its devices.
@@ -53,7 +55,7 @@ func Open(opt Options) (*GPUs, error) {
 		}
 		cds = append(cds, cd)
 	}
-	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit})
+	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2})
 	if err != nil {
 		return nil, err
 	}
