@@ -400,6 +400,12 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 		a, b, c := &res.A[o.cid], &res.B[o.cid], &res.C[o.cid]
 		p.eval(terms[o.l:o.r], w, a)
 		p.eval(terms[o.r:o.o], w, b)
+		if o.at == inO && o.o == o.end && o.xcoef == constraint.CoeffIdOne {
+			// x = a·b, the most common constraint: nothing else to add.
+			c.Mul(a, b)
+			w[o.x] = *c
+			continue
+		}
 		p.eval(terms[o.o:o.end], w, c)
 		var v fr.Element // the unknown term's value, coef·x
 		switch o.at {
@@ -410,9 +416,11 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 			}
 			continue
 		case inO:
-			v.Mul(a, b)
-			v, *c = *c, v // c holds O without x; O with x is a·b
-			v.Sub(c, &v)
+			// c holds O without x; O with x is a·b.
+			var ab fr.Element
+			ab.Mul(a, b)
+			v.Sub(&ab, c)
+			*c = ab
 		case inL:
 			if b.IsZero() {
 				if !c.IsZero() {
@@ -447,34 +455,50 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 	return nil
 }
 
-// eval sets r to the sum of the terms.
+// eval sets r to the sum of the terms. The first term is assigned rather
+// than added to zero: most linear expressions have one or two terms.
 func (p *Program) eval(ts []term, w fr.Vector, r *fr.Element) {
-	r.SetZero()
-	for _, t := range ts {
+	if len(ts) == 0 {
+		r.SetZero()
+		return
+	}
+	p.term(ts[0], w, r)
+	for _, t := range ts[1:] {
 		switch t.coef {
 		case constraint.CoeffIdZero:
 		case constraint.CoeffIdOne:
 			r.Add(r, &w[t.wire])
-		case constraint.CoeffIdTwo:
-			var d fr.Element
-			d.Double(&w[t.wire])
-			r.Add(r, &d)
 		case constraint.CoeffIdMinusOne:
 			r.Sub(r, &w[t.wire])
 		default:
-			// Constants (coefficients of wire 0) and bits need no
-			// multiplication; in circuits of bits most terms are such.
-			x := &w[t.wire]
-			if x.IsZero() {
-				continue
-			}
-			if x.IsOne() {
-				r.Add(r, &p.coefs[t.coef])
-				continue
-			}
 			var m fr.Element
-			m.Mul(&p.coefs[t.coef], x)
+			p.term(t, w, &m)
 			r.Add(r, &m)
+		}
+	}
+}
+
+// term sets r to coef·wire. Constants (coefficients of wire 0) and bits
+// need no multiplication; in circuits of bits most terms are such.
+func (p *Program) term(t term, w fr.Vector, r *fr.Element) {
+	x := &w[t.wire]
+	switch t.coef {
+	case constraint.CoeffIdZero:
+		r.SetZero()
+	case constraint.CoeffIdOne:
+		*r = *x
+	case constraint.CoeffIdTwo:
+		r.Double(x)
+	case constraint.CoeffIdMinusOne:
+		r.Neg(x)
+	default:
+		switch {
+		case x.IsZero():
+			r.SetZero()
+		case x.IsOne():
+			*r = p.coefs[t.coef]
+		default:
+			r.Mul(&p.coefs[t.coef], x)
 		}
 	}
 }
