@@ -38,8 +38,12 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 // preloadKeys puts the keys on the devices before the actors start, when the
 // backend keeps them there, so that each device reports the memory left for
 // partitions; and pins host memory for the partitions in flight (one per
-// worker), so that the first ones do not wait for it.
+// worker), so that the first ones do not wait for it; the solver's memory
+// for them too, where prep copies out of it.
 func preloadKeys(b prover.Backend, k *prover.Keys, inFlight int) error {
+	if _, ok := b.(prover.PrepAllocator); ok {
+		k.ReserveSolves(inFlight)
+	}
 	if p, ok := b.(interface{ Preload(*prover.Keys) error }); ok {
 		if err := p.Preload(k); err != nil {
 			return fmt.Errorf("load keys onto the GPU: %w", err)

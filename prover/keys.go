@@ -66,6 +66,17 @@ func ParseSolver(s string) (Solver, error) {
 	return 0, fmt.Errorf("unknown solver %q (auto, cuzk or gnark)", s)
 }
 
+// ReserveSolves readies the memory of n solutions of cuzk's solver, one per
+// solve that runs at once, so that the first solves of a job do not allocate
+// it. Only solutions given back by Solution.Release are reused, which needs a
+// backend that gives prep its memory (PrepAllocator). Nothing for gnark's
+// solver.
+func (k *Keys) ReserveSolves(n int) {
+	if p := k.solver(); p != nil {
+		p.Reserve(n)
+	}
+}
+
 // solver returns the compiled program Synthesize uses, or nil for gnark's
 // solver. Compiling takes about a tenth of a solve, once per Keys.
 func (k *Keys) solver() *solve.Program {

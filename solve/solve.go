@@ -91,7 +91,13 @@ type Program struct {
 	hints                  []hint
 	segs                   []segment
 	q                      *big.Int
-	results                sync.Pool // of *Result, for Solve to reuse (see Release)
+
+	// free holds released results for Solve to reuse. It never holds more
+	// than were in use at once, and keeps them: a sync.Pool would lose them
+	// at every collection, and a new 2^20 result is 128 MiB to fault in and
+	// zero (half again the time of a solve on the GPU machine).
+	mu   sync.Mutex
+	free []*Result
 }
 
 // parallelLevel is the size from which a level's ops are spread over cores.
@@ -298,29 +304,63 @@ type Result struct {
 // inputs without the constant wire, then the secret inputs. The vectors may
 // be ones an earlier result gave back by Release.
 func (p *Program) Solve(witness fr.Vector) (*Result, error) {
-	res, _ := p.results.Get().(*Result)
-	if res == nil {
-		res = &Result{
-			W: make(fr.Vector, p.nbWires),
-			A: make(fr.Vector, p.nbConstraints),
-			B: make(fr.Vector, p.nbConstraints),
-			C: make(fr.Vector, p.nbConstraints),
-		}
-	}
+	res := p.get()
 	if err := p.SolveInto(witness, res); err != nil {
-		p.results.Put(res)
+		p.Release(res)
 		return nil, err
 	}
 	return res, nil
 }
 
-// Release gives a result of Solve back for a later Solve to reuse, once
-// nothing reads its vectors any more. At 2^20 constraints a result is 128 MiB
-// that would otherwise be allocated, zeroed and collected per solve.
-func (p *Program) Release(res *Result) {
-	if res != nil && len(res.W) == p.nbWires && len(res.A) == p.nbConstraints {
-		p.results.Put(res)
+func (p *Program) get() *Result {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		res := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return res
 	}
+	p.mu.Unlock()
+	return p.newResult()
+}
+
+func (p *Program) newResult() *Result {
+	return &Result{
+		W: make(fr.Vector, p.nbWires),
+		A: make(fr.Vector, p.nbConstraints),
+		B: make(fr.Vector, p.nbConstraints),
+		C: make(fr.Vector, p.nbConstraints),
+	}
+}
+
+// Release gives a result of Solve back for a later Solve to reuse, once
+// nothing reads its vectors any more.
+func (p *Program) Release(res *Result) {
+	if res == nil || len(res.W) != p.nbWires || len(res.A) != p.nbConstraints || len(res.B) != p.nbConstraints || len(res.C) != p.nbConstraints {
+		return
+	}
+	p.mu.Lock()
+	p.free = append(p.free, res)
+	p.mu.Unlock()
+}
+
+// Reserve makes sure n results are ready for reuse, so that the first n
+// solves at once do not allocate: callers reserve one per solve they run
+// at once, before timing matters.
+func (p *Program) Reserve(n int) {
+	p.mu.Lock()
+	missing := n - len(p.free)
+	p.mu.Unlock()
+	for range missing {
+		p.Release(p.newResult())
+	}
+}
+
+// Reusable is the number of results ready for reuse.
+func (p *Program) Reusable() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
 }
 
 // SolveInto is Solve writing into res, whose vectors must have the sizes

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +229,53 @@ func BenchmarkSolve(b *testing.B) {
 				p.Release(res) // as prover.Solution.Release does after prep
 			}
 		})
+	}
+}
+
+// Results released are reused, and Reserve readies them ahead.
+func TestResultsReused(t *testing.T) {
+	r, c, l := compile(t, "mimc", 1<<12)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Reserve(2)
+	if n := p.Reusable(); n != 2 {
+		t.Fatalf("%d reusable after Reserve(2)", n)
+	}
+	a, err := p.Solve(witnessOf(t, c, l, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(a.W)
+	p.Release(a)
+	// The reused vectors hold the last solve's values: the next solve must
+	// overwrite every one of them.
+	b, err := p.Solve(witnessOf(t, c, l, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &b.W[0] != &a.W[0] {
+		t.Error("a released result was not reused")
+	}
+	if firstDiff(b.W, want) < 0 {
+		t.Error("the second partition's wires equal the first's")
+	}
+	fresh, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := fresh.Solve(witnessOf(t, c, l, 1))
+	for _, v := range []struct {
+		what      string
+		got, want fr.Vector
+	}{{"W", b.W, c2.W}, {"A", b.A, c2.A}, {"B", b.B, c2.B}, {"C", b.C, c2.C}} {
+		if i := firstDiff(v.got, v.want); i >= 0 {
+			t.Fatalf("solve into reused vectors: %s differs from a fresh solve at %d", v.what, i)
+		}
+	}
+	p.Release(&Result{W: make(fr.Vector, 1)}) // wrong sizes: ignored
+	if n := p.Reusable(); n != 1 {
+		t.Fatalf("%d reusable, want 1 (the reserved one not yet taken)", n)
 	}
 }
