@@ -54,16 +54,27 @@ const (
 	inO
 )
 
-// op is one instruction. For an R1C, terms[l:r], terms[r:o] and terms[o:end]
-// are L, R and O without the unknown term; x is the unknown wire and xinv the
-// index in inv of its coefficient's inverse (or one of the small coefficient
-// ids, handled without a multiplication). For a hint, cid indexes hints.
+// op is one instruction. For an R1C, L is consts[kl] plus the terms
+// terms[l:r], R is consts[kr] plus terms[r:o] and O is consts[ko] plus
+// terms[o:end], all without the unknown term (consts[0] is zero: no
+// constant); sl and sr are the shapes of L and R. x is the unknown wire and
+// xcoef its coefficient, whose inverse is in inv unless it is ±1. For a hint,
+// cid indexes hints.
 type op struct {
 	kind, at     uint8
+	sl, sr       uint8
 	cid          uint32
 	l, r, o, end uint32
+	kl, kr, ko   uint32
 	x, xcoef     uint32
 }
+
+// Shapes of a linear expression, for the common ones to skip the general loop.
+const (
+	leGeneral   = iota
+	leWire      // one wire, coefficient 1, no constant
+	leConstWire // a constant plus one wire with coefficient 1
+)
 
 type hint struct {
 	fn      csolver.Hint
@@ -85,6 +96,7 @@ type Program struct {
 	nbWires, nbConstraints int
 	nbPublic, nbSecret     int // as in the system, the constant wire included in nbPublic
 	coefs                  []fr.Element
+	consts                 []fr.Element          // the constant parts of linear expressions; consts[0] is zero
 	inv                    map[uint32]fr.Element // coefficient id → its inverse, for unknowns' coefficients other than ±1
 	terms                  []term
 	ops                    []op
@@ -122,6 +134,7 @@ func Compile(r *cs.R1CS) (*Program, error) {
 		nbPublic:      r.GetNbPublicVariables(),
 		nbSecret:      r.GetNbSecretVariables(),
 		coefs:         r.Coefficients,
+		consts:        make([]fr.Element, 1),
 		inv:           map[uint32]fr.Element{},
 		q:             ecc.BLS12_381.ScalarField(),
 	}
@@ -240,33 +253,56 @@ func termOf(t constraint.Term) term {
 func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool) (op, uint32, error) {
 	o := op{kind: opR1C, cid: cid}
 	var x term
-	add := func(le constraint.LinearExpression, at uint8) error {
+	// add appends le's terms but the unknown one and the constants, which
+	// it sums into consts; it returns the constant's index and the shape.
+	add := func(le constraint.LinearExpression, at uint8) (uint32, uint8, error) {
+		lo := len(p.terms)
+		var k fr.Element
+		hasK := false
 		for _, t := range le {
 			tt := termOf(t)
-			if int(tt.wire) >= len(solved) {
-				return fmt.Errorf("%w: constraint %d names wire %d of %d", ErrUnsupported, cid, tt.wire, len(solved))
+			if int(tt.wire) >= len(solved) || int(tt.coef) >= len(p.coefs) {
+				return 0, 0, fmt.Errorf("%w: constraint %d names wire %d of %d, coefficient %d of %d", ErrUnsupported, cid, tt.wire, len(solved), tt.coef, len(p.coefs))
+			}
+			if tt.wire == 0 { // the constant one
+				k.Add(&k, &p.coefs[tt.coef])
+				hasK = true
+				continue
 			}
 			if solved[tt.wire] {
 				p.terms = append(p.terms, tt)
 				continue
 			}
 			if o.at != inNone {
-				return fmt.Errorf("%w: constraint %d has more than one unsolved wire", ErrUnsupported, cid)
+				return 0, 0, fmt.Errorf("%w: constraint %d has more than one unsolved wire", ErrUnsupported, cid)
 			}
 			o.at, x = at, tt
 		}
-		return nil
+		ki := uint32(0)
+		if hasK && !k.IsZero() {
+			ki = uint32(len(p.consts))
+			p.consts = append(p.consts, k)
+		}
+		shape := uint8(leGeneral)
+		if ts := p.terms[lo:]; len(ts) == 1 && ts[0].coef == constraint.CoeffIdOne {
+			shape = leWire
+			if ki != 0 {
+				shape = leConstWire
+			}
+		}
+		return ki, shape, nil
 	}
+	var err error
 	o.l = uint32(len(p.terms))
-	if err := add(c.L, inL); err != nil {
+	if o.kl, o.sl, err = add(c.L, inL); err != nil {
 		return o, 0, err
 	}
 	o.r = uint32(len(p.terms))
-	if err := add(c.R, inR); err != nil {
+	if o.kr, o.sr, err = add(c.R, inR); err != nil {
 		return o, 0, err
 	}
 	o.o = uint32(len(p.terms))
-	if err := add(c.O, inO); err != nil {
+	if o.ko, _, err = add(c.O, inO); err != nil {
 		return o, 0, err
 	}
 	o.end = uint32(len(p.terms))
@@ -438,15 +474,29 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 			continue
 		}
 		a, b, c := &res.A[o.cid], &res.B[o.cid], &res.C[o.cid]
-		p.eval(terms[o.l:o.r], w, a)
-		p.eval(terms[o.r:o.o], w, b)
-		if o.at == inO && o.o == o.end && o.xcoef == constraint.CoeffIdOne {
+		switch o.sl {
+		case leWire:
+			*a = w[terms[o.l].wire]
+		case leConstWire:
+			a.Add(&p.consts[o.kl], &w[terms[o.l].wire])
+		default:
+			p.eval(o.kl, terms[o.l:o.r], w, a)
+		}
+		switch o.sr {
+		case leWire:
+			*b = w[terms[o.r].wire]
+		case leConstWire:
+			b.Add(&p.consts[o.kr], &w[terms[o.r].wire])
+		default:
+			p.eval(o.kr, terms[o.r:o.o], w, b)
+		}
+		if o.at == inO && o.o == o.end && o.ko == 0 && o.xcoef == constraint.CoeffIdOne {
 			// x = a·b, the most common constraint: nothing else to add.
 			c.Mul(a, b)
 			w[o.x] = *c
 			continue
 		}
-		p.eval(terms[o.o:o.end], w, c)
+		p.eval(o.ko, terms[o.o:o.end], w, c)
 		var v fr.Element // the unknown term's value, coef·x
 		switch o.at {
 		case inNone:
@@ -495,15 +545,10 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 	return nil
 }
 
-// eval sets r to the sum of the terms. The first term is assigned rather
-// than added to zero: most linear expressions have one or two terms.
-func (p *Program) eval(ts []term, w fr.Vector, r *fr.Element) {
-	if len(ts) == 0 {
-		r.SetZero()
-		return
-	}
-	p.term(ts[0], w, r)
-	for _, t := range ts[1:] {
+// eval sets r to consts[k] plus the sum of the terms.
+func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
+	*r = p.consts[k]
+	for _, t := range ts {
 		switch t.coef {
 		case constraint.CoeffIdZero:
 		case constraint.CoeffIdOne:
@@ -518,8 +563,8 @@ func (p *Program) eval(ts []term, w fr.Vector, r *fr.Element) {
 	}
 }
 
-// term sets r to coef·wire. Constants (coefficients of wire 0) and bits
-// need no multiplication; in circuits of bits most terms are such.
+// term sets r to coef·wire. Bits need no multiplication; in circuits of
+// bits most terms are such.
 func (p *Program) term(t term, w fr.Vector, r *fr.Element) {
 	x := &w[t.wire]
 	switch t.coef {
@@ -547,7 +592,7 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO) error {
 	in, out := io.sized(len(h.inputs), int(h.n))
 	for i, ts := range h.inputs {
 		var v fr.Element
-		p.eval(ts, w, &v)
+		p.eval(0, ts, w, &v)
 		v.BigInt(in[i])
 	}
 	if err := h.fn(p.q, in, out); err != nil {

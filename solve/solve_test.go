@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -277,5 +278,36 @@ func TestResultsReused(t *testing.T) {
 	p.Release(&Result{W: make(fr.Vector, 1)}) // wrong sizes: ignored
 	if n := p.Reusable(); n != 1 {
 		t.Fatalf("%d reusable, want 1 (the reserved one not yet taken)", n)
+	}
+}
+
+// BenchmarkConcurrent runs 1 to 4 solves of mimc at 2^18 at once, as a GPU
+// device's workers do, and reports the time per constraint of each solve.
+func BenchmarkConcurrent(b *testing.B) {
+	r, c, l := compile(b, "mimc", 1<<18)
+	p, err := Compile(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := witnessOf(b, c, l, 0)
+	for _, n := range []int{1, 2, 3, 4} {
+		p.Reserve(n)
+		b.Run(fmt.Sprintf("solves=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range n {
+					wg.Go(func() {
+						res, err := p.Solve(v)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						p.Release(res)
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.Constraints()), "ns/constraint")
+		})
 	}
 }
