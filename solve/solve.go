@@ -474,6 +474,8 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 			continue
 		}
 		a, b, c := &res.A[o.cid], &res.B[o.cid], &res.C[o.cid]
+		// L and R by shape, written out twice: a helper is not inlined,
+		// and the call costs a tenth of a constraint.
 		switch o.sl {
 		case leWire:
 			*a = w[terms[o.l].wire]

@@ -36,7 +36,8 @@ func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit,
 	return ccs.(*cs.R1CS), c, l
 }
 
-func witnessOf(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) fr.Vector {
+// fullWitness is gnark's witness of one partition.
+func fullWitness(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) witness.Witness {
 	t.Helper()
 	a, err := c.Assign(l, []byte("solve-test"), part)
 	if err != nil {
@@ -46,21 +47,31 @@ func witnessOf(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) fr
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w.Vector().(fr.Vector)
+	return w
+}
+
+func witnessOf(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) fr.Vector {
+	return fullWitness(t, c, l, part).Vector().(fr.Vector)
 }
 
 func gnarkSolve(t testing.TB, r *cs.R1CS, c circuits.Circuit, l circuits.Layout, part int) *cs.R1CSSolution {
 	t.Helper()
-	a, _ := c.Assign(l, []byte("solve-test"), part)
-	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := r.Solve(w)
+	sol, err := r.Solve(fullWitness(t, c, l, part))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sol.(*cs.R1CSSolution)
+}
+
+// program compiles a circuit and lays it out for this solver.
+func program(t testing.TB, name string, target int) (*Program, *cs.R1CS, circuits.Circuit, circuits.Layout) {
+	t.Helper()
+	r, c, l := compile(t, name, target)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r, c, l
 }
 
 func firstDiff(a, b fr.Vector) int {
@@ -84,11 +95,7 @@ func TestMatchesGnark(t *testing.T) {
 		target int
 	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, c, l := compile(t, tc.name, tc.target)
-			p, err := Compile(r)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, r, c, l := program(t, tc.name, tc.target)
 			for part := range 2 {
 				want := gnarkSolve(t, r, c, l, part)
 				got, err := p.Solve(witnessOf(t, c, l, part))
@@ -111,11 +118,7 @@ func TestMatchesGnark(t *testing.T) {
 // sha at 2^16 has levels above parallelLevel (the checks that its inputs
 // are bits): its comparison with gnark covers the parallel path.
 func TestSHAHasParallelLevels(t *testing.T) {
-	r, _, _ := compile(t, "sha", 1<<16)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, _, _ := program(t, "sha", 1<<16)
 	n := 0
 	for _, s := range p.segs {
 		if s.parallel {
@@ -128,39 +131,22 @@ func TestSHAHasParallelLevels(t *testing.T) {
 }
 
 func TestUnsatisfiedNamesConstraint(t *testing.T) {
-	r, c, l := compile(t, "mimc", 1<<12)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r, c, l := program(t, "mimc", 1<<12)
 	w := witnessOf(t, c, l, 0)
 	w[0].SetUint64(12345) // the public digest
-	_, err = p.Solve(w)
+	_, err := p.Solve(w)
 	if !errors.Is(err, ErrUnsatisfied) || !strings.Contains(err.Error(), "constraint #") {
 		t.Fatalf("got %v, want ErrUnsatisfied naming the constraint", err)
 	}
-	if _, err := r.Solve(mustWitness(t, c, l, w)); err == nil {
+	full := fullWitness(t, c, l, 0)
+	copy(full.Vector().(fr.Vector), w)
+	if _, err := r.Solve(full); err == nil {
 		t.Fatal("gnark accepts the witness this solver refused")
 	}
 }
 
-func mustWitness(t *testing.T, c circuits.Circuit, l circuits.Layout, v fr.Vector) witness.Witness {
-	t.Helper()
-	a, _ := c.Assign(l, []byte("solve-test"), 0)
-	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(w.Vector().(fr.Vector), v)
-	return w
-}
-
 func TestRefusesBadSizes(t *testing.T) {
-	r, c, l := compile(t, "mimc", 1<<12)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, c, l := program(t, "mimc", 1<<12)
 	w := witnessOf(t, c, l, 0)
 	if _, err := p.Solve(w[:len(w)-1]); err == nil {
 		t.Error("a short witness was accepted")
@@ -206,13 +192,8 @@ func BenchmarkSolve(b *testing.B) {
 		name   string
 		target int
 	}{{"mimc", 1 << 16}, {"sha", 1 << 16}} {
-		r, c, l := compile(b, tc.name, tc.target)
-		p, err := Compile(r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, _ := c.Assign(l, []byte("solve-test"), 0)
-		w, _ := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+		p, r, c, l := program(b, tc.name, tc.target)
+		w := fullWitness(b, c, l, 0)
 		v := w.Vector().(fr.Vector)
 		b.Run(fmt.Sprintf("%s/gnark", tc.name), func(b *testing.B) {
 			for b.Loop() {
@@ -235,11 +216,7 @@ func BenchmarkSolve(b *testing.B) {
 
 // Results released are reused, and Reserve readies them ahead.
 func TestResultsReused(t *testing.T) {
-	r, c, l := compile(t, "mimc", 1<<12)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r, c, l := program(t, "mimc", 1<<12)
 	p.Reserve(2)
 	if n := p.Reusable(); n != 2 {
 		t.Fatalf("%d reusable after Reserve(2)", n)
@@ -284,11 +261,7 @@ func TestResultsReused(t *testing.T) {
 // BenchmarkConcurrent runs 1 to 4 solves of mimc at 2^18 at once, as a GPU
 // device's workers do, and reports the time per constraint of each solve.
 func BenchmarkConcurrent(b *testing.B) {
-	r, c, l := compile(b, "mimc", 1<<18)
-	p, err := Compile(r)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, _, c, l := program(b, "mimc", 1<<18)
 	v := witnessOf(b, c, l, 0)
 	for _, n := range []int{1, 2, 3, 4} {
 		p.Reserve(n)
