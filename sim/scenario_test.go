@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/trace"
 )
@@ -256,4 +258,71 @@ func TestPredictionScenariosRun(t *testing.T) {
 			t.Errorf("%s: complete %v, %d proved, %d failed", f, r.Complete, r.Partitions, r.Failed)
 		}
 	}
+}
+
+// The simulator against the hardware, on runs its profiles were not fitted
+// to: the profiles of docs/predictions/h200-mimc{1m,4m}-solve.json hold the
+// solo stage costs of one one-worker trace each (budget × 1 worker), and the
+// jobs with 2 and 3 workers under every design are compared with what the
+// H200 measured in the same run (docs/runs/h200-solver/bench-*.txt, whole
+// card).
+func TestH200PredictionsMatchHardware(t *testing.T) {
+	t.Chdir("..")
+	for _, size := range []string{"1m", "4m"} {
+		log2 := map[string]string{"1m": "20", "4m": "22"}[size]
+		measured := readBenchTable(t, "docs/runs/h200-solver/bench-mimc"+size+".txt")
+		s, err := LoadScenario("docs/predictions/h200-mimc" + size + "-solve-job.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, design := range actors.Designs {
+			for _, workers := range []int{2, 3} {
+				m, ok := measured[fmt.Sprintf("%s/%d", design, workers)]
+				if !ok {
+					t.Fatalf("%s: no measured row for %s × %d", size, design, workers)
+				}
+				res, err := Run(s, Options{Design: design, Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := res.Report
+				errPct := 100 * (r.SecondsPerJob10 - m.sPerJob) / m.sPerJob
+				t.Logf("2^%s %s × %d: predicted %.2f s, %.1f %% busy; measured %.2f s, %.0f %% (%+.1f %%)",
+					log2, design, workers, r.SecondsPerJob10, r.GPUBusyPct, m.sPerJob, m.busy, errPct)
+				if math.Abs(errPct) > 15 || math.Abs(r.GPUBusyPct-m.busy) > 8 {
+					t.Errorf("2^%s %s × %d: predicted %.2f s at %.1f %% busy, measured %.2f s at %.0f %%",
+						log2, design, workers, r.SecondsPerJob10, r.GPUBusyPct, m.sPerJob, m.busy)
+				}
+			}
+		}
+	}
+}
+
+type benchRow struct{ sPerJob, busy float64 }
+
+// readBenchTable reads the whole-card rows of a `cuzk bench prove --backend
+// gpu` table: design, workers, "card", s/job, busy %, …
+func readBenchTable(t *testing.T, path string) map[string]benchRow {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]benchRow{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[2] != "card" {
+			continue
+		}
+		s, err1 := strconv.ParseFloat(f[3], 64)
+		busy, err2 := strconv.ParseFloat(strings.TrimSuffix(f[4], "%"), 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		rows[f[0]+"/"+f[1]] = benchRow{s, busy}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: no rows", path)
+	}
+	return rows
 }
