@@ -201,6 +201,49 @@ func TestFailingStageIsRetriedThenFailedWithReason(t *testing.T) {
 	}
 }
 
+// With a backoff, a failed partition is not tried again until the backoff
+// has passed, doubling with each failure (without one, for comparison in the
+// log, it is tried at once).
+func TestRetryBackoff(t *testing.T) {
+	const backoff = 40 * time.Millisecond
+	for _, b := range []time.Duration{0, backoff} {
+		exec := newFakeExec(time.Millisecond, time.Millisecond)
+		exec.failures["r/0 prep"] = 2
+		r := newRig(t, Config{Design: "budget", WorkersPerDevice: 2, MaxAttempts: 3, RetryBackoff: b}, 1, 64*gib, exec)
+		if err := r.eng.Submit(JobSpec{ID: "r", Partitions: 2, VRAM: gib}); err != nil {
+			t.Fatal(err)
+		}
+		if e := r.rec.wait(t, 1)[0]; e.Err != "" || e.Count != 2 {
+			t.Fatalf("backoff %v: job %+v", b, e)
+		}
+		// The waits between each retry and the next start of the partition.
+		var waits []time.Duration
+		var retryAt time.Duration = -1
+		for _, e := range r.rec.all() {
+			if e.Partition != (PartitionID{"r", 0}) {
+				continue
+			}
+			switch {
+			case e.Kind == EvPartitionRetry:
+				retryAt = e.At
+			case e.Kind == EvStageStart && e.Stage == StageSynthesize && retryAt >= 0:
+				waits = append(waits, e.At-retryAt)
+				retryAt = -1
+			}
+		}
+		if len(waits) != 2 {
+			t.Fatalf("backoff %v: %d retries started, want 2", b, len(waits))
+		}
+		for i, w := range waits {
+			want := b << i
+			if w < want {
+				t.Errorf("backoff %v: retry %d started after %v, want at least %v", b, i+1, w, want)
+			}
+		}
+		t.Logf("backoff %v: retries started after %v", b, waits)
+	}
+}
+
 func TestPanicsDoNotLosePartitions(t *testing.T) {
 	exec := newFakeExec(time.Millisecond, 2*time.Millisecond)
 	exec.panics["p/1 b_g2"] = 1

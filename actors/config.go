@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cuzk/cuzk/gpu"
 )
@@ -58,9 +59,16 @@ type Config struct {
 	Design           string // one of Designs; default "budget"
 	WorkersPerDevice int    // default 3
 	MaxAttempts      int    // tries per partition before it is failed; default 3
-	Pool             gpu.PoolPolicy
-	Observer         Observer // may be nil
-	Journal          Journal  // may be nil: nothing is recorded
+	// RetryBackoff is how long a failed partition waits before it is queued
+	// again: RetryBackoff after its first failure, doubling with each
+	// further one up to 32 times it. Zero queues it again at once. A wait
+	// lets a partition that failed for want of memory come back after the
+	// partitions holding it have moved on, instead of failing again beside
+	// them.
+	RetryBackoff time.Duration
+	Pool         gpu.PoolPolicy
+	Observer     Observer // may be nil
+	Journal      Journal  // may be nil: nothing is recorded
 }
 
 // WithDefaults returns c with its zero fields set to the defaults.
@@ -94,6 +102,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 1 {
 		return fmt.Errorf("max attempts must be at least 1, got %d", c.MaxAttempts)
+	}
+	if c.RetryBackoff < 0 {
+		return fmt.Errorf("retry backoff must not be negative, got %s", c.RetryBackoff)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -75,11 +76,23 @@ func (s *scheduler) Receive(c actor.Context) {
 		s.idle[m.device] = append(s.idle[m.device], idleWorker{m.worker, m.pid})
 		s.dispatch(c)
 	case attemptEnded:
-		s.ended(m)
+		s.ended(c, m)
 		s.idle[m.device] = append(s.idle[m.device], idleWorker{m.worker, m.pid})
 		s.busy[m.device]--
 		s.dispatch(c)
+	case retryDue:
+		s.enqueue(m.q)
+		s.dispatch(c)
 	}
+}
+
+// retryDue queues a failed partition again once its backoff has passed.
+type retryDue struct{ q queued }
+
+// backoff is the wait before the next attempt of a partition that has
+// failed attempts times.
+func (s *scheduler) backoff(attempts int) time.Duration {
+	return s.env.cfg.RetryBackoff << min(max(attempts-1, 0), 5)
 }
 
 func (s *scheduler) accept(spec JobSpec) {
@@ -142,7 +155,7 @@ func (s *scheduler) dispatch(c actor.Context) {
 				// The worker is still idle; the attempt counts as failed.
 				s.busy[dev]--
 				s.idle[dev] = append([]idleWorker{w}, s.idle[dev]...)
-				s.ended(attemptEnded{device: dev, worker: w.worker, attempt: s.attempt, p: p,
+				s.ended(c, attemptEnded{device: dev, worker: w.worker, attempt: s.attempt, p: p,
 					err: fmt.Errorf("%s: record attempt: %w", p, err)})
 				continue
 			}
@@ -151,7 +164,7 @@ func (s *scheduler) dispatch(c actor.Context) {
 	}
 }
 
-func (s *scheduler) ended(m attemptEnded) {
+func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 	q, ok := s.inflight[m.attempt]
 	if !ok {
 		return
@@ -170,7 +183,11 @@ func (s *scheduler) ended(m attemptEnded) {
 		s.release(p)
 	case q.attempts < s.env.cfg.MaxAttempts:
 		s.env.emit(Event{Kind: EvPartitionRetry, Device: m.device, Worker: m.worker, Partition: p, Count: q.attempts, Err: m.err.Error()})
-		s.enqueue(q)
+		if d := s.backoff(q.attempts); d > 0 {
+			s.env.rt.After(c.Self(), d, retryDue{q})
+		} else {
+			s.enqueue(q)
+		}
 	default:
 		j.settled[q.part] = true
 		j.left--

@@ -45,6 +45,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed"},
+		&cli.DurationFlag{Name: "retry-backoff", Usage: "wait before a failed partition is tried again, doubling with each failure (e.g. 200ms; 0: at once)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics on this address while proving (e.g. :9400)"},
 		&cli.StringFlag{Name: "trace", Usage: "write lease and stage events to this file as a Chrome trace (open in Perfetto)"},
 		&cli.StringFlag{Name: "store", Usage: "checkpoint the job and every partition in this store directory (resume with cuzk resume)"},
@@ -273,7 +274,7 @@ type proveJSON struct {
 // runSettings reads the flags that say how to run, shared by prove and resume:
 // the actors' config, the device indices and the VRAM limit.
 func runSettings(c *cli.Context) (cfg actors.Config, indices []int, vram int64, err error) {
-	cfg = actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts")}.WithDefaults()
+	cfg = actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts"), RetryBackoff: c.Duration("retry-backoff")}.WithDefaults()
 	if err = cfg.Validate(); err != nil {
 		return
 	}

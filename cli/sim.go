@@ -28,6 +28,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Usage: "override the workers per device"},
 			&cli.Uint64Flag{Name: "seed", Usage: "override the scenario's seed"},
 			&cli.Float64Flag{Name: "vram-gib", Usage: "override the device memory, GiB"},
+			&cli.DurationFlag{Name: "retry-backoff", Usage: "override the scenario's retry backoff (e.g. 500ms)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
@@ -118,6 +119,10 @@ func runSim(c *cli.Context) error {
 		return err
 	}
 	o := sim.Options{Design: c.String("design"), Workers: c.Int("workers"), VRAMGiB: c.Float64("vram-gib")}
+	if c.IsSet("retry-backoff") {
+		d := c.Duration("retry-backoff")
+		o.RetryBackoff = &d
+	}
 	if c.IsSet("seed") {
 		seed := c.Uint64("seed")
 		o.Seed = &seed

@@ -27,6 +27,8 @@ type Scenario struct {
 	Design           string        `json:"design"`
 	WorkersPerDevice int           `json:"workers_per_device"`
 	MaxAttempts      int           `json:"max_attempts,omitempty"`
+	// RetryBackoffMS is actors.Config.RetryBackoff in milliseconds.
+	RetryBackoffMS float64 `json:"retry_backoff_ms,omitempty"`
 	Pool             *PoolConfig   `json:"pool,omitempty"`
 	Jobs             []JobConfig   `json:"jobs"`
 	Faults           []FaultConfig `json:"faults,omitempty"`
@@ -124,6 +126,9 @@ func (s *Scenario) validate() error {
 	if s.MaxAttempts < 0 {
 		return fmt.Errorf("field max_attempts: must be at least 1, got %d", s.MaxAttempts)
 	}
+	if s.RetryBackoffMS < 0 {
+		return fmt.Errorf("field retry_backoff_ms: must not be negative, got %g", s.RetryBackoffMS)
+	}
 	if s.MaxTimeS < 0 {
 		return fmt.Errorf("field max_time_s: must be positive, got %g", s.MaxTimeS)
 	}
@@ -193,6 +198,8 @@ type Options struct {
 	VRAMGiB float64
 	// Pool replaces the scenario's pool policy when set.
 	Pool *gpu.PoolPolicy
+	// RetryBackoff replaces the scenario's retry backoff when set.
+	RetryBackoff *time.Duration
 	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
 	// Observer, when set, also receives every event of the actors (a
@@ -248,12 +255,16 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	if o.Pool != nil {
 		pool = *o.Pool
 	}
-	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool}
+	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool,
+		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond))}
 	if o.Design != "" {
 		r.cfg.Design = o.Design
 	}
 	if o.Workers > 0 {
 		r.cfg.WorkersPerDevice = o.Workers
+	}
+	if o.RetryBackoff != nil {
+		r.cfg.RetryBackoff = *o.RetryBackoff
 	}
 	r.cfg = r.cfg.WithDefaults()
 	if err := r.cfg.Validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -325,4 +326,31 @@ func readBenchTable(t *testing.T, path string) map[string]benchRow {
 		t.Fatalf("%s: no rows", path)
 	}
 	return rows
+}
+
+// Phase 10's split-devsync on the 16 GiB card OOMs when its three workers'
+// partitions meet; retried at once, a partition meets them again and some
+// fail for good. With a retry backoff the model's same OOMs are retried
+// after the others have moved on, and every partition is proved.
+func TestRetryBackoffSavesPartitions(t *testing.T) {
+	s, err := LoadScenario("phase10-devsync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[time.Duration]int{}
+	for _, b := range []time.Duration{0, 250 * time.Millisecond} {
+		res, err := Run(s, Options{RetryBackoff: &b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Report
+		if !r.Complete || r.OOMs == 0 {
+			t.Fatalf("backoff %v: complete %v, %d OOMs", b, r.Complete, r.OOMs)
+		}
+		failed[b] = r.Failed
+		t.Logf("backoff %v: %d proved, %d failed, %d OOMs", b, r.Partitions, r.Failed, r.OOMs)
+	}
+	if failed[0] == 0 || failed[250*time.Millisecond] != 0 {
+		t.Errorf("failed partitions: %d without backoff, %d with 250 ms; want some, then none", failed[0], failed[250*time.Millisecond])
+	}
 }
