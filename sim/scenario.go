@@ -23,15 +23,15 @@ type Scenario struct {
 	Seed        uint64 `json:"seed"`
 	Devices     int    `json:"devices"`
 	// VRAMGiB overrides the profile's device memory when positive.
-	VRAMGiB          float64       `json:"vram_gib,omitempty"`
-	Design           string        `json:"design"`
-	WorkersPerDevice int           `json:"workers_per_device"`
-	MaxAttempts      int           `json:"max_attempts,omitempty"`
+	VRAMGiB          float64 `json:"vram_gib,omitempty"`
+	Design           string  `json:"design"`
+	WorkersPerDevice int     `json:"workers_per_device"`
+	MaxAttempts      int     `json:"max_attempts,omitempty"`
 	// RetryBackoffMS is actors.Config.RetryBackoff in milliseconds.
-	RetryBackoffMS float64 `json:"retry_backoff_ms,omitempty"`
-	Pool             *PoolConfig   `json:"pool,omitempty"`
-	Jobs             []JobConfig   `json:"jobs"`
-	Faults           []FaultConfig `json:"faults,omitempty"`
+	RetryBackoffMS float64       `json:"retry_backoff_ms,omitempty"`
+	Pool           *PoolConfig   `json:"pool,omitempty"`
+	Jobs           []JobConfig   `json:"jobs"`
+	Faults         []FaultConfig `json:"faults,omitempty"`
 	// MaxTimeS bounds the virtual time of a run (default one day); a run that
 	// reaches it reports the work left undone.
 	MaxTimeS float64 `json:"max_time_s,omitempty"`
