@@ -79,9 +79,13 @@ const (
 type hint struct {
 	fn      csolver.Hint
 	name    string
+	bits    bool // gnark's bit decomposition, done without big.Int (see runHint)
 	inputs  [][]term
 	out0, n uint32
 }
+
+// nBitsHint is the name of gnark's bit decomposition hint (api.ToBinary).
+const nBitsHint = "github.com/consensys/gnark/std/math/bits.nBits"
 
 // segment is a run of ops solved in order, or, when parallel, one level of
 // independent ops solved on several cores.
@@ -178,6 +182,7 @@ func Compile(r *cs.R1CS) (*Program, error) {
 					return nil, fmt.Errorf("%w: hint %d is not registered", ErrUnsupported, h.HintID)
 				}
 				hh := hint{fn: fn, name: csolver.GetHintName(fn), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
+				hh.bits = hh.name == nBitsHint && len(h.Inputs) == 1
 				for _, in := range h.Inputs {
 					ts := make([]term, 0, len(in))
 					for _, t := range in {
@@ -558,39 +563,39 @@ func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 		case constraint.CoeffIdMinusOne:
 			r.Sub(r, &w[t.wire])
 		default:
-			var m fr.Element
-			p.term(t, w, &m)
-			r.Add(r, &m)
-		}
-	}
-}
-
-// term sets r to coef·wire. Bits need no multiplication; in circuits of
-// bits most terms are such.
-func (p *Program) term(t term, w fr.Vector, r *fr.Element) {
-	x := &w[t.wire]
-	switch t.coef {
-	case constraint.CoeffIdZero:
-		r.SetZero()
-	case constraint.CoeffIdOne:
-		*r = *x
-	case constraint.CoeffIdTwo:
-		r.Double(x)
-	case constraint.CoeffIdMinusOne:
-		r.Neg(x)
-	default:
-		switch {
-		case x.IsZero():
-			r.SetZero()
-		case x.IsOne():
-			*r = p.coefs[t.coef]
-		default:
-			r.Mul(&p.coefs[t.coef], x)
+			// As term, without the call: in circuits of bits most
+			// terms are 0 or 1 and need no multiplication.
+			x := &w[t.wire]
+			switch {
+			case x.IsZero():
+			case x.IsOne():
+				r.Add(r, &p.coefs[t.coef])
+			default:
+				var m fr.Element
+				m.Mul(&p.coefs[t.coef], x)
+				r.Add(r, &m)
+			}
 		}
 	}
 }
 
 func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO) error {
+	if h.bits {
+		// Output i is bit i of the input's canonical value, as nBits
+		// computes with big.Int, 0 beyond its 255 bits.
+		var v fr.Element
+		p.eval(0, h.inputs[0], w, &v)
+		limbs := v.Bits()
+		out := w[h.out0 : h.out0+h.n]
+		for i := range out {
+			if i < 256 && limbs[i/64]>>(i%64)&1 == 1 {
+				out[i].SetOne()
+			} else {
+				out[i].SetZero()
+			}
+		}
+		return nil
+	}
 	in, out := io.sized(len(h.inputs), int(h.n))
 	for i, ts := range h.inputs {
 		var v fr.Element

@@ -130,6 +130,21 @@ func TestSHAHasParallelLevels(t *testing.T) {
 	}
 }
 
+// sha's bit decompositions (api.ToBinary) take the path without big.Int:
+// its comparison with gnark covers that path.
+func TestSHABitsAreNative(t *testing.T) {
+	p, _, _, _ := program(t, "sha", 1<<12)
+	native := 0
+	for _, h := range p.hints {
+		if h.bits {
+			native++
+		}
+	}
+	if native == 0 || native != len(p.hints) {
+		t.Fatalf("%d of %d hints decomposed natively", native, len(p.hints))
+	}
+}
+
 func TestUnsatisfiedNamesConstraint(t *testing.T) {
 	p, r, c, l := program(t, "mimc", 1<<12)
 	w := witnessOf(t, c, l, 0)
