@@ -382,24 +382,33 @@ func cpuMSM(t testing.TB, points []bls12381.G1Affine, scalars []fr.Element) bls1
 	return r
 }
 
-func gpuMSM(t testing.TB, d *Device, points []bls12381.G1Affine, scalars any, n int, form ScalarForm, opt MSMOptions) bls12381.G1Affine {
+// uploadMSM puts an MSM's points and scalars ([]fr.Element or [][4]uint64)
+// on the device; free frees both.
+func uploadMSM[P any](t testing.TB, d *Device, points []P, scalars any) (pp, ps Ptr, free func()) {
 	t.Helper()
-	pp, err := Upload(d, points, DefaultStream)
-	if err != nil {
+	var err error
+	if pp, err = Upload(d, points, DefaultStream); err != nil {
 		t.Fatal(err)
 	}
-	defer d.Free(pp)
-	var ps Ptr
 	switch s := scalars.(type) {
 	case []fr.Element:
 		ps, err = Upload(d, s, DefaultStream)
 	case [][4]uint64:
 		ps, err = Upload(d, s, DefaultStream)
+	default:
+		err = fmt.Errorf("scalars of type %T", scalars)
 	}
 	if err != nil {
+		d.Free(pp)
 		t.Fatal(err)
 	}
-	defer d.Free(ps)
+	return pp, ps, func() { d.Free(pp); d.Free(ps) }
+}
+
+func gpuMSM(t testing.TB, d *Device, points []bls12381.G1Affine, scalars any, n int, form ScalarForm, opt MSMOptions) bls12381.G1Affine {
+	t.Helper()
+	pp, ps, free := uploadMSM(t, d, points, scalars)
+	defer free()
 	jac, err := d.MSM(pp, ps, n, form, opt, DefaultStream)
 	if err != nil {
 		t.Fatal(err)

@@ -49,22 +49,8 @@ func cpuMSMG2(t testing.TB, points []bls12381.G2Affine, scalars []fr.Element) bl
 
 func gpuMSMG2(t testing.TB, d *Device, points []bls12381.G2Affine, scalars any, n int, form ScalarForm, opt MSMOptions) bls12381.G2Affine {
 	t.Helper()
-	pp, err := Upload(d, points, DefaultStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free(pp)
-	var ps Ptr
-	switch s := scalars.(type) {
-	case []fr.Element:
-		ps, err = Upload(d, s, DefaultStream)
-	case [][4]uint64:
-		ps, err = Upload(d, s, DefaultStream)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free(ps)
+	pp, ps, free := uploadMSM(t, d, points, scalars)
+	defer free()
 	jac, err := d.MSMG2(pp, ps, n, form, opt, DefaultStream)
 	if err != nil {
 		t.Fatal(err)
