@@ -128,6 +128,21 @@ func TestBG2FlagIsChecked(t *testing.T) {
 	}
 }
 
+// --solver gnark proves with gnark's solver (same proofs, for comparison);
+// an unknown solver is refused.
+func TestSolverFlag(t *testing.T) {
+	keys := t.TempDir()
+	_, _, err := run(t, "prove", "--keys", keys, "--constraints", "1K", "--backend", "cpu", "--solver", "magic", "--setup-if-missing")
+	if err == nil || !strings.Contains(err.Error(), "--solver") {
+		t.Errorf("--solver magic: got %v, want an error about --solver", err)
+	}
+	out, stderr, err := run(t, "prove", "--keys", keys, "--circuit", "sha", "--constraints", "1K", "--partitions", "2", "--backend", "cpu",
+		"--solver", "gnark", "--setup-if-missing", "--json", "--out", t.TempDir())
+	if err != nil || !strings.Contains(out, `"verified": 2`) {
+		t.Fatalf("--solver gnark: %v\n%s\n%s", err, out, stderr)
+	}
+}
+
 func TestParseCount(t *testing.T) {
 	for in, want := range map[string]int{"16384": 16384, "64K": 65536, "1M": 1 << 20, "2^20": 1 << 20, "1.5K": 1536} {
 		if got, err := parseCount(in); err != nil || got != want {

@@ -23,7 +23,6 @@ func circuitFlags() []cli.Flag {
 		&cli.StringFlag{Name: "constraints", Value: defaultConstraints, Usage: "target constraints per partition (e.g. 16K, 1M, 2^20)"},
 		&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "directory that holds key sets, one per circuit and size"},
 		keygenFlag(),
-		solverFlag(),
 	}
 }
 
