@@ -43,7 +43,7 @@ func daemonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9820", Usage: "address of the HTTP API (it has no authentication: keep it on loopback)"},
 		&cli.StringFlag{Name: "out", Value: filepath.Join("build", "proofs"), Usage: "directory under which each new job's proofs go, in <out>/<job id>"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, how long to let running stages finish"},
-		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "GPU backend: free a proving key's device copy when no partition has used it this long (0: keep keys)"},
+		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "free a key set when no job has used it this long: its device copy (GPU backend) and, once no running job holds it, its host memory (0: keep keys)"},
 	)
 }
 
@@ -95,6 +95,14 @@ func daemon(c *cli.Context) error {
 		slog.Info("evicted idle keys", "device", device, "freed", gpu.FormatBytes(freed))
 	})
 	defer stopEvict()
+	// Host copies of idle key sets, on every backend.
+	if idle := c.Duration("evict-idle"); idle > 0 {
+		defer every(idleCheck(idle), func() {
+			if n := svc.ForgetIdleKeys(idle); n > 0 {
+				slog.Info("forgot idle key sets", "count", n)
+			}
+		})()
+	}
 	// Until the server runs, a failure must still stop the actors.
 	served := false
 	defer func() {

@@ -114,12 +114,30 @@ func evictIdleKeys(b prover.Backend, m *metrics.Metrics, idle time.Duration, log
 	if !ok || idle <= 0 {
 		return func() {}
 	}
-	every := min(max(idle/4, 10*time.Millisecond), 30*time.Second)
+	return every(idleCheck(idle), func() {
+		for _, i := range h.Devices() {
+			freed, err := h.EvictIdleOn(i, idle)
+			m.KeysEvicted(i, freed)
+			if freed > 0 || err != nil {
+				log(i, freed, err)
+			}
+		}
+		reportKeys(b, m)
+	})
+}
+
+// idleCheck is how often to look for what has been idle for idle.
+func idleCheck(idle time.Duration) time.Duration {
+	return min(max(idle/4, 10*time.Millisecond), 30*time.Second)
+}
+
+// every runs f every period until stop, which waits for a run in progress.
+func every(period time.Duration, f func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(every)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
@@ -127,14 +145,7 @@ func evictIdleKeys(b prover.Backend, m *metrics.Metrics, idle time.Duration, log
 				return
 			case <-t.C:
 			}
-			for _, i := range h.Devices() {
-				freed, err := h.EvictIdleOn(i, idle)
-				m.KeysEvicted(i, freed)
-				if freed > 0 || err != nil {
-					log(i, freed, err)
-				}
-			}
-			reportKeys(b, m)
+			f()
 		}
 	}()
 	return func() {

@@ -71,8 +71,9 @@ type Service struct {
 	// two submissions of one id cannot both pass the check.
 	submitMu sync.Mutex
 
-	keysMu sync.Mutex
-	keys   map[string]*prover.Keys // by absolute key directory
+	keysMu  sync.Mutex
+	keys    map[string]*prover.Keys // by absolute key directory
+	keyUsed map[string]time.Time    // when Keys last returned them
 
 	mu      sync.Mutex
 	jobs    map[string]*tracked
@@ -84,10 +85,12 @@ type Service struct {
 
 // tracked is what the service knows of a job it submitted, from the events.
 type tracked struct {
-	done  chan struct{} // closed at EvJobDone
-	err   string        // EvJobDone's error: partitions failed
-	live  map[int]Running
-	ended bool
+	done    chan struct{} // closed at EvJobDone
+	err     string        // EvJobDone's error: partitions failed
+	live    map[int]Running
+	ended   bool
+	keys    *prover.Keys
+	endedAt time.Time
 }
 
 // Running is where a partition in flight is: the stage it is in (or last
@@ -139,7 +142,7 @@ func StartService(opt ServiceOptions) (*Service, error) {
 	if opt.Backend == nil {
 		return nil, errors.New("start service: no backend")
 	}
-	s := &Service{opt: opt, st: opt.Store, keys: map[string]*prover.Keys{},
+	s := &Service{opt: opt, st: opt.Store, keys: map[string]*prover.Keys{}, keyUsed: map[string]time.Time{},
 		jobs: map[string]*tracked{}, refused: map[string]string{}, outs: map[string]string{},
 		closing: make(chan struct{})}
 	s.journal = NewStoreJournal(opt.Store)
@@ -168,6 +171,7 @@ func (s *Service) Keys(dir, circuit string, layout circuits.Layout, load KeyLoad
 	s.keysMu.Lock()
 	defer s.keysMu.Unlock()
 	if k, ok := s.keys[abs]; ok && k.Circuit == circuit && (layout == nil || k.Layout.Equal(layout)) {
+		s.keyUsed[abs] = time.Now()
 		return k, nil
 	}
 	k, err := load(dir, circuit, layout)
@@ -180,7 +184,44 @@ func (s *Service) Keys(dir, circuit string, layout circuits.Layout, load KeyLoad
 		}
 	}
 	s.keys[abs] = k
+	s.keyUsed[abs] = time.Now()
 	return k, nil
+}
+
+// ForgetIdleKeys drops the key sets that no running job uses and that no job
+// has used for idle (since Keys returned them or since their last job
+// ended), and returns how many. Their host memory (constraint system,
+// proving key, the solver's reusable solutions) is then the collector's; a
+// later job loads them again. Device copies are the backend's to evict.
+func (s *Service) ForgetIdleKeys(idle time.Duration) int {
+	now := time.Now()
+	inUse := map[*prover.Keys]bool{}
+	lastEnd := map[*prover.Keys]time.Time{}
+	s.mu.Lock()
+	for _, t := range s.jobs {
+		if !t.ended {
+			inUse[t.keys] = true
+		} else if t.endedAt.After(lastEnd[t.keys]) {
+			lastEnd[t.keys] = t.endedAt
+		}
+	}
+	s.mu.Unlock()
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	n := 0
+	for abs, k := range s.keys {
+		last := s.keyUsed[abs]
+		if e := lastEnd[k]; e.After(last) {
+			last = e
+		}
+		if inUse[k] || now.Sub(last) < idle {
+			continue
+		}
+		delete(s.keys, abs)
+		delete(s.keyUsed, abs)
+		n++
+	}
+	return n
 }
 
 // Submit records a new job in the store and queues all its partitions. It
@@ -300,7 +341,7 @@ func (s *Service) start(sub Submission) error {
 	}
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
-	t := &tracked{done: make(chan struct{}), live: map[int]Running{}}
+	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, keys: sub.Keys}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
@@ -340,7 +381,7 @@ func (s *Service) Observe(e actors.Event) {
 		delete(t.live, e.Partition.Partition)
 	case actors.EvJobDone:
 		if !t.ended {
-			t.ended, t.err = true, e.Err
+			t.ended, t.err, t.endedAt = true, e.Err, time.Now()
 			close(t.done)
 		}
 	}

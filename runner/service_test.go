@@ -323,3 +323,52 @@ func TestServiceRetriesFailedPartitions(t *testing.T) {
 		t.Errorf("retry of an unknown job: %v, want store.ErrNotFound", err)
 	}
 }
+
+// gatedCPU is the CPU backend whose computes wait for gate to close.
+type gatedCPU struct {
+	prover.CPU
+	gate chan struct{}
+}
+
+func (g *gatedCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	<-g.gate
+	return g.CPU.Compute(ctx, k, s)
+}
+
+// Key sets no job has used for the idle time are forgotten, never those of
+// a running job; a later job loads them again.
+func TestServiceForgetsIdleKeys(t *testing.T) {
+	k := testKeys(t)
+	backend := &gatedCPU{gate: make(chan struct{})}
+	svc, _ := startServiceWith(t, t.TempDir(), backend, actors.Config{WorkersPerDevice: 1})
+	loads := 0
+	load := func(dir, circuit string, l circuits.Layout) (*prover.Keys, error) {
+		loads++
+		return k, nil
+	}
+	got, err := svc.Keys(k.Dir, k.Circuit, k.Layout, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := svc.ForgetIdleKeys(time.Hour); n != 0 {
+		t.Errorf("forgot %d key sets used just now", n)
+	}
+	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "held", Keys: got, Seed: []byte("held"), Partitions: 1},
+		Target: testTarget, Out: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := svc.ForgetIdleKeys(0); n != 0 {
+		t.Errorf("forgot %d key sets of a running job", n)
+	}
+	close(backend.gate)
+	waitDone(t, svc, "held")
+	if n := svc.ForgetIdleKeys(time.Hour); n != 0 {
+		t.Errorf("forgot %d key sets whose job just ended", n)
+	}
+	if n := svc.ForgetIdleKeys(0); n != 1 {
+		t.Errorf("forgot %d key sets once idle, want 1", n)
+	}
+	if _, err := svc.Keys(k.Dir, k.Circuit, k.Layout, load); err != nil || loads != 2 {
+		t.Errorf("keys after forgetting: %v, %d loads, want 2", err, loads)
+	}
+}
