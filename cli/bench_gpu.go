@@ -156,8 +156,8 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 	}
 
-	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s, b_g2 on the %s; GPU warm-up partition %.2f s; %d CPUs, GOMAXPROCS %d\n",
-		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, bg2Name(bg2), warm.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s, b_g2 on the %s, %s's solver; GPU warm-up partition %.2f s; %d CPUs, GOMAXPROCS %d\n",
+		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, bg2Name(bg2), k.SolverName(), warm.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	printPartitionComparison(c.App.Writer, part, c.Int("partition-runs"), gnarkPart, gnarkSolve, c.Int("gnark-runs"))
 	if all := zeros + ones + others; all > 0 {
 		fmt.Fprintf(c.App.Writer, "wire scalars of the A, B, K MSMs: %.1f%% zero (dropped), %.1f%% one (batch additions), %.1f%% other (Pippenger)\n",

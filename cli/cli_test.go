@@ -123,7 +123,7 @@ func TestBG2FlagIsChecked(t *testing.T) {
 	}
 	out, stderr, err := run(t, "prove", "--keys", keys, "--constraints", "1K", "--partitions", "1", "--backend", "cpu",
 		"--b-g2", "cpu", "--setup-if-missing", "--json", "--out", t.TempDir())
-	if err != nil || !strings.Contains(out, `"b_g2": "cpu"`) {
+	if err != nil || !strings.Contains(out, `"b_g2": "cpu"`) || !strings.Contains(out, `"solver": "cuzk"`) {
 		t.Fatalf("--b-g2 cpu on the CPU backend: %v\n%s\n%s", err, out, stderr)
 	}
 }
@@ -138,7 +138,7 @@ func TestSolverFlag(t *testing.T) {
 	}
 	out, stderr, err := run(t, "prove", "--keys", keys, "--circuit", "sha", "--constraints", "1K", "--partitions", "2", "--backend", "cpu",
 		"--solver", "gnark", "--setup-if-missing", "--json", "--out", t.TempDir())
-	if err != nil || !strings.Contains(out, `"verified": 2`) {
+	if err != nil || !strings.Contains(out, `"verified": 2`) || !strings.Contains(out, `"solver": "gnark"`) {
 		t.Fatalf("--solver gnark: %v\n%s\n%s", err, out, stderr)
 	}
 }

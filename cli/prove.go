@@ -218,13 +218,13 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 		if c.Bool("json") {
 			docs = append(docs, proveJSON{
 				JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
-				Backend: backend.Name(), BG2: bg2Where(backend), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
+				Backend: backend.Name(), BG2: bg2Where(backend), Solver: k.SolverName(), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
 				Out: req.Out, TotalMS: float64(wall.Microseconds()) / 1000,
 			})
 			continue
 		}
-		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, design %s, %d workers × %d devices\n",
-			req.ID, k.Circuit, k.Constraints(), req.Partitions, backend.Name(), cfg.Design, cfg.WorkersPerDevice, len(indices))
+		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, %s's solver, design %s, %d workers × %d devices\n",
+			req.ID, k.Circuit, k.Constraints(), req.Partitions, backend.Name(), k.SolverName(), cfg.Design, cfg.WorkersPerDevice, len(indices))
 		printStageTable(c.App.Writer, rep)
 		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n\n", rep.Verified, n, rep.Wall.Round(time.Millisecond), req.Out)
 	}
@@ -265,6 +265,7 @@ type proveJSON struct {
 	KeyHash     string  `json:"key_hash"`
 	Backend     string  `json:"backend"`
 	BG2         string  `json:"b_g2"`
+	Solver      string  `json:"solver"`
 	Design      string  `json:"design"`
 	Workers     int     `json:"workers_per_device"`
 	Devices     []int   `json:"devices"`

@@ -77,6 +77,15 @@ func (k *Keys) ReserveSolves(n int) {
 	}
 }
 
+// SolverName is the solver Synthesize uses for these keys: "cuzk", or
+// "gnark" when asked for or when cuzk's does not handle the circuit.
+func (k *Keys) SolverName() string {
+	if k.solver() != nil {
+		return "cuzk"
+	}
+	return "gnark"
+}
+
 // solver returns the compiled program Synthesize uses, or nil for gnark's
 // solver. Compiling takes about a tenth of a solve, once per Keys.
 func (k *Keys) solver() *solve.Program {
