@@ -87,7 +87,8 @@ func (k *Keys) SolverName() string {
 }
 
 // solver returns the compiled program Synthesize uses, or nil for gnark's
-// solver. Compiling takes about a tenth of a solve, once per Keys.
+// solver. Compiling takes a few solves' time, once per Keys; ReserveSolves
+// does it before a job starts.
 func (k *Keys) solver() *solve.Program {
 	if k.Solver == SolverGnark {
 		return nil

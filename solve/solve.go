@@ -155,11 +155,16 @@ func Compile(r *cs.R1CS) (*Program, error) {
 		}
 		seqStart = -1
 	}
+	// Sized once: growing them by append is most of Compile's time.
+	p.ops = make([]op, 0, len(r.Instructions))
+	p.terms = make([]term, 0, len(r.CallData)/2)
+	var newly []uint32
+	constIdx := map[fr.Element]uint32{}
 	for _, level := range r.Levels {
 		// Within a level no op depends on another, so the order of
 		// solving is the level's and whatever order runs them in parallel.
 		lo := len(p.ops)
-		newly := make([]uint32, 0, len(level))
+		newly = newly[:0]
 		for _, i := range level {
 			pi := r.Instructions[i]
 			bp := r.Blueprints[pi.BlueprintID]
@@ -167,7 +172,7 @@ func Compile(r *cs.R1CS) (*Program, error) {
 			switch b := bp.(type) {
 			case constraint.BlueprintR1C:
 				b.DecompressR1C(&c, inst)
-				o, x, err := p.addR1C(inst.ConstraintOffset, &c, solved)
+				o, x, err := p.addR1C(inst.ConstraintOffset, &c, solved, constIdx)
 				if err != nil {
 					return nil, err
 				}
@@ -255,7 +260,7 @@ func termOf(t constraint.Term) term {
 
 // addR1C lays out one constraint: its terms, with the one unsolved wire (if
 // any) taken out. solved is the state before the constraint's level.
-func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool) (op, uint32, error) {
+func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool, constIdx map[fr.Element]uint32) (op, uint32, error) {
 	o := op{kind: opR1C, cid: cid}
 	var x term
 	// add appends le's terms but the unknown one and the constants, which
@@ -285,8 +290,14 @@ func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool) (op, uint
 		}
 		ki := uint32(0)
 		if hasK && !k.IsZero() {
-			ki = uint32(len(p.consts))
-			p.consts = append(p.consts, k)
+			// Circuits repeat their constants (a hash's round constants):
+			// one entry each keeps the table small and in cache.
+			var ok bool
+			if ki, ok = constIdx[k]; !ok {
+				ki = uint32(len(p.consts))
+				p.consts = append(p.consts, k)
+				constIdx[k] = ki
+			}
 		}
 		shape := uint8(leGeneral)
 		if ts := p.terms[lo:]; len(ts) == 1 && ts[0].coef == constraint.CoeffIdOne {
