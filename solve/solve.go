@@ -120,8 +120,18 @@ type Program struct {
 // Below it the cost of starting goroutines is more than the work.
 const parallelLevel = 2048
 
-// Compile lays out r for solving.
-func Compile(r *cs.R1CS) (*Program, error) {
+// Compile lays out r for solving. A system whose instructions do not decode
+// (gnark's decoders panic on them) is refused with ErrUnsupported, not a panic.
+func Compile(r *cs.R1CS) (p *Program, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p, err = nil, fmt.Errorf("%w: the system does not decode: %v", ErrUnsupported, v)
+		}
+	}()
+	return layOut(r)
+}
+
+func layOut(r *cs.R1CS) (*Program, error) {
 	if r.Type != constraint.SystemR1CS {
 		return nil, fmt.Errorf("%w: not an R1CS", ErrUnsupported)
 	}
