@@ -74,12 +74,10 @@ func benchProveCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				solver, err := prover.ParseSolver(c.String("solver"))
+				ks, err := keySpecFor(c, circ, target, l)
 				if err != nil {
-					return fmt.Errorf("--solver: %w", err)
+					return err
 				}
-				ks := &keySpec{circuit: circ, target: target, layout: l, dir: prover.KeyDir(c.String("keys"), circ.Name(), target),
-					keygen: c.String("keygen"), gpuLib: c.String("gpu-lib"), solver: solver}
 				k, err := loadKeys(ks, true, c.App.ErrWriter)
 				if err != nil {
 					return err

@@ -59,6 +59,12 @@ func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--constraints: %w", err)
 	}
+	return keySpecFor(c, circ, target, l)
+}
+
+// keySpecFor is the key spec of circ at target constraints (layout l), with
+// the other key flags (--keys, --keygen, --gpu-lib, --solver) read from c.
+func keySpecFor(c *cli.Context, circ circuits.Circuit, target int, l circuits.Layout) (*keySpec, error) {
 	solver, err := prover.ParseSolver(c.String("solver"))
 	if err != nil {
 		return nil, fmt.Errorf("--solver: %w", err)
