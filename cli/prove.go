@@ -315,6 +315,7 @@ func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	bg2OnGPU := bg2 == "gpu" || bg2 == "gpu-serial" // asked for, not auto
 	if choice != "cpu" {
 		b, devs, closeFn, err := openGPU(c, indices, vram, pool, bg2)
 		if err == nil {
@@ -323,11 +324,11 @@ func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy)
 		if choice == "gpu" {
 			return nil, nil, nil, err
 		}
-		if bg2 == "gpu" || bg2 == "gpu-serial" {
+		if bg2OnGPU {
 			return nil, nil, nil, fmt.Errorf("--b-g2 %s: %w", bg2, err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "notice: no GPU backend (%v); proving on the CPU\n", err)
-	} else if bg2 == "gpu" || bg2 == "gpu-serial" {
+	} else if bg2OnGPU {
 		return nil, nil, nil, fmt.Errorf("--b-g2 %s needs the GPU backend, not --backend cpu", bg2)
 	}
 	var devs []gpu.Device
