@@ -39,9 +39,8 @@ type Keys struct {
 	// handles the circuit (package solve), gnark's otherwise.
 	Solver Solver
 
-	solveOnce  sync.Once
-	program    *solve.Program // nil when solve does not handle CS
-	programErr error
+	solveOnce sync.Once
+	program   *solve.Program // nil when solve does not handle CS
 }
 
 // Solver names a witness solver.
@@ -93,7 +92,9 @@ func (k *Keys) solver() *solve.Program {
 	if k.Solver == SolverGnark {
 		return nil
 	}
-	k.solveOnce.Do(func() { k.program, k.programErr = solve.Compile(k.CS) })
+	// A circuit solve does not handle (solve.ErrUnsupported) is left to
+	// gnark's solver.
+	k.solveOnce.Do(func() { k.program, _ = solve.Compile(k.CS) })
 	return k.program
 }
 

@@ -75,15 +75,12 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 	if err != nil {
 		return nil, fmt.Errorf("public part of witness: %w", err)
 	}
-	pub, ok := public.Vector().(fr.Vector)
-	if !ok {
+	v, ok := full.Vector().(fr.Vector)
+	pub, okPub := public.Vector().(fr.Vector)
+	if !ok || !okPub {
 		return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
 	}
 	if p := k.solver(); p != nil {
-		v, ok := full.Vector().(fr.Vector)
-		if !ok {
-			return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
-		}
 		res, err := p.Solve(v)
 		if errors.Is(err, solve.ErrUnsatisfied) {
 			return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
