@@ -86,7 +86,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d, opt.BG2, opt.BG2 && !opt.SerialG2)
+		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -354,28 +354,28 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 		}
 		done := make(chan error, 1)
 		go func() { done <- g2(s2) }()
-		side := func() error { return errors.Join(<-done, cd.DestroyStream(s2)) }
-		comp, err := b.computeG1(ctx, st, &out, wires)
-		if err := errors.Join(err, side()); err != nil {
+		// Left to right: the G1 work, then the wait for the G2 MSM.
+		if err := errors.Join(b.computeG1(ctx, st, &out, wires), <-done, cd.DestroyStream(s2)); err != nil {
 			return nil, err
 		}
-		return comp, nil
+		return &out, nil
 	}
-	comp, err := b.computeG1(ctx, st, &out, wires)
-	if err != nil || r.g2 == 0 {
-		return comp, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := b.computeG1(ctx, st, &out, wires); err != nil {
 		return nil, err
 	}
-	if err := g2(st.s); err != nil {
-		return nil, err
+	if r.g2 != 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := g2(st.s); err != nil {
+			return nil, err
+		}
 	}
-	return comp, nil
+	return &out, nil
 }
 
 // computeG1 runs H and the four G1 MSMs on the partition's stream into out.
-func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (*prover.Computed, error) {
+func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) error {
 	cd, l, dom, r := st.dk.cd, st.l, st.dom, st.res
 	a, bb, c := st.ptr(l.a), st.ptr(l.b), st.ptr(l.c)
 	// H = (A·B − C)/Z as prover.ComputeH: interpolate, evaluate on the coset,
@@ -395,7 +395,7 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 	}
 	for _, step := range steps {
 		if err := step.run(); err != nil {
-			return nil, fmt.Errorf("gpu compute: %s: %w", step.name, err)
+			return fmt.Errorf("gpu compute: %s: %w", step.name, err)
 		}
 	}
 	for _, m := range []struct {
@@ -413,18 +413,18 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 		{"K", &out.K, r.k, st.ptr(l.wk), r.nk, wires},
 	} {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		sum, stats, err := cd.MSMWithStats(m.points, m.scalars, m.n, cuda.Montgomery, m.opt, st.s)
 		if err != nil {
-			return nil, fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
+			return fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
 		}
 		*m.dst = sum
 		if m.opt.Split {
 			b.count(stats)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (b *Backend) count(s cuda.MSMStats) {
