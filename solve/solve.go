@@ -440,7 +440,7 @@ func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
 	copy(res.W[1:], witness)
 	for _, s := range p.segs {
 		if !s.parallel {
-			if err := p.run(res, s.lo, s.hi, nil); err != nil {
+			if err := p.run(res, s.lo, s.hi); err != nil {
 				return err
 			}
 			continue
@@ -462,7 +462,7 @@ func (p *Program) runParallel(res *Result, lo, hi int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = p.run(res, a, b, nil)
+			errs[k] = p.run(res, a, b)
 		}()
 	}
 	wg.Wait()
@@ -486,8 +486,9 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 }
 
 // run solves ops[lo:hi] in order.
-func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
+func (p *Program) run(res *Result, lo, hi int) error {
 	w, terms := res.W, p.terms
+	var io *hintIO // made at the first hint
 	for i := lo; i < hi; i++ {
 		o := &p.ops[i]
 		if o.kind == opHint {
@@ -540,25 +541,13 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 			v.Sub(&ab, c)
 			*c = ab
 		case inL:
-			if b.IsZero() {
-				if !c.IsZero() {
-					return p.unsatisfied(o.cid, a, b, c)
-				}
-				break // gnark leaves such a wire at 0
+			if !solveFactor(&v, a, b, c) {
+				return p.unsatisfied(o.cid, a, b, c)
 			}
-			v.Inverse(b)
-			v.Mul(&v, c).Sub(&v, a)
-			a.Add(a, &v)
 		case inR:
-			if a.IsZero() {
-				if !c.IsZero() {
-					return p.unsatisfied(o.cid, a, b, c)
-				}
-				break
+			if !solveFactor(&v, b, a, c) {
+				return p.unsatisfied(o.cid, a, b, c)
 			}
-			v.Inverse(a)
-			v.Mul(&v, c).Sub(&v, b)
-			b.Add(b, &v)
 		}
 		switch o.xcoef {
 		case constraint.CoeffIdOne:
@@ -573,6 +562,19 @@ func (p *Program) run(res *Result, lo, hi int, io *hintIO) error {
 	return nil
 }
 
+// solveFactor solves f·g = c for the unknown term v of the factor f (which
+// holds the factor without it) and adds it to f. With g zero any v works if
+// c is zero (gnark leaves such a wire at 0); otherwise it reports false.
+func solveFactor(v, f, g, c *fr.Element) bool {
+	if g.IsZero() {
+		return c.IsZero()
+	}
+	v.Inverse(g)
+	v.Mul(v, c).Sub(v, f)
+	f.Add(f, v)
+	return true
+}
+
 // eval sets r to consts[k] plus the sum of the terms.
 func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 	*r = p.consts[k]
@@ -584,8 +586,8 @@ func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 		case constraint.CoeffIdMinusOne:
 			r.Sub(r, &w[t.wire])
 		default:
-			// As term, without the call: in circuits of bits most
-			// terms are 0 or 1 and need no multiplication.
+			// In circuits of bits most terms are 0 or 1 and need no
+			// multiplication.
 			x := &w[t.wire]
 			switch {
 			case x.IsZero():

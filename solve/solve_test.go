@@ -299,3 +299,74 @@ func BenchmarkConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// divCircuit has constraints whose unknown wire is a factor (L or R), not
+// the output: api.Div gives res·y = x with res unknown.
+type divCircuit struct {
+	X, Y frontend.Variable
+	Q    frontend.Variable `gnark:",public"`
+}
+
+func (c *divCircuit) Define(api frontend.API) error {
+	api.AssertIsEqual(api.Mul(api.DivUnchecked(c.X, c.Y), 3), c.Q)
+	return nil
+}
+
+// Unknown factors are solved as gnark solves them: by division where the
+// other factor is not zero, left at zero where both sides are zero, and a
+// failure where only the other factor is.
+func TestUnknownFactorMatchesGnark(t *testing.T) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &divCircuit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ccs.(*cs.R1CS)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factors := 0
+	for _, o := range p.ops {
+		if o.kind == opR1C && (o.at == inL || o.at == inR) {
+			factors++
+		}
+	}
+	if factors == 0 {
+		t.Fatal("no constraint solves for a factor")
+	}
+	var x, y, q fr.Element
+	x.SetUint64(12)
+	y.SetUint64(5)
+	q.Div(&x, &y)
+	q.Mul(&q, new(fr.Element).SetUint64(3))
+	for _, tc := range []struct {
+		name    string
+		x, y, q fr.Element
+		ok      bool
+	}{{"divides", x, y, q, true}, {"zero by zero", fr.Element{}, fr.Element{}, fr.Element{}, true}, {"by zero", x, fr.Element{}, fr.Element{}, false}} {
+		w, err := frontend.NewWitness(&divCircuit{X: tc.x, Y: tc.y, Q: tc.q}, ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Solve(w.Vector().(fr.Vector))
+		want, gerr := r.Solve(w)
+		if (err == nil) != tc.ok || (gerr == nil) != tc.ok {
+			t.Fatalf("%s: cuzk %v, gnark %v; want success %v", tc.name, err, gerr, tc.ok)
+		}
+		if !tc.ok {
+			if !errors.Is(err, ErrUnsatisfied) {
+				t.Errorf("%s: %v, want ErrUnsatisfied", tc.name, err)
+			}
+			continue
+		}
+		ws := want.(*cs.R1CSSolution)
+		for _, v := range []struct {
+			what      string
+			got, want fr.Vector
+		}{{"W", got.W, ws.W}, {"A", got.A, ws.A}, {"B", got.B, ws.B}, {"C", got.C, ws.C}} {
+			if i := firstDiff(v.got, v.want); i >= 0 {
+				t.Fatalf("%s: %s differs from gnark's at %d", tc.name, v.what, i)
+			}
+		}
+	}
+}
