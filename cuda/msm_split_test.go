@@ -127,76 +127,51 @@ func wantStats(v []fr.Element) MSMStats {
 func checkSplit(t *testing.T, d *Device, points any, reduced []fr.Element, scalars any, form ScalarForm, opt MSMOptions) {
 	t.Helper()
 	n := len(reduced)
-	var ps Ptr
-	var err error
-	switch s := scalars.(type) {
-	case []fr.Element:
-		ps, err = Upload(d, s, DefaultStream)
-	case [][4]uint64:
-		ps, err = Upload(d, s, DefaultStream)
-	default:
-		t.Fatalf("scalars of type %T", scalars)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free(ps)
 	want := wantStats(reduced)
-	checkStats := func(split bool, got MSMStats) {
-		t.Helper()
+	// msm runs the device MSM with o and says whether it equals gnark-crypto's.
+	var msm func(o MSMOptions) (bool, MSMStats, error)
+	var group string
+	switch p := points.(type) {
+	case []bls12381.G1Affine:
+		cpu := cpuMSM(t, p, reduced)
+		pp, ps, free := uploadMSM(t, d, p, scalars)
+		defer free()
+		group, msm = "G1", func(o MSMOptions) (bool, MSMStats, error) {
+			jac, st, err := d.MSMWithStats(pp, ps, n, form, o, DefaultStream)
+			var got bls12381.G1Affine
+			got.FromJacobian(&jac)
+			return got.Equal(&cpu), st, err
+		}
+	case []bls12381.G2Affine:
+		cpu := cpuMSMG2(t, p, reduced)
+		pp, ps, free := uploadMSM(t, d, p, scalars)
+		defer free()
+		group, msm = "G2", func(o MSMOptions) (bool, MSMStats, error) {
+			jac, st, err := d.MSMG2WithStats(pp, ps, n, form, o, DefaultStream)
+			var got bls12381.G2Affine
+			got.FromJacobian(&jac)
+			return got.Equal(&cpu), st, err
+		}
+	default:
+		t.Fatalf("points of type %T", points)
+	}
+	for _, split := range []bool{false, true} {
+		o := opt
+		o.Split = split
+		equal, st, err := msm(o)
+		if err != nil {
+			t.Fatalf("split=%v: %v", split, err)
+		}
+		if !equal {
+			t.Fatalf("split=%v: %s MSM of %d (%+v) differs from gnark-crypto", split, group, n, want)
+		}
 		w := MSMStats{Other: n}
 		if split {
 			w = want
 		}
-		if got != w {
-			t.Fatalf("split=%v: counts %+v, want %+v", split, got, w)
+		if st != w {
+			t.Fatalf("split=%v: counts %+v, want %+v", split, st, w)
 		}
-	}
-	switch p := points.(type) {
-	case []bls12381.G1Affine:
-		cpu := cpuMSM(t, p, reduced)
-		pp, err := Upload(d, p, DefaultStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Free(pp)
-		for _, split := range []bool{false, true} {
-			o := opt
-			o.Split = split
-			jac, st, err := d.MSMWithStats(pp, ps, n, form, o, DefaultStream)
-			if err != nil {
-				t.Fatalf("split=%v: %v", split, err)
-			}
-			var got bls12381.G1Affine
-			got.FromJacobian(&jac)
-			if !got.Equal(&cpu) {
-				t.Fatalf("split=%v: G1 MSM of %d (%+v) differs from gnark-crypto", split, n, want)
-			}
-			checkStats(split, st)
-		}
-	case []bls12381.G2Affine:
-		cpu := cpuMSMG2(t, p, reduced)
-		pp, err := Upload(d, p, DefaultStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Free(pp)
-		for _, split := range []bool{false, true} {
-			o := opt
-			o.Split = split
-			jac, st, err := d.MSMG2WithStats(pp, ps, n, form, o, DefaultStream)
-			if err != nil {
-				t.Fatalf("split=%v: %v", split, err)
-			}
-			var got bls12381.G2Affine
-			got.FromJacobian(&jac)
-			if !got.Equal(&cpu) {
-				t.Fatalf("split=%v: G2 MSM of %d (%+v) differs from gnark-crypto", split, n, want)
-			}
-			checkStats(split, st)
-		}
-	default:
-		t.Fatalf("points of type %T", points)
 	}
 }
 
