@@ -1,4 +1,4 @@
-package actors
+package actors_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	. "github.com/cuzk/cuzk/actors"
 )
 
 // memJournal records what the scheduler tells it.
@@ -247,7 +249,7 @@ func TestRetryBackoff(t *testing.T) {
 func TestPanicsDoNotLosePartitions(t *testing.T) {
 	exec := newFakeExec(time.Millisecond, 2*time.Millisecond)
 	exec.panics["p/1 b_g2"] = 1
-	t.Cleanup(func() { testHookWorker.Store(nil) })
+	t.Cleanup(func() { SetWorkerHook(nil) })
 	for _, design := range Designs {
 		if design == "single" {
 			continue // it has no compute lock
@@ -256,11 +258,11 @@ func TestPanicsDoNotLosePartitions(t *testing.T) {
 		hook := func(device, worker int, p *PartitionID, msg any) {
 			// Panic inside the worker itself while it holds compute_mtx and a
 			// buffer: the lease must be released and the buffer freed.
-			if g, ok := msg.(leaseGranted); ok && g.lock == "compute" && p != nil && *p == (PartitionID{"p", 2}) {
+			if lock, ok := LeaseGrantedFor(msg); ok && lock == "compute" && p != nil && *p == (PartitionID{"p", 2}) {
 				once.Do(func() { panic("worker exploded") })
 			}
 		}
-		testHookWorker.Store(&hook)
+		SetWorkerHook(&hook)
 		r := newRig(t, Config{Design: design, WorkersPerDevice: 3}, 1, 64*gib, exec)
 		exec.mu.Lock()
 		exec.panics["p/1 b_g2"] = 1

@@ -1,6 +1,7 @@
-package actors
+package actors_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
+
+	. "github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/runner"
 )
 
 // TestProtocols prints what one worker does for one partition under each
@@ -37,7 +41,7 @@ func TestProtocols(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			rt := syncRuntime{NewProduction(newFakeExec(0, 0), []gpu.Device{d}, 1)}
+			rt := syncRuntime{runner.NewRuntime(context.Background(), newFakeExec(0, 0), []gpu.Device{d}, 1)}
 			eng, err := Start(rt, []gpu.Info{d.Info()}, Config{Design: design, WorkersPerDevice: 1, MaxAttempts: attempts, Observer: rec})
 			if err != nil {
 				return err.Error()

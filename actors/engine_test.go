@@ -1,4 +1,4 @@
-package actors
+package actors_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
+
+	. "github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/runner"
 )
 
 const gib = 1 << 30
@@ -139,7 +142,7 @@ func newRig(t *testing.T, cfg Config, devices int, capacity int64, exec *fakeExe
 	} else {
 		cfg.Observer = r.rec
 	}
-	rt := NewProduction(exec, gds, 1)
+	rt := runner.NewRuntime(context.Background(), exec, gds, 1)
 	eng, err := Start(rt, r.infos, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +268,7 @@ func TestDesignsFinishWithInvariants(t *testing.T) {
 }
 
 func TestUnknownDesignRefused(t *testing.T) {
-	_, err := Start(NewProduction(nil, nil, 1), []gpu.Info{{Index: 0, Total: gib}}, Config{Design: "nope"})
+	_, err := Start(runner.NewRuntime(context.Background(), nil, nil, 1), []gpu.Info{{Index: 0, Total: gib}}, Config{Design: "nope"})
 	if err == nil || !strings.Contains(err.Error(), "unknown design") {
 		t.Fatalf("err = %v", err)
 	}

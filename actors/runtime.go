@@ -11,7 +11,7 @@ import (
 
 // Runtime is everything an actor may take from the world. Actors never read the
 // wall clock, sleep, start goroutines or use the global random source for a
-// decision: they ask their Runtime. The production runtime (NewProduction) runs
+// decision: they ask their Runtime. The production runtime (package runner) runs
 // work on goroutines with the wall clock; the simulator (package sim) runs the
 // same actors on a virtual clock, where a piece of work takes as long as the
 // hardware model says.

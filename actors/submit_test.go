@@ -1,10 +1,12 @@
-package actors
+package actors_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/cuzk/cuzk/actors"
 )
 
 type refusingJournal struct{ *memJournal }

@@ -11,6 +11,7 @@ import (
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/metrics"
+	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/trace"
 )
 
@@ -47,7 +48,7 @@ func TestRunSummaryAndTrace(t *testing.T) {
 	var buf bytes.Buffer
 	tw := trace.New(&buf)
 	done := make(jobWaiter, 1)
-	rt := actors.NewProduction(sleepExec{}, []gpu.Device{dev}, 1)
+	rt := runner.NewRuntime(context.Background(), sleepExec{}, []gpu.Device{dev}, 1)
 	eng, err := actors.Start(rt, []gpu.Info{dev.Info()}, actors.Config{Design: "split", Observer: actors.Observers{m, tw, done}})
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func startEngine(exec actors.Executor, devices []gpu.Device, cfg actors.Config, 
 	for i, d := range devices {
 		infos[i] = d.Info()
 	}
-	return actors.Start(actors.NewProduction(exec, devices, seed), infos, cfg)
+	return actors.Start(NewRuntime(context.Background(), exec, devices, seed), infos, cfg)
 }
 
 // collector turns the actors' events into reports.

@@ -1,4 +1,4 @@
-package actors
+package runner
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
 )
 
-// production is the Runtime of a real run: stage work runs on goroutines,
-// device work on the devices, and the clock is the wall clock. It is the one
-// file of this package that may use goroutines and time.
+// production is the actors' Runtime of a real run, the twin of the
+// simulator's: stage work runs on goroutines, device work on the devices, and
+// the clock is the wall clock.
 type production struct {
-	exec    Executor
+	exec    actors.Executor
 	devices map[int]gpu.Device
 	system  *actor.ActorSystem
 	start   time.Time
@@ -26,14 +27,16 @@ type production struct {
 }
 
 var (
-	_ Runtime  = (*production)(nil)
-	_ Releaser = (*production)(nil)
+	_ actors.Runtime  = (*production)(nil)
+	_ actors.Releaser = (*production)(nil)
 )
 
-// NewProduction returns the runtime of a real run. Stages run through exec;
-// DeviceWork for device index i goes to the device whose Info().Index is i.
-// A compute op whose kernel has no Run gets the Executor's kernel.
-func NewProduction(exec Executor, devices []gpu.Device, seed uint64) Runtime {
+// NewRuntime returns the actors' runtime of a real run. Stages run through
+// exec with ctx, which ends them at their next check once it is cancelled;
+// DeviceWork for device index i goes to the device whose Info().Index is i. A
+// compute op whose kernel has no Run gets the Executor's kernel. exec may be
+// nil: stages then do nothing (tests of the actors alone).
+func NewRuntime(ctx context.Context, exec actors.Executor, devices []gpu.Device, seed uint64) actors.Runtime {
 	p := &production{
 		exec:    exec,
 		devices: map[int]gpu.Device{},
@@ -46,7 +49,7 @@ func NewProduction(exec Executor, devices []gpu.Device, seed uint64) Runtime {
 		// Actors on the default dispatcher run on many goroutines: the
 		// source is locked.
 		rand: rand.New(&lockedSource{src: rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}),
-		ctx:  context.Background(),
+		ctx:  ctx,
 	}
 	for _, d := range devices {
 		p.devices[d.Info().Index] = d
@@ -74,21 +77,21 @@ func (p *production) After(pid *actor.PID, d time.Duration, msg any) {
 	time.AfterFunc(d, func() { p.system.Root.Send(pid, msg) })
 }
 
-func (p *production) Release(id PartitionID) {
+func (p *production) Release(id actors.PartitionID) {
 	if p.exec != nil {
 		p.exec.Release(id)
 	}
 }
 
-func (p *production) Start(self *actor.PID, token uint64, w Work) {
+func (p *production) Start(self *actor.PID, token uint64, w actors.Work) {
 	began := time.Now()
 	reply := func(r gpu.Result, err error) {
-		p.system.Root.Send(self, WorkDone{Token: token, Work: w, Result: r, Err: err, Took: time.Since(began)})
+		p.system.Root.Send(self, actors.WorkDone{Token: token, Work: w, Result: r, Err: err, Took: time.Since(began)})
 	}
 	switch w := w.(type) {
-	case StageWork:
+	case actors.StageWork:
 		go func() { reply(gpu.Result{}, p.runStage(w)) }()
-	case DeviceWork:
+	case actors.DeviceWork:
 		d, ok := p.devices[w.Device]
 		if !ok {
 			go reply(gpu.Result{}, fmt.Errorf("device work %s: no device %d", w.Op.Kind, w.Device))
@@ -106,7 +109,7 @@ func (p *production) Start(self *actor.PID, token uint64, w Work) {
 
 // runStage runs a CPU stage; a panic in it fails the stage instead of the
 // process, and the partition is retried like after any other error.
-func (p *production) runStage(w StageWork) (err error) {
+func (p *production) runStage(w actors.StageWork) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s %s panicked: %v", w.Partition, w.Stage, r)
@@ -118,7 +121,7 @@ func (p *production) runStage(w StageWork) (err error) {
 	return p.exec.RunStage(p.ctx, w)
 }
 
-func (p *production) kernel(k *gpu.Kernel, id PartitionID, device int) *gpu.Kernel {
+func (p *production) kernel(k *gpu.Kernel, id actors.PartitionID, device int) *gpu.Kernel {
 	if (k != nil && k.Run != nil) || p.exec == nil {
 		return k
 	}
