@@ -11,9 +11,11 @@
 // three linear expressions (TestMatchesGnark checks it value for value).
 //
 // Compile refuses what it does not handle (ErrUnsupported): blueprints other
-// than gnark's generic R1C and hint ones (lookups, GKR), hints that are not in
-// gnark's registry, and systems it cannot order. Callers then use gnark's
-// solver.
+// than gnark's generic R1C and hint ones (lookups, GKR) and systems it cannot
+// order. Callers then use gnark's solver. Hints come from gnark's registry
+// and from the options Compile is given (solver.WithHints); SolveWith takes
+// more per solve, which is how the prover computes gnark's commitments. A
+// hint found in none of them fails the solve with ErrMissingHint, naming it.
 package solve
 
 import (
@@ -33,6 +35,10 @@ import (
 // ErrUnsupported is returned by Compile for systems this solver does not
 // handle; gnark's solver handles them.
 var ErrUnsupported = errors.New("not supported by cuzk's solver")
+
+// ErrMissingHint says the circuit calls a hint that was not given to the
+// solver (gnark's registry, solver.WithHints, or SolveWith's hints).
+var ErrMissingHint = errors.New("hint is not registered")
 
 // ErrUnsatisfied wraps a witness that does not satisfy a constraint.
 var ErrUnsatisfied = errors.New("constraint is not satisfied")
@@ -77,7 +83,8 @@ const (
 )
 
 type hint struct {
-	fn      csolver.Hint
+	fn      csolver.Hint // nil: not registered at Compile
+	id      csolver.HintID
 	name    string
 	bits    bool // gnark's bit decomposition, done without big.Int (see runHint)
 	inputs  [][]term
@@ -120,27 +127,29 @@ type Program struct {
 // Below it the cost of starting goroutines is more than the work.
 const parallelLevel = 2048
 
-// Compile lays out r for solving. A system whose instructions do not decode
-// (gnark's decoders panic on them) is refused with ErrUnsupported, not a panic.
-func Compile(r *cs.R1CS) (p *Program, err error) {
+// Compile lays out r for solving, with the hints of gnark's registry and of
+// opts (gnark's solver options; only the hints are used). A system whose
+// instructions do not decode (gnark's decoders panic on them) is refused
+// with ErrUnsupported, not a panic.
+func Compile(r *cs.R1CS, opts ...csolver.Option) (p *Program, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			p, err = nil, fmt.Errorf("%w: the system does not decode: %v", ErrUnsupported, v)
 		}
 	}()
-	return layOut(r)
+	return layOut(r, opts)
 }
 
-func layOut(r *cs.R1CS) (*Program, error) {
+func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 	if r.Type != constraint.SystemR1CS {
 		return nil, fmt.Errorf("%w: not an R1CS", ErrUnsupported)
 	}
 	if r.GkrInfo.Is() {
 		return nil, fmt.Errorf("%w: GKR", ErrUnsupported)
 	}
-	cfg, err := csolver.NewConfig()
+	cfg, err := csolver.NewConfig(opts...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("solver options: %w", err)
 	}
 	p := &Program{
 		nbWires:       r.GetNbPublicVariables() + r.GetNbSecretVariables() + r.GetNbInternalVariables(),
@@ -192,12 +201,10 @@ func layOut(r *cs.R1CS) (*Program, error) {
 				}
 			case constraint.BlueprintHint:
 				b.DecompressHint(&h, inst)
-				fn, ok := cfg.HintFunctions[h.HintID]
-				if !ok {
-					return nil, fmt.Errorf("%w: hint %d is not registered", ErrUnsupported, h.HintID)
-				}
-				hh := hint{fn: fn, name: csolver.GetHintName(fn), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
-				hh.bits = hh.name == nBitsHint && len(h.Inputs) == 1
+				// An unknown hint may still come with SolveWith.
+				fn := cfg.HintFunctions[h.HintID]
+				hh := hint{fn: fn, id: h.HintID, name: hintName(r, h.HintID), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
+				hh.bits = fn != nil && csolver.GetHintName(fn) == nBitsHint && len(h.Inputs) == 1
 				for _, in := range h.Inputs {
 					ts := make([]term, 0, len(in))
 					for _, t := range in {
@@ -258,6 +265,15 @@ func layOut(r *cs.R1CS) (*Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// hintName is the name the circuit recorded for a hint when it was compiled
+// (gnark keeps them to report missing hints), or its id.
+func hintName(r *cs.R1CS, id csolver.HintID) string {
+	if name, ok := r.MHintsDependencies[id]; ok {
+		return name
+	}
+	return fmt.Sprintf("#%d", id)
 }
 
 // termOf rewrites a constant term as a multiple of the constant-one wire.
@@ -366,8 +382,15 @@ type Result struct {
 // inputs without the constant wire, then the secret inputs. The vectors may
 // be ones an earlier result gave back by Release.
 func (p *Program) Solve(witness fr.Vector) (*Result, error) {
+	return p.SolveWith(witness, nil)
+}
+
+// SolveWith is Solve with hints that replace or add to those Compile knew,
+// by id: gnark's solver.OverrideHint, per solve. The functions may be called
+// from several goroutines at once when their hints share a level.
+func (p *Program) SolveWith(witness fr.Vector, hints map[csolver.HintID]csolver.Hint) (*Result, error) {
 	res := p.get()
-	if err := p.SolveInto(witness, res); err != nil {
+	if err := p.solveInto(witness, res, hints); err != nil {
 		p.Release(res)
 		return nil, err
 	}
@@ -429,6 +452,10 @@ func (p *Program) Reusable() int {
 // Solve gives them (W: Wires, A, B and C: Constraints). Every element is
 // written, so their contents on entry do not matter.
 func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
+	return p.solveInto(witness, res, nil)
+}
+
+func (p *Program) solveInto(witness fr.Vector, res *Result, hints map[csolver.HintID]csolver.Hint) error {
 	if want := p.nbPublic - 1 + p.nbSecret; len(witness) != want {
 		return fmt.Errorf("witness has %d values, the system takes %d", len(witness), want)
 	}
@@ -440,19 +467,19 @@ func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
 	copy(res.W[1:], witness)
 	for _, s := range p.segs {
 		if !s.parallel {
-			if err := p.run(res, s.lo, s.hi); err != nil {
+			if err := p.run(res, s.lo, s.hi, hints); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := p.runParallel(res, s.lo, s.hi); err != nil {
+		if err := p.runParallel(res, s.lo, s.hi, hints); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *Program) runParallel(res *Result, lo, hi int) error {
+func (p *Program) runParallel(res *Result, lo, hi int, hints map[csolver.HintID]csolver.Hint) error {
 	n := hi - lo
 	chunks := max(1, min(runtime.GOMAXPROCS(0), n/(parallelLevel/4)))
 	errs := make([]error, chunks)
@@ -462,7 +489,7 @@ func (p *Program) runParallel(res *Result, lo, hi int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = p.run(res, a, b)
+			errs[k] = p.run(res, a, b, hints)
 		}()
 	}
 	wg.Wait()
@@ -486,7 +513,7 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 }
 
 // run solves ops[lo:hi] in order.
-func (p *Program) run(res *Result, lo, hi int) error {
+func (p *Program) run(res *Result, lo, hi int, hints map[csolver.HintID]csolver.Hint) error {
 	w, terms := res.W, p.terms
 	var io *hintIO // made at the first hint
 	for i := lo; i < hi; i++ {
@@ -495,7 +522,7 @@ func (p *Program) run(res *Result, lo, hi int) error {
 			if io == nil {
 				io = &hintIO{}
 			}
-			if err := p.runHint(&p.hints[o.cid], w, io); err != nil {
+			if err := p.runHint(&p.hints[o.cid], w, io, hints); err != nil {
 				return err
 			}
 			continue
@@ -602,8 +629,11 @@ func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 	}
 }
 
-func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO) error {
-	if h.bits {
+func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.HintID]csolver.Hint) error {
+	fn := h.fn
+	if f, ok := hints[h.id]; ok {
+		fn = f
+	} else if h.bits {
 		// Output i is bit i of the input's canonical value, as nBits
 		// computes with big.Int, 0 beyond its 255 bits.
 		var v fr.Element
@@ -619,13 +649,16 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO) error {
 		}
 		return nil
 	}
+	if fn == nil {
+		return fmt.Errorf("%w: %s (give it to the solver with solver.WithHints)", ErrMissingHint, h.name)
+	}
 	in, out := io.sized(len(h.inputs), int(h.n))
 	for i, ts := range h.inputs {
 		var v fr.Element
 		p.eval(0, ts, w, &v)
 		v.BigInt(in[i])
 	}
-	if err := h.fn(p.q, in, out); err != nil {
+	if err := fn(p.q, in, out); err != nil {
 		return fmt.Errorf("hint %s: %w", h.name, err)
 	}
 	for i, o := range out {

@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
@@ -172,8 +173,8 @@ func TestRefusesBadSizes(t *testing.T) {
 	}
 }
 
-// A hint the registry does not know makes Compile refuse, so that callers
-// fall back to gnark's solver (which takes hints as options).
+// A hint the registry does not know is taken from the options: Compile's
+// (solver.WithHints) or SolveWith's; without either the solve fails naming it.
 type unregisteredHint struct{ X, Y frontend.Variable }
 
 func privateHint(_ *big.Int, in, out []*big.Int) error {
@@ -190,13 +191,33 @@ func (c *unregisteredHint) Define(api frontend.API) error {
 	return nil
 }
 
-func TestUnregisteredHintRefused(t *testing.T) {
+func TestUnregisteredHint(t *testing.T) {
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &unregisteredHint{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Compile(ccs.(*cs.R1CS)); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("got %v, want ErrUnsupported", err)
+	r := ccs.(*cs.R1CS)
+	w := fr.Vector{fr.NewElement(41), fr.NewElement(42)} // X, Y: both secret
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Solve(w)
+	if !errors.Is(err, ErrMissingHint) || !strings.Contains(err.Error(), "privateHint") {
+		t.Fatalf("without the hint: got %v, want ErrMissingHint naming privateHint", err)
+	}
+	if _, err := p.SolveWith(w, map[csolver.HintID]csolver.Hint{csolver.GetHintID(privateHint): privateHint}); err != nil {
+		t.Fatalf("hint given to SolveWith: %v", err)
+	}
+	withHint, err := Compile(r, csolver.WithHints(privateHint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := withHint.Solve(w); err != nil {
+		t.Fatalf("hint given to Compile: %v", err)
+	}
+	if _, err := withHint.Solve(fr.Vector{fr.NewElement(41), fr.NewElement(41)}); !errors.Is(err, ErrUnsatisfied) {
+		t.Fatalf("wrong Y: got %v, want ErrUnsatisfied", err)
 	}
 }
 
