@@ -3,8 +3,10 @@
 //
 // Three implementations exist: the real CUDA device (package cuda), the emulated
 // device for machines without a GPU (package gpu/emu), and the simulated device
-// (package sim). Each reproduces what ../shared/CUDA-FACTS.md records for the
-// H200:
+// (package sim). Each reproduces what docs/cuda-facts.md records for the H200;
+// the emulated and the simulated device take every decision about ordering,
+// waiting and memory from one clock-free state machine (package gpu/model), and
+// the real device orders its streams with it:
 //
 //   - Malloc does not wait for other work; Free waits for every in-flight kernel
 //     and copy on the device (cudaFree is device-synchronizing).
@@ -73,6 +75,43 @@ var opNames = map[OpKind]string{
 	OpCopyIn: "copy_in", OpCompute: "compute", OpHostAlloc: "host_alloc", OpHostFree: "host_free",
 }
 
+// OnStream says whether the op is ordered on its Stream: it takes effect on
+// the device after the stream's earlier work (cudaMallocAsync, cudaFreeAsync,
+// cudaEventRecord, a copy, a kernel launch).
+func (k OpKind) OnStream() bool {
+	switch k {
+	case OpMallocAsync, OpFreeAsync, OpRecordEvent, OpCopyIn, OpCompute:
+		return true
+	}
+	return false
+}
+
+// NeedsStream says whether the op must name a stream: the stream-ordered ops,
+// and cudaStreamSynchronize.
+func (k OpKind) NeedsStream() bool { return k.OnStream() || k == OpStreamSync }
+
+// DeviceWide says whether the op waits, as CUDA does, for every stream's work
+// submitted before it (cudaDeviceSynchronize, cudaFree, cudaHostAlloc,
+// cudaFreeHost).
+func (k OpKind) DeviceWide() bool {
+	switch k {
+	case OpDeviceSync, OpFree, OpHostAlloc, OpHostFree:
+		return true
+	}
+	return false
+}
+
+// Synchronizes says whether the host call returns only once device work it
+// covers has completed, observing the pool frees in that work: the device-wide
+// ops, cudaStreamSynchronize and cudaEventSynchronize.
+func (k OpKind) Synchronizes() bool {
+	return k.DeviceWide() || k == OpStreamSync || k == OpEventSync
+}
+
+// Valid says whether k names one of the operations above.
+func (k OpKind) Valid() bool { _, ok := opNames[k]; return ok }
+
+// String names the op as traces and errors print it.
 func (k OpKind) String() string {
 	if s, ok := opNames[k]; ok {
 		return s

@@ -1,9 +1,9 @@
-package sim
+package model
 
 import "sort"
 
 // pool is the device's stream-ordered memory pool (cudaMallocAsync), with the
-// behaviour CUDA-FACTS.md records:
+// behaviour docs/cuda-facts.md records:
 //
 //   - The pool reserves device memory as it grows and keeps it: a freed block
 //     stays in the pool for reuse. Memory goes back to the device only when a
@@ -138,7 +138,7 @@ func reusable(b *poolBlock, s *stream) bool {
 // memory are free. It returns how much the pool grew and the streams the
 // allocation must wait for; ok is false when nothing can satisfy it (OOM), in
 // which case the pool is unchanged.
-func (p *pool) allocate(bytes int64, s *stream, devFree int64, acrossStreams bool) (grow int64, deps []streamTarget, ok bool) {
+func (p *pool) allocate(bytes int64, s *stream, devFree int64, acrossStreams bool) (grow int64, deps []target, ok bool) {
 	var now, later int64
 	for _, b := range p.free {
 		if reusable(b, s) {
@@ -184,7 +184,7 @@ func (p *pool) allocate(bytes int64, s *stream, devFree int64, acrossStreams boo
 		}
 	})
 	for st, seq := range waitFor {
-		deps = append(deps, streamTarget{st, seq})
+		deps = append(deps, target{st, seq})
 	}
 	sort.Slice(deps, func(i, j int) bool { return deps[i].s.id < deps[j].s.id })
 	p.compact()
@@ -200,6 +200,27 @@ func (p *pool) observedFree() int64 {
 		if b.state == blockObserved {
 			n += b.bytes
 		}
+	}
+	return n
+}
+
+// pending is the pool's freed bytes that no synchronization has observed yet
+// (pending or completed frees).
+func (p *pool) pending() int64 {
+	var n int64
+	for _, b := range p.free {
+		if b.state != blockObserved {
+			n += b.bytes
+		}
+	}
+	return n
+}
+
+// freeBytes is every byte of the pool not allocated.
+func (p *pool) freeBytes() int64 {
+	var n int64
+	for _, b := range p.free {
+		n += b.bytes
 	}
 	return n
 }
