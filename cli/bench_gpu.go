@@ -22,6 +22,7 @@ import (
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
 	"github.com/cuzk/cuzk/trace"
 )
 
@@ -297,9 +298,11 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	}
 	cfg := actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults()
 	seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
-	req := runner.JobRequest{ID: fmt.Sprintf("bench-%s-w%d", design, workers), Keys: k, Seed: seed, Partitions: nparts}
-	reports, err := runner.Run(c.Context, runner.Options{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
-		OutDir: filepath.Join(out, req.ID), Observer: obs, Seed: uint64(time.Now().UnixNano())}, []runner.JobRequest{req})
+	id := fmt.Sprintf("bench-%s-w%d", design, workers)
+	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
+		Out: filepath.Join(out, id)}
+	reports, err := runOnce(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
+		Observer: obs, Seed: uint64(time.Now().UnixNano())}, sub)
 	if tw != nil {
 		if cerr := tw.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -309,8 +312,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	if err != nil {
 		return row, err
 	}
-	rep := reports[0]
-	row.wall, row.verified = rep.Wall, rep.Verified
+	row.wall, row.verified = time.Duration(reports.WallMS*float64(time.Millisecond)), reports.Proved
 	s := m.Summary()
 	row.retries = s.Retried
 	for _, d := range s.Devices {
@@ -366,4 +368,24 @@ func bg2Name(choice string) string {
 		return "CPU"
 	}
 	return "GPU"
+}
+
+// runOnce proves one job on a service of its own over an in-memory store.
+func runOnce(ctx context.Context, opt runner.ServiceOptions, sub runner.Submission) (runner.JobStatus, error) {
+	st, err := store.OpenInMemory()
+	if err != nil {
+		return runner.JobStatus{}, err
+	}
+	defer st.Close()
+	opt.Store = st
+	svc, err := runner.StartService(opt)
+	if err != nil {
+		return runner.JobStatus{}, err
+	}
+	defer svc.Close(context.Background())
+	reps, err := svc.Run(ctx, []runner.Submission{sub}, 30*time.Second)
+	if err != nil {
+		return runner.JobStatus{}, err
+	}
+	return reps[0], nil
 }

@@ -33,22 +33,22 @@ func TestProveVerifyAndTamper(t *testing.T) {
 	}
 	var rep struct {
 		JobID      string `json:"job_id"`
-		Verified   int    `json:"verified"`
+		Proved     int    `json:"proved"`
 		Partitions []struct {
-			Index    int                `json:"index"`
-			Verified bool               `json:"verified"`
-			Stages   map[string]float64 `json:"stages_ms"`
+			Index  int                `json:"index"`
+			State  string             `json:"state"`
+			Stages map[string]float64 `json:"stages_ms"`
 		} `json:"partitions"`
 		Total float64 `json:"total_wall_ms"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("prove --json printed something that is not JSON: %v\n%s", err, stdout)
 	}
-	if rep.Verified != 3 || len(rep.Partitions) != 3 || rep.Total <= 0 || rep.JobID == "" {
+	if rep.Proved != 3 || len(rep.Partitions) != 3 || rep.Total <= 0 || rep.JobID == "" {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, p := range rep.Partitions {
-		if !p.Verified || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 {
+		if p.State != "proved" || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 {
 			t.Errorf("partition %d: %+v", p.Index, p)
 		}
 	}
@@ -138,7 +138,7 @@ func TestSolverFlag(t *testing.T) {
 	}
 	out, stderr, err := run(t, "prove", "--keys", keys, "--circuit", "sha", "--constraints", "1K", "--partitions", "2", "--backend", "cpu",
 		"--solver", "gnark", "--setup-if-missing", "--json", "--out", t.TempDir())
-	if err != nil || !strings.Contains(out, `"verified": 2`) || !strings.Contains(out, `"solver": "gnark"`) {
+	if err != nil || !strings.Contains(out, `"proved": 2`) || !strings.Contains(out, `"solver": "gnark"`) {
 		t.Fatalf("--solver gnark: %v\n%s\n%s", err, out, stderr)
 	}
 }
@@ -170,10 +170,12 @@ func TestSeveralJobsOnTwoDevices(t *testing.T) {
 	var rep struct {
 		Jobs []struct {
 			JobID      string `json:"job_id"`
-			Verified   int    `json:"verified"`
+			Proved     int    `json:"proved"`
 			Out        string `json:"out"`
 			Partitions []struct {
-				Device int `json:"device"`
+				Ran struct {
+					Device int `json:"device"`
+				} `json:"ran"`
 			} `json:"partitions"`
 		} `json:"jobs"`
 	}
@@ -186,11 +188,11 @@ func TestSeveralJobsOnTwoDevices(t *testing.T) {
 	devices := map[int]bool{}
 	var proofs []string
 	for _, j := range rep.Jobs {
-		if j.Verified != 3 {
-			t.Fatalf("job %s: %d/3 verified", j.JobID, j.Verified)
+		if j.Proved != 3 {
+			t.Fatalf("job %s: %d/3 proved", j.JobID, j.Proved)
 		}
 		for _, p := range j.Partitions {
-			devices[p.Device] = true
+			devices[p.Ran.Device] = true
 		}
 		got, _ := filepath.Glob(filepath.Join(j.Out, "*.proof"))
 		if len(got) != 3 {
@@ -220,7 +222,7 @@ func TestKeygenFlag(t *testing.T) {
 	}
 	stdout, stderr, err := run(t, "prove", "--circuit", "mimc", "--constraints", "1K", "--partitions", "2", "--backend", "cpu",
 		"--keys", keys, "--out", out, "--json")
-	if err != nil || !strings.Contains(stdout, `"verified": 2`) {
+	if err != nil || !strings.Contains(stdout, `"proved": 2`) {
 		t.Fatalf("prove with keygen's keys: %v\n%s\n%s", err, stdout, stderr)
 	}
 	lib := "--gpu-lib=/nonexistent/libcuzkgpu.so"
@@ -284,7 +286,7 @@ func TestResumeRetriesFailedPartitions(t *testing.T) {
 	}
 	stdout, stderr, err := run(t, "resume", "--store", st, "--backend", "cpu", "--design", "budget", "--vram-limit", "1GiB",
 		"--retry-failed", "--json")
-	if err != nil || strings.Count(stderr, "reopened") != 2 || !strings.Contains(stdout, `"verified": 2`) {
+	if err != nil || strings.Count(stderr, "reopened") != 2 || !strings.Contains(stdout, `"proved": 2`) {
 		t.Fatalf("resume --retry-failed: %v\n%s\n%s", err, stdout, stderr)
 	}
 	proofs, _ := filepath.Glob(filepath.Join(out, "*.proof"))

@@ -15,8 +15,10 @@ import (
 )
 
 // TestKillAndResume proves a 10-partition job in a real cuzk process, kills
-// it with SIGKILL at several points, and resumes: all 10 proofs must exist and
-// verify, and no partition the store had recorded as proved is proved again.
+// it with SIGKILL at several points (and interrupts it once with SIGINT, as
+// Ctrl-C does), and resumes: all 10 proofs must exist and verify, and no
+// partition the store had recorded as proved is proved again. An interrupted
+// prove stops on its own, soon, and leaves no partition failed.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills real processes")
@@ -37,9 +39,13 @@ func TestKillAndResume(t *testing.T) {
 	if err := cuzk(append([]string{"setup"}, common...)...).Run(); err != nil {
 		t.Fatal(err)
 	}
-	for _, killAfter := range []int{1, 4, 8} {
-		t.Run(fmt.Sprintf("kill-after-%d-proofs", killAfter), func(t *testing.T) {
-			st, out := filepath.Join(dir, fmt.Sprint("store", killAfter)), filepath.Join(dir, fmt.Sprint("out", killAfter))
+	for _, tc := range []struct {
+		sig       syscall.Signal
+		killAfter int
+	}{{syscall.SIGKILL, 1}, {syscall.SIGKILL, 4}, {syscall.SIGKILL, 8}, {syscall.SIGINT, 3}} {
+		killAfter := tc.killAfter
+		t.Run(fmt.Sprintf("%s-after-%d-proofs", strings.ToLower(tc.sig.String()), killAfter), func(t *testing.T) {
+			st, out := filepath.Join(dir, fmt.Sprint("store", tc.sig, killAfter)), filepath.Join(dir, fmt.Sprint("out", tc.sig, killAfter))
 			p := cuzk(append([]string{"prove", "--partitions", "10", "--backend", "cpu", "--workers", "2",
 				"--store", st, "--out", out, "--seed", fmt.Sprintf("%02x", killAfter+1)}, common...)...)
 			if err := p.Start(); err != nil {
@@ -53,10 +59,21 @@ func TestKillAndResume(t *testing.T) {
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
-			p.Process.Signal(syscall.SIGKILL)
+			sent := time.Now()
+			p.Process.Signal(tc.sig)
 			err := p.Wait()
 			if err == nil {
-				t.Skipf("the job finished before the kill; nothing to resume")
+				t.Skipf("the job finished before the signal; nothing to resume")
+			}
+			if tc.sig == syscall.SIGINT {
+				stderr := p.Stderr.(*bytes.Buffer).String()
+				if !strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "cuzk resume") {
+					t.Errorf("interrupted prove did not say so and how to resume:\n%s", stderr)
+				}
+				t.Logf("SIGINT: exited after %v", time.Since(sent).Round(time.Millisecond))
+				if failed := storeFailed(t, st); failed != 0 {
+					t.Errorf("%d partitions recorded failed after an interrupt; want 0 (they are pending)", failed)
+				}
 			}
 			before := storeState(t, st)
 			t.Logf("killed with %d proof files; store had %d proved", countProofs(out), len(before))
@@ -93,6 +110,22 @@ func TestKillAndResume(t *testing.T) {
 func countProofs(dir string) int {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.proof"))
 	return len(m)
+}
+
+// storeFailed returns how many partitions of the store's one job failed for
+// good.
+func storeFailed(t *testing.T, dir string) int {
+	t.Helper()
+	st, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	jobs, err := st.Jobs()
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs: %v %v", jobs, err)
+	}
+	return jobs[0].Failed
 }
 
 // storeState returns the proved partitions of the store's one job.

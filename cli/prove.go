@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -99,7 +102,7 @@ func prove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var reqs []runner.JobRequest
+	var subs []runner.Submission
 	for i := range njobs {
 		jseed := seed
 		if i > 0 {
@@ -116,22 +119,25 @@ func prove(c *cli.Context) error {
 		case njobs > 1:
 			out = filepath.Join(out, jobID)
 		}
-		reqs = append(reqs, runner.JobRequest{ID: jobID, Keys: k, Seed: jseed, Partitions: nparts, Priority: prio, Out: out})
+		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: jobID, Keys: k, Seed: jseed, Partitions: nparts, Priority: prio},
+			Target: ks.target, Out: out})
 	}
-	var journal *runner.StoreJournal
+	// Without --store the jobs are recorded in memory: the same service
+	// runs them, and nothing outlives the process.
+	var st *store.Store
 	if dir := c.String("store"); dir != "" {
-		st, err := store.Open(dir, nil)
-		if err != nil {
-			return err
+		st, err = store.Open(dir, nil)
+		for _, sub := range subs {
+			fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", sub.ID, dir, dir)
 		}
-		defer st.Close()
-		journal = runner.NewStoreJournal(st)
-		for _, req := range reqs {
-			journal.Expect(req, ks.target, req.Out)
-			fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", req.ID, dir, dir)
-		}
+	} else {
+		st, err = store.OpenInMemory()
 	}
-	return runJobs(c, cfg, backend, devices, indices, journal, reqs)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return runJobs(c, cfg, backend, devices, indices, st, subs)
 }
 
 // seedPlus is seed read as a big-endian number, plus i.
@@ -145,17 +151,13 @@ func seedPlus(seed []byte, i int) []byte {
 	return out
 }
 
-// runJob proves one job (or what is left of it) and prints its report.
-func runJob(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
-	journal *runner.StoreJournal, req runner.JobRequest, out string) error {
-	req.Out = out
-	return runJobs(c, cfg, backend, devices, indices, journal, []runner.JobRequest{req})
-}
-
-// runJobs proves jobs of the same keys at once (or what is left of them),
-// each into its own directory (JobRequest.Out), and prints their reports.
+// runJobs proves jobs of the same keys at once (or what is left of them: a
+// submission with Pending is resumed) on a service over st, each into its own
+// directory (Submission.Out), and prints their reports. SIGINT or SIGTERM
+// stops the run: the stages running are cancelled, and what is not proved
+// stays in the store for resume.
 func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
-	journal *runner.StoreJournal, reqs []runner.JobRequest) error {
+	st *store.Store, reqs []runner.Submission) error {
 	k := reqs[0].Keys
 	if err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)); err != nil {
 		return err
@@ -195,14 +197,30 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 			f.Close()
 		}()
 	}
-	opts := runner.Options{Backend: backend, Devices: devices, Config: cfg, Observer: obs,
-		Seed: uint64(time.Now().UnixNano())}
-	if journal != nil {
-		opts.Config.Journal, opts.Sink = journal, journal
-	}
-	start := time.Now()
-	reports, err := runner.Run(c.Context, opts, reqs)
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
+		Observer: obs, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
+		return err
+	}
+	defer svc.Close(context.Background())
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	reports, err := svc.Run(ctx, reqs, 30*time.Second)
+	if err != nil {
+		if ctx.Err() == nil {
+			return err
+		}
+		proved := 0
+		for _, r := range reports {
+			proved += r.Proved
+		}
+		fmt.Fprintf(c.App.ErrWriter, "interrupted: %d partitions proved", proved)
+		if dir := c.String("store"); dir != "" {
+			fmt.Fprintf(c.App.ErrWriter, "; the rest is recorded in %s: cuzk resume --store %s finishes it\n", dir, dir)
+		} else {
+			fmt.Fprintln(c.App.ErrWriter, "; without --store nothing else is kept")
+		}
 		return err
 	}
 	wall := time.Since(start)
@@ -211,13 +229,9 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	for i, rep := range reports {
 		req := reqs[i]
 		failed += rep.Failed
-		n := req.Partitions
-		if req.Pending != nil {
-			n = len(req.Pending)
-		}
 		if c.Bool("json") {
 			docs = append(docs, proveJSON{
-				JobReport: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
+				JobStatus: rep, Circuit: k.Circuit, Constraints: k.Constraints(), KeyHash: k.Hash,
 				Backend: backend.Name(), BG2: bg2Where(backend), Solver: k.SolverName(), Design: cfg.Design, Workers: cfg.WorkersPerDevice, Devices: indices,
 				Out: req.Out, TotalMS: float64(wall.Microseconds()) / 1000,
 			})
@@ -226,7 +240,8 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 		fmt.Fprintf(c.App.Writer, "job %s: %s, %d constraints, %d partitions, backend %s, %s's solver, design %s, %d workers × %d devices\n",
 			req.ID, k.Circuit, k.Constraints(), req.Partitions, backend.Name(), k.SolverName(), cfg.Design, cfg.WorkersPerDevice, len(indices))
 		printStageTable(c.App.Writer, rep)
-		fmt.Fprintf(c.App.Writer, "%d/%d verified in %s; proofs in %s\n\n", rep.Verified, n, rep.Wall.Round(time.Millisecond), req.Out)
+		wallJob := time.Duration(rep.WallMS * float64(time.Millisecond))
+		fmt.Fprintf(c.App.Writer, "%d/%d proved and verified in %s; proofs in %s\n\n", rep.Proved, req.Partitions, wallJob.Round(time.Millisecond), req.Out)
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -259,7 +274,7 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 }
 
 type proveJSON struct {
-	runner.JobReport
+	runner.JobStatus
 	Circuit     string  `json:"circuit"`
 	Constraints int     `json:"constraints"`
 	KeyHash     string  `json:"key_hash"`
@@ -347,7 +362,7 @@ func openBackend(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy)
 	}, nil
 }
 
-func printStageTable(w io.Writer, rep runner.JobReport) {
+func printStageTable(w io.Writer, rep runner.JobStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "partition\tdev\tworker\ttries\t")
 	for _, s := range prover.StageNames {
@@ -355,13 +370,17 @@ func printStageTable(w io.Writer, rep runner.JobReport) {
 	}
 	fmt.Fprintln(tw, "verified\t")
 	for _, p := range rep.Partitions {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t", p.Index, p.Device, p.Worker, p.Attempts)
+		dev, worker := "-", "-"
+		if p.Ran != nil {
+			dev, worker = fmt.Sprint(p.Ran.Device), fmt.Sprint(p.Ran.Worker)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t", p.Index, dev, worker, p.Attempts)
 		for _, s := range prover.StageNames {
 			fmt.Fprintf(tw, "%.1f\t", p.StagesMS[s])
 		}
 		v := "yes"
-		if !p.Verified {
-			v = "NO: " + p.Error
+		if p.State != "proved" {
+			v = "NO: " + p.LastError
 		}
 		fmt.Fprintf(tw, "%s\t\n", v)
 	}

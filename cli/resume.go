@@ -62,15 +62,13 @@ func resumeCommand() *cli.Command {
 				return err
 			}
 			defer closeDevices()
-			journal := runner.NewStoreJournal(st)
 			for _, sum := range jobs {
 				sub, err := runner.ResumeRequest(st, sum.ID, nil)
 				if err != nil {
 					return fmt.Errorf("resume: %w", err)
 				}
 				fmt.Fprintf(c.App.ErrWriter, "resume: job %s: %d of %d partitions left\n", sub.ID, len(sub.Pending), sub.Partitions)
-				journal.Expect(sub.JobRequest, sub.Target, sub.Out)
-				if err := runJob(c, cfg, backend, devices, indices, journal, sub.JobRequest, sub.Out); err != nil {
+				if err := runJobs(c, cfg, backend, devices, indices, st, []runner.Submission{sub}); err != nil {
 					return fmt.Errorf("resume job %s: %w", sum.ID, err)
 				}
 			}

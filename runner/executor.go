@@ -1,11 +1,12 @@
-// Package runner runs real proving jobs through the actors: it is the
-// production Executor, holding each partition's data between stages, and the
-// glue that starts the actors on real or emulated devices and waits for jobs.
+// Package runner is the production twin of package sim: it runs the actors
+// on the wall clock (NewRuntime) over real or emulated devices, executes each
+// partition's stages on the prover (Executor), makes every step durable in a
+// store (Journal), and proves jobs submitted at any time (Service), which
+// prove, resume, bench and the daemon all use.
 package runner
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -21,13 +22,6 @@ import (
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/prover"
 )
-
-// Sink makes a finished partition durable. Finalize returns only after it
-// has, so a partition reported done is never lost.
-type Sink interface {
-	PartitionSynthesized(p actors.PartitionID) error
-	PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error
-}
 
 // partition is what the executor holds for one partition between stages.
 type partition struct {
@@ -67,34 +61,31 @@ func (p *partition) timingsCopy() prover.Timings {
 type job struct {
 	keys *prover.Keys
 	seed []byte
-	out  string // proofs' directory; empty: the executor's
 }
 
 // Executor runs the stages of partitions on the CPU and the backend. It
 // implements actors.Executor.
 type Executor struct {
 	backend prover.Backend
-	outDir  string
-	sink    Sink
+	journal Journal
 
 	mu    sync.Mutex
 	jobs  map[string]*job
 	parts map[actors.PartitionID]*partition
 }
 
-// NewExecutor returns an executor that computes with backend, writes proofs
-// under outDir (if not empty) and records them in sink (if not nil).
-func NewExecutor(backend prover.Backend, outDir string, sink Sink) *Executor {
-	return &Executor{backend: backend, outDir: outDir, sink: sink,
+// NewExecutor returns an executor that computes with backend and records
+// each partition's synthesis and proof in journal.
+func NewExecutor(backend prover.Backend, journal Journal) *Executor {
+	return &Executor{backend: backend, journal: journal,
 		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
 }
 
-// AddJob tells the executor how to build the witnesses of a job, and where
-// its proofs go (out; empty: the executor's directory).
-func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, out string) {
+// AddJob tells the executor how to build the witnesses of a job.
+func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.jobs[id] = &job{keys: k, seed: seed, out: out}
+	e.jobs[id] = &job{keys: k, seed: seed}
 }
 
 func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
@@ -139,10 +130,8 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		if err != nil {
 			return fmt.Errorf("partition %d: public witness: %w", w.Partition.Partition, err)
 		}
-		if e.sink != nil {
-			if err := e.sink.PartitionSynthesized(w.Partition); err != nil {
-				return fmt.Errorf("record synthesis of %s: %w", w.Partition, err)
-			}
+		if err := e.journal.PartitionSynthesized(w.Partition); err != nil {
+			return fmt.Errorf("record synthesis of %s: %w", w.Partition, err)
 		}
 	case actors.StagePrep:
 		if st.sol == nil {
@@ -187,15 +176,8 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 	if _, err := proof.WriteTo(&pb); err != nil {
 		return fmt.Errorf("encode proof of %s: %w", p, err)
 	}
-	if dir := cmp.Or(j.out, e.outDir); dir != "" {
-		if err := WriteProof(dir, p.Partition, pb.Bytes(), st.pub); err != nil {
-			return err
-		}
-	}
-	if e.sink != nil {
-		if err := e.sink.PartitionProved(p, pb.Bytes(), st.pub, st.timingsCopy()); err != nil {
-			return fmt.Errorf("record proof of %s: %w", p, err)
-		}
+	if err := e.journal.PartitionProved(p, pb.Bytes(), st.pub, st.timingsCopy()); err != nil {
+		return fmt.Errorf("record proof of %s: %w", p, err)
 	}
 	return nil
 }

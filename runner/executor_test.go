@@ -4,13 +4,13 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk/cuzk/actors"
-	"github.com/cuzk/cuzk/gpu"
-	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/store"
 )
 
 // lendingBackend is the CPU backend with the GPU backend's two extras: it
@@ -90,20 +90,19 @@ func (b *lendingBackend) Compute(ctx context.Context, k *prover.Keys, s prover.S
 // wires are gone by then).
 func TestExecutorReturnsLentMemoryAndTakesBackendBG2(t *testing.T) {
 	k := testKeys(t)
-	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
 	b := &lendingBackend{}
-	reps, err := Run(context.Background(), Options{Backend: b, Devices: []gpu.Device{dev},
-		Config: actors.Config{WorkersPerDevice: 2}, Seed: 1},
-		[]JobRequest{{ID: "lend", Keys: k, Seed: []byte("lend"), Partitions: 4}})
+	st, err := store.OpenInMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reps[0].Verified != 4 {
-		t.Fatalf("%d/4 verified", reps[0].Verified)
+	defer st.Close()
+	svc, _ := startServiceOn(t, st, b, actors.Config{WorkersPerDevice: 2})
+	reps, err := svc.Run(context.Background(), []Submission{{JobRequest: JobRequest{ID: "lend", Keys: k, Seed: []byte("lend"), Partitions: 4}}}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Proved != 4 || reps[0].State != StateDone {
+		t.Fatalf("%d/4 proved, state %s", reps[0].Proved, reps[0].State)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -21,9 +21,19 @@ const (
 	ParamLayout = "layout" // the circuit layout, for the record
 )
 
-// StoreJournal records jobs and partitions in the store: it is the actors'
-// Journal and the executor's Sink. Every call returns once the change is on
-// disk.
+// Journal makes a job durable, step by step: what the scheduler decides
+// (actors.Journal: a job accepted, an attempt started, a partition failed for
+// good) and what the executor produces (a partition synthesized, a proof).
+// PartitionProved returns only once the proof is durable, so a partition
+// reported done is never lost.
+type Journal interface {
+	actors.Journal
+	PartitionSynthesized(p actors.PartitionID) error
+	PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error
+}
+
+// StoreJournal is the Journal over a store. Every call returns once the
+// change is on disk.
 type StoreJournal struct {
 	st *store.Store
 
@@ -37,9 +47,13 @@ func NewStoreJournal(st *store.Store) *StoreJournal {
 }
 
 // Expect tells the journal the record of a job about to be submitted.
-func (j *StoreJournal) Expect(req JobRequest, target int, out string) {
+func (j *StoreJournal) Expect(req Submission) {
 	// Absolute paths, so that resume works from any directory.
-	keys, out := absPath(req.Keys.Dir), absPath(out)
+	keys, out := absPath(req.Keys.Dir), req.Out
+	if out != "" {
+		out = absPath(out)
+	}
+	target := req.Target
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.jobs[req.ID] = store.Job{
@@ -88,12 +102,12 @@ func (j *StoreJournal) RecordFailed(p actors.PartitionID, reason string) error {
 	return j.st.MarkFailed(p.Job, p.Partition, reason)
 }
 
-// PartitionSynthesized implements Sink.
+// PartitionSynthesized implements Journal.
 func (j *StoreJournal) PartitionSynthesized(p actors.PartitionID) error {
 	return j.st.MarkSynthesized(p.Job, p.Partition)
 }
 
-// PartitionProved implements Sink.
+// PartitionProved implements Journal.
 func (j *StoreJournal) PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error {
 	return j.st.MarkProved(p.Job, p.Partition, proof, public, map[string]time.Duration(t))
 }

@@ -10,9 +10,20 @@ import (
 	"github.com/cuzk/cuzk/store"
 )
 
+// JobRequest is what the actors need to prove a job.
+type JobRequest struct {
+	ID         string
+	Keys       *prover.Keys
+	Seed       []byte
+	Partitions int
+	Pending    []int // nil: all
+	Priority   actors.Priority
+}
+
 // Submission is a job request with what the store records beside it so that
 // the job can be resumed: the constraint target its keys were made for and
-// the directory its proof files go to.
+// the directory its proof files go to (empty: none are written; the proofs
+// are in the store).
 type Submission struct {
 	JobRequest
 	Target int

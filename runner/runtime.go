@@ -133,7 +133,27 @@ func (p *production) kernel(k *gpu.Kernel, id actors.PartitionID, device int) *g
 	if k != nil && out.Partition == "" {
 		out.Partition = k.Partition
 	}
+	// The device runs the kernel with a context of its own (which may say
+	// where to work); the runtime's cancellation is added to it.
+	out.Stage, out.Run = p.cancellable(out.Stage), p.cancellable(out.Run)
 	return &out
+}
+
+// cancellable returns f with the runtime's context's cancellation added to
+// the context it is called with.
+func (p *production) cancellable(f func(context.Context) error) func(context.Context) error {
+	if f == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(p.ctx, cancel)()
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		return f(ctx)
+	}
 }
 
 // warnOnly drops records below warning level.

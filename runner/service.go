@@ -63,9 +63,14 @@ type ServiceOptions struct {
 type Service struct {
 	opt     ServiceOptions
 	st      *store.Store
-	journal *StoreJournal
+	journal *serviceJournal
 	exec    *drainExecutor
 	engine  *actors.Engine
+	// stages is the context of every stage; Close cancels it once the
+	// actors have stopped, so that the stages still running end at their
+	// next check instead of running to completion.
+	stages       context.Context
+	cancelStages context.CancelFunc
 
 	// submitMu makes "not in the store yet" and "recorded" one step, so that
 	// two submissions of one id cannot both pass the check.
@@ -88,8 +93,10 @@ type tracked struct {
 	done    chan struct{} // closed at EvJobDone
 	err     string        // EvJobDone's error: partitions failed
 	live    map[int]Running
+	ran     map[int]Running // where each partition last ran in this service
 	ended   bool
 	keys    *prover.Keys
+	started time.Time
 	endedAt time.Time
 }
 
@@ -110,6 +117,9 @@ type PartitionStatus struct {
 	LastError string             `json:"last_error,omitempty"`
 	StagesMS  map[string]float64 `json:"stages_ms,omitempty"`
 	Running   *Running           `json:"running,omitempty"`
+	// Ran is where the partition last ran in this service (absent for one
+	// proved by an earlier process).
+	Ran *Running `json:"ran,omitempty"`
 }
 
 // JobStatus is the progress of one job.
@@ -129,6 +139,10 @@ type JobStatus struct {
 	Created       time.Time `json:"created"`
 	Out           string    `json:"out,omitempty"`
 	Error         string    `json:"error,omitempty"`
+	// WallMS is how long the job has run in this service: from its
+	// submission to its end, or to now while it runs. Zero for a job this
+	// service did not run.
+	WallMS float64 `json:"wall_ms,omitempty"`
 	// Partitions is filled by Status and Wait, not by Jobs.
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
 }
@@ -145,14 +159,14 @@ func StartService(opt ServiceOptions) (*Service, error) {
 	s := &Service{opt: opt, st: opt.Store, keys: map[string]*prover.Keys{}, keyUsed: map[string]time.Time{},
 		jobs: map[string]*tracked{}, refused: map[string]string{}, outs: map[string]string{},
 		closing: make(chan struct{})}
-	s.journal = NewStoreJournal(opt.Store)
-	// Proof files go to each job's own directory, so the executor writes
-	// none and the sink writes them before it records the proof.
-	s.exec = &drainExecutor{Executor: NewExecutor(opt.Backend, "", serviceSink{s})}
+	s.journal = &serviceJournal{StoreJournal: NewStoreJournal(opt.Store), s: s}
+	s.exec = &drainExecutor{Executor: NewExecutor(opt.Backend, s.journal)}
+	s.stages, s.cancelStages = context.WithCancel(context.Background())
 	cfg := opt.Config
 	cfg.Journal = s.journal
-	engine, err := startEngine(s.exec, opt.Devices, cfg, s, opt.Observer, opt.Seed)
+	engine, err := startEngine(s.stages, s.exec, opt.Devices, cfg, s, opt.Observer, opt.Seed)
 	if err != nil {
+		s.cancelStages()
 		return nil, fmt.Errorf("start service: %w", err)
 	}
 	s.engine = engine
@@ -341,14 +355,14 @@ func (s *Service) start(sub Submission) error {
 	}
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
-	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, keys: sub.Keys}
+	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{}, keys: sub.Keys, started: time.Now()}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
 	s.mu.Unlock()
 
-	s.journal.Expect(sub.JobRequest, sub.Target, sub.Out)
-	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, "")
+	s.journal.Expect(sub)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
 	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
 		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
 	if err := s.engine.Submit(spec); err != nil {
@@ -376,7 +390,8 @@ func (s *Service) Observe(e actors.Event) {
 	}
 	switch e.Kind {
 	case actors.EvStageStart:
-		t.live[e.Partition.Partition] = Running{Stage: e.Stage.String(), Device: e.Device, Worker: e.Worker}
+		r := Running{Stage: e.Stage.String(), Device: e.Device, Worker: e.Worker}
+		t.live[e.Partition.Partition], t.ran[e.Partition.Partition] = r, r
 	case actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed:
 		delete(t.live, e.Partition.Partition)
 	case actors.EvJobDone:
@@ -415,6 +430,11 @@ func (s *Service) Status(id string) (JobStatus, error) {
 				ps.Running = &r
 			}
 		}
+		if t != nil {
+			if r, ok := t.ran[p.Index]; ok {
+				ps.Ran = &r
+			}
+		}
 		js.Partitions = append(js.Partitions, ps)
 	}
 	return js, nil
@@ -443,6 +463,11 @@ func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
 	t := s.jobs[sum.ID]
 	if t != nil {
 		js.InFlight = len(t.live)
+		end := time.Now()
+		if t.ended {
+			end = t.endedAt
+		}
+		js.WallMS = float64(end.Sub(t.started).Microseconds()) / 1000
 	}
 	switch {
 	case sum.Done():
@@ -514,7 +539,11 @@ func (s *Service) Close(ctx context.Context) error {
 	// A submission in progress completes (or fails) before the actors stop.
 	s.submitMu.Lock()
 	defer s.submitMu.Unlock()
+	// The actors stop before the stages are cancelled: a stage that fails
+	// for the cancellation must not reach a scheduler that would count it
+	// against the partition's attempts.
 	s.engine.Stop()
+	s.cancelStages()
 	if err := s.exec.drain(ctx); err != nil {
 		return fmt.Errorf("close service: %w", err)
 	}
@@ -535,24 +564,92 @@ func (s *Service) InFlight() []string {
 	return ids
 }
 
-// serviceSink writes a proved partition's files to its job's directory, then
-// records the proof in the store.
-type serviceSink struct{ s *Service }
-
-func (k serviceSink) PartitionSynthesized(p actors.PartitionID) error {
-	return k.s.journal.PartitionSynthesized(p)
+// serviceJournal is the service's Journal: the store's, with two duties of
+// the service added. A proved partition's files go to its job's directory
+// before the proof is recorded; and once the service is closing, no
+// partition is recorded failed: its attempt may have failed only because its
+// stage was cancelled, and the next Resume proves it.
+type serviceJournal struct {
+	*StoreJournal
+	s *Service
 }
 
-func (k serviceSink) PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error {
-	k.s.mu.Lock()
-	out := k.s.outs[p.Job]
-	k.s.mu.Unlock()
+func (j *serviceJournal) RecordFailed(p actors.PartitionID, reason string) error {
+	j.s.mu.Lock()
+	closed := j.s.closed
+	j.s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%s not recorded failed (%s): %w", p, reason, ErrClosed)
+	}
+	return j.StoreJournal.RecordFailed(p, reason)
+}
+
+func (j *serviceJournal) PartitionProved(p actors.PartitionID, proof, public []byte, t prover.Timings) error {
+	j.s.mu.Lock()
+	out := j.s.outs[p.Job]
+	j.s.mu.Unlock()
 	if out != "" {
 		if err := WriteProof(out, p.Partition, proof, public); err != nil {
 			return err
 		}
 	}
-	return k.s.journal.PartitionProved(p, proof, public, t)
+	return j.StoreJournal.PartitionProved(p, proof, public, t)
+}
+
+// Run submits subs, waits until each has ended and returns their statuses, in
+// the order of subs. When ctx ends first it closes the service (the stages
+// running are cancelled; what is not proved stays in the store for Resume,
+// after drain at most for the stages to return) and returns the statuses
+// so far with ctx's error.
+func (s *Service) Run(ctx context.Context, subs []Submission, drain time.Duration) ([]JobStatus, error) {
+	for _, sub := range subs {
+		var err error
+		if sub.Pending != nil {
+			// A resumed job: recorded already.
+			s.submitMu.Lock()
+			err = s.start(sub)
+			s.submitMu.Unlock()
+		} else {
+			err = s.Submit(sub)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]JobStatus, len(subs))
+	for i, sub := range subs {
+		js, err := s.Wait(ctx, sub.ID)
+		if err != nil && ctx.Err() != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			cerr := s.Close(dctx)
+			for j := range subs {
+				out[j], _ = s.Status(subs[j].ID)
+			}
+			return out, errors.Join(fmt.Errorf("job %s: %w", sub.ID, ctx.Err()), cerr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = js
+	}
+	return out, nil
+}
+
+// startEngine starts the actors on devices with the wall-clock runtime over
+// exec, its stages run with ctx; own sees the events first, then extra (if
+// any).
+func startEngine(ctx context.Context, exec actors.Executor, devices []gpu.Device, cfg actors.Config, own, extra actors.Observer, seed uint64) (*actors.Engine, error) {
+	obs := actors.Observers{own}
+	if extra != nil {
+		obs = append(obs, extra)
+	}
+	cfg.Observer = obs
+	infos := make([]gpu.Info, len(devices))
+	for i, d := range devices {
+		infos[i] = d.Info()
+	}
+	return actors.Start(NewRuntime(ctx, exec, devices, seed), infos, cfg)
 }
 
 // errStopping fails stage work that would start after Close.

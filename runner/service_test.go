@@ -58,6 +58,13 @@ func startServiceWith(t *testing.T, dir string, b prover.Backend, cfg actors.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
+	return startServiceOn(t, st, b, cfg)
+}
+
+// startServiceOn starts a service on an emulated device over st.
+func startServiceOn(t *testing.T, st *store.Store, b prover.Backend, cfg actors.Config) (*Service, *store.Store) {
+	t.Helper()
 	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +76,6 @@ func startServiceWith(t *testing.T, dir string, b prover.Backend, cfg actors.Con
 	t.Cleanup(func() {
 		svc.Close(context.Background())
 		dev.Close()
-		st.Close()
 	})
 	return svc, st
 }

@@ -313,3 +313,10 @@ func (s *Store) commit(b *pebble.Batch) error {
 	}
 	return s.health()
 }
+
+// OpenInMemory opens a new, empty store that lives in memory only: a run
+// without checkpoints (cuzk prove without --store) records its jobs the same
+// way, and nothing of it outlives the process.
+func OpenInMemory() (*Store, error) {
+	return Open("/cuzk-memory", &Options{FS: vfs.NewMem()})
+}
