@@ -1,0 +1,336 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
+)
+
+// Request limits, beyond MaxRequestBytes.
+const (
+	// MaxPartitions is the most partitions of one job (the store's limit).
+	MaxPartitions = store.MaxPartitions
+	// MaxIdempotencyKey is the longest idempotency key, in bytes.
+	MaxIdempotencyKey = 256
+	// MaxSeed is the longest seed, in bytes.
+	MaxSeed = 4096
+)
+
+// SubmitProof implements ProvingEngineHandler.
+func (s *Server) SubmitProof(ctx context.Context, req *connect.Request[cuzkv1.SubmitProofRequest]) (*connect.Response[cuzkv1.SubmitProofResponse], error) {
+	out, err := s.submit(ctx, req.Msg)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(out), nil
+}
+
+// submission is a checked SubmitProofRequest.
+type submission struct {
+	key     keyRef
+	sub     runner.Submission
+	idemKey string
+}
+
+// check validates m and returns the job it asks for, without its keys.
+func (s *Server) check(m *cuzkv1.SubmitProofRequest) (*submission, error) {
+	if m.GetOutside() != nil {
+		return nil, connect.NewError(connect.CodeUnimplemented,
+			errors.New("outside circuits: this daemon proves the example circuits only (its executor makes witnesses from a seed and has no way to take them from a request yet)"))
+	}
+	ex := m.GetExample()
+	if ex == nil {
+		return nil, invalid("a job needs a circuit: example (a key set and a seed) or outside (a key set and witnesses)")
+	}
+	ref, err := s.keyRef(ex.GetKeys())
+	if err != nil {
+		return nil, err
+	}
+	if m.Partitions < 1 || m.Partitions > MaxPartitions {
+		return nil, invalid("partitions must be 1 to %d, got %d", MaxPartitions, m.Partitions)
+	}
+	prio, err := priorityFrom(m.Priority)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.IdempotencyKey) > MaxIdempotencyKey {
+		return nil, invalid("idempotency_key is %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)
+	}
+	if len(ex.Seed) > MaxSeed {
+		return nil, invalid("seed is %d bytes, at most %d", len(ex.Seed), MaxSeed)
+	}
+	seed := ex.Seed
+	if len(seed) == 0 {
+		seed = randomBytes(16)
+	}
+	id := JobID(m.IdempotencyKey)
+	return &submission{key: ref, idemKey: m.IdempotencyKey, sub: runner.Submission{
+		JobRequest: runner.JobRequest{ID: id, Seed: seed, Partitions: int(m.Partitions), Priority: prio},
+		Target:     ref.target, Out: filepath.Join(s.opt.Out, id)}}, nil
+}
+
+// JobID is the job id an idempotency key names: the same key always gives
+// the same id, so the store finds a retried submission's job. An empty key
+// gives a random id.
+func JobID(idempotencyKey string) string {
+	if idempotencyKey == "" {
+		return "job-" + hex.EncodeToString(randomBytes(6))
+	}
+	h := sha256.Sum256([]byte(idempotencyKey))
+	return "job-" + hex.EncodeToString(h[:12])
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+func (s *Server) submit(ctx context.Context, m *cuzkv1.SubmitProofRequest) (*cuzkv1.SubmitProofResponse, error) {
+	sm, err := s.check(m)
+	if err != nil {
+		return nil, err
+	}
+	id := sm.sub.ID
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	if sm.idemKey != "" {
+		if js, err := s.svc.Status(id); err == nil {
+			return s.existing(sm, js)
+		} else if !isNotFound(err) {
+			return nil, toConnect(err)
+		}
+	}
+	k, err := s.loadKeys(ctx, sm.key)
+	if err != nil {
+		return nil, err
+	}
+	sm.sub.Keys = k
+	if err := s.svc.Submit(sm.sub); err != nil {
+		return nil, toConnect(err)
+	}
+	slog.Info("job submitted", "job", id, "circuit", k.Circuit, "constraints", k.Constraints(),
+		"partitions", sm.sub.Partitions, "priority", sm.sub.Priority, "out", sm.sub.Out)
+	pos, err := s.queuePosition(id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &cuzkv1.SubmitProofResponse{JobId: id, QueuePosition: pos}, nil
+}
+
+// existing answers a submission whose idempotency key names a job the store
+// holds: that job, if it is the one asked for.
+func (s *Server) existing(sm *submission, js runner.JobStatus) (*cuzkv1.SubmitProofResponse, error) {
+	if js.Circuit != sm.key.circuit.Name() || js.NumPartitions != sm.sub.Partitions {
+		return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf(
+			"idempotency key %q names job %s (%s, %d partitions), not a job of %s with %d partitions",
+			sm.idemKey, js.ID, js.Circuit, js.NumPartitions, sm.key.circuit.Name(), sm.sub.Partitions))
+	}
+	pos, err := s.queuePosition(js.ID)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return &cuzkv1.SubmitProofResponse{JobId: js.ID, QueuePosition: pos, Existing: true}, nil
+}
+
+// queuePosition is how many jobs this daemon runs that were submitted
+// before id at its priority or higher.
+func (s *Server) queuePosition(id string) (uint32, error) {
+	jobs, err := s.svc.Jobs()
+	if err != nil {
+		return 0, err
+	}
+	var mine *runner.JobStatus
+	for i := range jobs {
+		if jobs[i].ID == id {
+			mine = &jobs[i]
+		}
+	}
+	if mine == nil || mine.State != runner.StateRunning {
+		return 0, nil
+	}
+	prio, _ := actors.ParsePriority(mine.Priority)
+	var n uint32
+	for _, j := range jobs {
+		if j.ID == id || j.State != runner.StateRunning || !j.Created.Before(mine.Created) {
+			continue
+		}
+		if p, _ := actors.ParsePriority(j.Priority); p >= prio {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// AwaitProof implements ProvingEngineHandler.
+func (s *Server) AwaitProof(ctx context.Context, req *connect.Request[cuzkv1.AwaitProofRequest]) (*connect.Response[cuzkv1.AwaitProofResponse], error) {
+	out, err := s.await(ctx, req.Msg.JobId, req.Msg.Timeout.AsDuration())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(out), nil
+}
+
+// Prove implements ProvingEngineHandler.
+func (s *Server) Prove(ctx context.Context, req *connect.Request[cuzkv1.ProveRequest]) (*connect.Response[cuzkv1.AwaitProofResponse], error) {
+	if req.Msg.Submit == nil {
+		return nil, invalid("submit is required")
+	}
+	sub, err := s.submit(ctx, req.Msg.Submit)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.await(ctx, sub.JobId, req.Msg.Timeout.AsDuration())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (s *Server) await(ctx context.Context, id string, timeout time.Duration) (*cuzkv1.AwaitProofResponse, error) {
+	if id == "" {
+		return nil, invalid("job_id is required")
+	}
+	if timeout < 0 {
+		return nil, invalid("timeout %s: want zero (no limit) or more", timeout)
+	}
+	wctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	js, err := s.svc.Wait(wctx, id)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		// Our timeout, not the caller's: answer with the status now.
+		js, err := s.svc.Status(id)
+		if err != nil {
+			return nil, toConnect(err)
+		}
+		return &cuzkv1.AwaitProofResponse{Job: jobStatus(js, true), TimedOut: true}, nil
+	}
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	out := &cuzkv1.AwaitProofResponse{Job: jobStatus(js, true)}
+	if js.State == runner.StateDone && s.opt.Store != nil {
+		proofs, err := s.opt.Store.Proofs(id)
+		if err != nil {
+			return nil, toConnect(fmt.Errorf("proofs of job %s: %w", id, err))
+		}
+		for _, p := range proofs {
+			out.Proofs = append(out.Proofs, &cuzkv1.PartitionProof{Index: uint32(p.Index), Proof: p.Proof, PublicInputs: p.Public})
+		}
+	}
+	return out, nil
+}
+
+// GetJob implements ProvingEngineHandler.
+func (s *Server) GetJob(ctx context.Context, req *connect.Request[cuzkv1.GetJobRequest]) (*connect.Response[cuzkv1.JobStatus], error) {
+	if req.Msg.JobId == "" {
+		return nil, invalid("job_id is required")
+	}
+	js, err := s.svc.Status(req.Msg.JobId)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(jobStatus(js, true)), nil
+}
+
+// Canceller is what CancelProof needs of the runner: drop a job's queued
+// partitions, stop its running ones at their next stage boundary, and record
+// it cancelled in the store. runner.Service implements it once it can.
+type Canceller interface {
+	Cancel(ctx context.Context, id string) error
+}
+
+// CancelProof implements ProvingEngineHandler.
+func (s *Server) CancelProof(ctx context.Context, req *connect.Request[cuzkv1.CancelProofRequest]) (*connect.Response[cuzkv1.CancelProofResponse], error) {
+	id := req.Msg.JobId
+	if id == "" {
+		return nil, invalid("job_id is required")
+	}
+	c, ok := any(s.svc).(Canceller)
+	if !ok {
+		return nil, connect.NewError(connect.CodeUnimplemented,
+			errors.New("cancel: this build's runner cannot stop a job (runner.Service has no Cancel(ctx, id) error); the job runs to its end"))
+	}
+	if err := c.Cancel(ctx, id); err != nil {
+		return nil, toConnect(err)
+	}
+	slog.Info("job cancelled", "job", id)
+	js, err := s.svc.Status(id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(&cuzkv1.CancelProofResponse{Job: jobStatus(js, true)}), nil
+}
+
+// keyRef is a checked KeySetRef.
+type keyRef struct {
+	circuit circuits.Circuit
+	target  int
+	layout  circuits.Layout
+	dir     string
+}
+
+func (s *Server) keyRef(r *cuzkv1.KeySetRef) (keyRef, error) {
+	if r == nil || r.Circuit == "" {
+		return keyRef{}, invalid("keys.circuit is required (%v)", circuits.Names())
+	}
+	circ, err := circuits.Lookup(r.Circuit)
+	if err != nil {
+		return keyRef{}, invalid("keys.circuit: %w", err)
+	}
+	if r.Constraints < 1 || r.Constraints > MaxConstraints {
+		return keyRef{}, invalid("keys.constraints must be 1 to %d, got %d", MaxConstraints, r.Constraints)
+	}
+	target := int(r.Constraints)
+	l, err := circ.Layout(target)
+	if err != nil {
+		return keyRef{}, invalid("keys.constraints: %w", err)
+	}
+	return keyRef{circuit: circ, target: target, layout: l, dir: prover.KeyDir(s.opt.Keys, circ.Name(), target)}, nil
+}
+
+// MaxConstraints bounds a key set's target constraints per partition: 2^27,
+// past the largest domain a BLS12-381 key of cuzk's circuits is made for.
+// What the host can hold is checked against free memory as well.
+const MaxConstraints = 1 << 27
+
+func priorityFrom(p cuzkv1.Priority) (actors.Priority, error) {
+	switch p {
+	case cuzkv1.Priority_PRIORITY_UNSPECIFIED, cuzkv1.Priority_PRIORITY_NORMAL:
+		return actors.PriorityNormal, nil
+	case cuzkv1.Priority_PRIORITY_LOW:
+		return actors.PriorityLow, nil
+	case cuzkv1.Priority_PRIORITY_HIGH:
+		return actors.PriorityHigh, nil
+	case cuzkv1.Priority_PRIORITY_CRITICAL:
+		return actors.PriorityCritical, nil
+	}
+	return 0, invalid("priority %d: want LOW, NORMAL, HIGH or CRITICAL", p)
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, prover.ErrNoKeys)
+}
+
+func isInvalid(err error) bool {
+	return errors.Is(err, store.ErrInvalid) || errors.Is(err, runner.ErrInvalid)
+}
