@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/metrics"
@@ -232,7 +232,6 @@ func verify(p *cuzkv1.PartitionProof) error {
 
 // httpURL is the engine's base URL for plain HTTP clients.
 func (e *engine) httpURL() string { return "http://" + e.ln.Addr().String() }
-
 
 // copyKeys copies a key set's files (a setup stand-in).
 func copyKeys(from, to string) error {
