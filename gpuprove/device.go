@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/model"
 )
 
 // Device is a gpu.Device over a real GPU (cuda.Device): the lock designs'
@@ -16,13 +17,16 @@ import (
 // freed blocks by its release threshold, reuses them across streams by its
 // policy, and so on) rather than a model of them.
 //
-// Each gpu.Stream is a CUDA stream created on first use, served by one
-// goroutine that runs the stream's operations in order and reports each one
-// only when it has really completed: a copy or kernel after a stream sync, an
-// allocation or a free when the call has returned (CUDA orders them on the
-// stream; the host does not wait for them). Device-wide operations (cudaFree,
-// cudaDeviceSynchronize, pinned host alloc/free) and event syncs run on a
-// goroutine of their own, since they block for as long as other streams work.
+// Each gpu.Stream is a CUDA stream created on first use. The stream-ordered
+// operations are ordered by gpu/model's Streams — the state machine the
+// emulated and the simulated device share — which starts each one, on a
+// goroutine of its own, once the one before it on its stream has been
+// reported; each is reported only when it has really completed: a copy or
+// kernel after a stream sync, an allocation or a free when the call has
+// returned (CUDA orders them on the stream; the host does not wait for them).
+// Device-wide operations (cudaFree, cudaDeviceSynchronize, pinned host
+// alloc/free) and event syncs run on a goroutine of their own, since they
+// block for as long as other streams work.
 //
 // A partition's data moves at OpCopyIn: the production runtime attaches the
 // partition's kernel, whose Stage copies the inputs into the buffer the op
@@ -38,12 +42,11 @@ type Device struct {
 	ballast  cuda.Ptr
 
 	mu      sync.Mutex
-	cond    *sync.Cond
+	order   *model.Streams // which stream-ordered operation may run when
 	streams map[gpu.Stream]*stream
 	bufs    map[gpu.Buffer]buffer
 	events  map[gpu.Event]cuda.Event
 	next    uint64
-	busy    int // operations queued or running on streams
 	closed  bool
 	wg      sync.WaitGroup
 }
@@ -68,7 +71,6 @@ type buffer struct {
 type stream struct {
 	id      gpu.Stream
 	cs      cuda.Stream
-	queue   []func()
 	staging gpu.Buffer // the buffer the last OpCopyIn named: the next kernel's
 }
 
@@ -102,9 +104,8 @@ func NewDevice(cd *cuda.Device, opt DeviceOptions) (*Device, error) {
 		return nil, fmt.Errorf("device %d: configure pool: %w", cd.Index(), err)
 	}
 	d := &Device{cd: cd, index: cd.Index(), name: props.Name, limit: props.TotalMemory, reserved: opt.Reserved,
-		streams: map[gpu.Stream]*stream{}, bufs: map[gpu.Buffer]buffer{}, events: map[gpu.Event]cuda.Event{},
-		next: 1000}
-	d.cond = sync.NewCond(&d.mu)
+		order: model.NewStreams(), streams: map[gpu.Stream]*stream{}, bufs: map[gpu.Buffer]buffer{},
+		events: map[gpu.Event]cuda.Event{}, next: 1000}
 	// Return what earlier runs of this process left in the pool, so the
 	// ballast is measured against memory that is really free.
 	if err := cd.TrimPool(0); err != nil {
@@ -145,12 +146,11 @@ func (d *Device) Info() gpu.Info {
 func (d *Device) NewStream() gpu.Stream {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.next++
-	return gpu.Stream(d.next)
+	return d.order.NewStream()
 }
 
-// streamLocked returns the stream for id, creating its CUDA stream and its
-// goroutine on first use.
+// streamLocked returns the stream for id, creating its CUDA stream on first
+// use.
 func (d *Device) streamLocked(id gpu.Stream) (*stream, error) {
 	if s, ok := d.streams[id]; ok {
 		return s, nil
@@ -161,43 +161,43 @@ func (d *Device) streamLocked(id gpu.Stream) (*stream, error) {
 	}
 	s := &stream{id: id, cs: cs}
 	d.streams[id] = s
-	d.wg.Add(1)
-	go d.runStream(s)
 	return s, nil
 }
 
-func (d *Device) runStream(s *stream) {
-	defer d.wg.Done()
-	d.mu.Lock()
-	for {
-		for len(s.queue) == 0 && !d.closed {
-			d.cond.Wait()
-		}
-		if len(s.queue) == 0 {
-			d.mu.Unlock()
-			return
-		}
-		f := s.queue[0]
-		d.mu.Unlock()
-		f()
-		d.mu.Lock()
-		s.queue = s.queue[1:]
-		d.busy--
-		d.cond.Broadcast()
-	}
-}
-
-// enqueueLocked runs f on stream id's goroutine after everything queued
-// before it; f reports its own completion.
-func (d *Device) enqueueLocked(id gpu.Stream, f func(s *stream)) error {
-	s, err := d.streamLocked(id)
+// enqueueLocked runs f after everything enqueued on stream op.Stream before
+// it has been reported; f reports its own completion.
+func (d *Device) enqueueLocked(op gpu.Op, f func(s *stream)) error {
+	s, err := d.streamLocked(op.Stream)
 	if err != nil {
 		return err
 	}
-	d.busy++
-	s.queue = append(s.queue, func() { f(s) })
-	d.cond.Broadcast()
+	if _, err := d.order.Enqueue(model.ItemWork, op, func() { f(s) }); err != nil {
+		return fmt.Errorf("device %d: %w", d.index, err)
+	}
+	d.startLocked()
 	return nil
+}
+
+// startLocked starts, each on a goroutine, the operations the stream order
+// lets run now; each tells the order when it has run.
+func (d *Device) startLocked() {
+	for _, o := range d.order.Outputs() {
+		if o.Kind != model.OutStart {
+			continue
+		}
+		it := o.Item
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			it.Tag.(func())()
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if err := d.order.Finish(it); err != nil {
+				panic(fmt.Sprintf("gpuprove: %v", err)) // only a started item is ever finished
+			}
+			d.startLocked()
+		}()
+	}
 }
 
 // Submit starts op; done is called exactly once when it has completed.
@@ -212,13 +212,10 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		fail(fmt.Errorf("device %d: %s after close", d.index, op.Kind))
 		return
 	}
-	switch op.Kind {
-	case gpu.OpMallocAsync, gpu.OpFreeAsync, gpu.OpStreamSync, gpu.OpRecordEvent, gpu.OpCopyIn, gpu.OpCompute:
-		if op.Stream == 0 {
-			d.mu.Unlock()
-			fail(fmt.Errorf("device %d: %s needs a stream", d.index, op.Kind))
-			return
-		}
+	if op.Kind.NeedsStream() && op.Stream == 0 {
+		d.mu.Unlock()
+		fail(fmt.Errorf("device %d: %s needs a stream", d.index, op.Kind))
+		return
 	}
 	var err error
 	switch op.Kind {
@@ -249,7 +246,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		done(gpu.Result{})
 		return
 	case gpu.OpMallocAsync:
-		err = d.enqueueLocked(op.Stream, func(s *stream) {
+		err = d.enqueueLocked(op, func(s *stream) {
 			p, err := d.cd.MallocAsync(op.Bytes, s.cs)
 			if err != nil {
 				done(gpu.Result{Err: err})
@@ -264,7 +261,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		err = d.enqueueLocked(op.Stream, func(s *stream) {
+		err = d.enqueueLocked(op, func(s *stream) {
 			if err := d.cd.FreeAsync(b.ptr, s.cs); err != nil {
 				done(gpu.Result{Err: fmt.Errorf("device %d: %w", d.index, err)})
 				return
@@ -272,13 +269,13 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			done(gpu.Result{})
 		})
 	case gpu.OpStreamSync:
-		err = d.enqueueLocked(op.Stream, func(s *stream) {
+		err = d.enqueueLocked(op, func(s *stream) {
 			done(gpu.Result{Err: d.wrap(d.cd.StreamSync(s.cs))})
 		})
 	case gpu.OpRecordEvent:
 		d.next++
 		id := gpu.Event(d.next)
-		err = d.enqueueLocked(op.Stream, func(s *stream) {
+		err = d.enqueueLocked(op, func(s *stream) {
 			e, err := d.cd.NewEvent()
 			if err == nil {
 				if err = d.cd.RecordEvent(e, s.cs); err != nil {
@@ -310,16 +307,16 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			err = fmt.Errorf("device %d: copy %d bytes into buffer %d: not a device buffer that large", d.index, op.Bytes, op.Buffer)
 			break
 		}
-		err = d.enqueueLocked(op.Stream, func(s *stream) {
+		err = d.enqueueLocked(op, func(s *stream) {
 			d.mu.Lock()
 			s.staging = op.Buffer
 			d.mu.Unlock()
 			done(d.runStage(s, op.Kernel))
 		})
 	case gpu.OpCompute:
-		err = d.enqueueLocked(op.Stream, func(s *stream) { done(d.runKernel(s, op.Kernel)) })
+		err = d.enqueueLocked(op, func(s *stream) { done(d.runKernel(s, op.Kernel)) })
 	case gpu.OpDeviceSync:
-		busy := d.busy > 0
+		busy := d.order.Busy()
 		d.mu.Unlock()
 		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.Sync()), Waited: busy} }, done)
 		return
@@ -330,12 +327,12 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		busy := d.busy > 0
+		busy := d.order.Busy()
 		d.mu.Unlock()
 		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: busy} }, done)
 		return
 	case gpu.OpHostAlloc:
-		busy := d.busy > 0
+		busy := d.order.Busy()
 		d.mu.Unlock()
 		d.blocking(func() gpu.Result {
 			// cudaHostAlloc waits for the whole device.
@@ -353,7 +350,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		busy := d.busy > 0
+		busy := d.order.Busy()
 		d.mu.Unlock()
 		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: busy} }, done)
 		return
@@ -452,7 +449,6 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
-	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.wg.Wait()
 	var errs []error

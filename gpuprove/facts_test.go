@@ -1,0 +1,178 @@
+package gpuprove_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/facts"
+	"github.com/cuzk/cuzk/gpuprove"
+)
+
+// TestCUDAFacts replays the H200 probe (gpu/testdata/cuda_facts.txt) on the
+// real device the designs drive, in real time, and holds it to the measured
+// semantics: which calls fail, what free memory cudaMemGetInfo sees (relative
+// to the card's at the start), about how long each call takes — long enough
+// to tell a call that waited for a 200 ms kernel from one that did not — and,
+// for the device-wide calls, whether they report waiting. A "kernel" is a
+// train of 1 GiB memsets sized to the duration asked for: device work that
+// holds the stream and shares the device with other streams' work. It runs
+// where the kernel library loads, and fails rather than skips under
+// CUZK_REQUIRE_GPU=1.
+func TestCUDAFacts(t *testing.T) {
+	lib, err := cuda.Load("")
+	var cd *cuda.Device
+	if err == nil {
+		cd, err = lib.Device(0)
+	}
+	if err != nil {
+		if requireGPU {
+			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
+		}
+		if errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU backend: %v", err)
+		}
+		t.Fatal(err)
+	}
+	spin, err := newSpinner(cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spin.close()
+	datadriven.RunTest(t, "../gpu/testdata/cuda_facts.txt", func(t *testing.T, td *datadriven.TestData) string {
+		p, err := facts.Parse(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := gpuprove.NewDevice(cd, gpuprove.DeviceOptions{VRAMLimit: p.Bytes(), Pool: p.Policy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := d.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}()
+		var scratch gpu.Buffer
+		if n := p.ScratchBytes(); n > 0 {
+			r := submitWait(d, gpu.Op{Kind: gpu.OpMalloc, Bytes: n})
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			scratch = r.Buffer
+		}
+		lines, err := facts.RunWallClock(d, p, facts.Kernels{Compute: spin.kernel, Copy: spin.copy}, scratch, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := facts.Judge(td.Expected, lines, facts.Tolerance{Slack: 40 * time.Millisecond, Frac: 0.2, FreeGiB: 0.1,
+			// CUDA does not say whether cudaMallocAsync reused a block of
+			// another stream, nor whether a copy or an event sync waited for
+			// one; the device knows it only for the device-wide calls.
+			WaitedKnown: func(op string) bool {
+				return op == "device_sync" || op == "free" || op == "host_alloc" || op == "host_free"
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
+}
+
+func submitWait(d gpu.Device, op gpu.Op) gpu.Result {
+	ch := make(chan gpu.Result, 1)
+	d.Submit(op, func(r gpu.Result) { ch <- r })
+	return <-ch
+}
+
+// spinner makes device work of a given length out of memsets, and copies out
+// of one pinned buffer.
+type spinner struct {
+	cd   *cuda.Device
+	buf  cuda.Ptr
+	host *cuda.HostBuffer
+	per  time.Duration // one memset of spinBytes, alone
+}
+
+const spinBytes = 1 << 30
+
+func newSpinner(cd *cuda.Device) (*spinner, error) {
+	buf, err := cd.Malloc(spinBytes)
+	if err != nil {
+		return nil, err
+	}
+	s := &spinner{cd: cd, buf: buf}
+	if s.host, err = cd.HostAlloc(2 << 30); err != nil {
+		s.close()
+		return nil, err
+	}
+	st, err := cd.NewStream()
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	defer cd.DestroyStream(st)
+	const n = 50
+	for round := range 2 { // the first round warms up
+		start := time.Now()
+		for range n {
+			if err := cd.Memset(buf, 0, spinBytes, st); err != nil {
+				s.close()
+				return nil, err
+			}
+		}
+		if err := cd.StreamSync(st); err != nil {
+			s.close()
+			return nil, err
+		}
+		if round == 1 {
+			s.per = time.Since(start) / n
+		}
+	}
+	if s.per <= 0 {
+		s.close()
+		return nil, fmt.Errorf("a 1 GiB memset took no measurable time")
+	}
+	return s, nil
+}
+
+func (s *spinner) close() {
+	if s.host != nil {
+		_ = s.cd.HostFree(s.host)
+	}
+	_ = s.cd.Free(s.buf)
+}
+
+// kernel keeps the kernel's stream busy for about d alone.
+func (s *spinner) kernel(d time.Duration) *gpu.Kernel {
+	n := max(1, int(d/s.per))
+	return &gpu.Kernel{Partition: "spin", Run: func(ctx context.Context) error {
+		pl, ok := gpuprove.PlacementFrom(ctx)
+		if !ok {
+			return fmt.Errorf("spin kernel run without a placement")
+		}
+		for range n {
+			if err := s.cd.Memset(s.buf, 0, spinBytes, pl.Stream); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// copy moves bytes from pinned memory into the buffer the copy names.
+func (s *spinner) copy(bytes int64) *gpu.Kernel {
+	return &gpu.Kernel{Partition: "copy", Stage: func(ctx context.Context) error {
+		pl, ok := gpuprove.PlacementFrom(ctx)
+		if !ok || pl.Buffer == 0 || pl.Bytes < bytes {
+			return fmt.Errorf("copy of %d bytes without a device buffer that large", bytes)
+		}
+		return s.cd.CopyInAsync(pl.Buffer, s.host, 0, min(bytes, s.host.Len()), pl.Stream)
+	}}
+}
