@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -43,8 +44,14 @@ func (l Layout) Equal(o Layout) bool { return l.String() == o.String() }
 type Circuit interface {
 	// Name is the name the CLI knows it by.
 	Name() string
-	// Layout picks sizes so that the compiled circuit has about target constraints.
+	// Layout picks sizes so that the compiled circuit has as many
+	// constraints as fit in target, never more (but for targets below the
+	// circuit's smallest instance): a target of 2^k gets a domain of 2^k.
 	Layout(target int) (Layout, error)
+	// Constraints is the constraint count layout l compiles to, computed
+	// from the costs of the circuit's parts measured on small instances,
+	// without compiling l.
+	Constraints(l Layout) (int, error)
 	// Shape returns an empty circuit of that layout, for compilation.
 	Shape(l Layout) (frontend.Circuit, error)
 	// Assign returns the assignment of one partition of a job: its public
@@ -53,9 +60,10 @@ type Circuit interface {
 }
 
 var registry = map[string]Circuit{
-	"mimc":  MiMCChain{},
-	"porep": PoRep{},
-	"sha":   SHARounds{},
+	"mimc":      MiMCChain{},
+	"porep":     PoRep{},
+	"porep-sha": PoRepSHA{},
+	"sha":       SHARounds{},
 }
 
 // Names lists the known circuits.
@@ -88,6 +96,17 @@ func Compile(c Circuit, l Layout) (constraint.ConstraintSystem, error) {
 		return nil, fmt.Errorf("compile %s (%s): %w", c.Name(), l, err)
 	}
 	return ccs, nil
+}
+
+// Domain is the size of the evaluation domain of a system of n constraints:
+// the smallest power of two at or above n, as gnark's Groth16 setup (and
+// keygen) take it. The public inputs add no constraints in gnark's R1CS, so
+// they do not enter.
+func Domain(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
 }
 
 // MinConstraints is the smallest target any circuit accepts.

@@ -38,17 +38,19 @@ func (c *mimcChainCircuit) Define(api frontend.API) error {
 	return nil
 }
 
-var mimcCost = sync.OnceValues(func() (int, error) {
-	// Two compilations give the cost of one link without the fixed overhead.
+// mimcCost is the constraints of one link and of the rest (the final
+// equality), from two compilations.
+var mimcCost = sync.OnceValues(func() ([2]int, error) {
 	a, err := countConstraints(MiMCChain{}, Layout{"length": 1})
 	if err != nil {
-		return 0, err
+		return [2]int{}, err
 	}
 	b, err := countConstraints(MiMCChain{}, Layout{"length": 2})
-	return b - a, err
+	return [2]int{b - a, a - (b - a)}, err
 })
 
-// Layout implements Circuit: length = target / constraints per hash.
+// Layout implements Circuit: as many links as fit in the target beside the
+// fixed part.
 func (m MiMCChain) Layout(target int) (Layout, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, err
@@ -57,7 +59,20 @@ func (m MiMCChain) Layout(target int) (Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Layout{"length": max(1, target/cost)}, nil
+	return Layout{"length": max(1, (target-cost[1])/cost[0])}, nil
+}
+
+// Constraints implements Circuit.
+func (MiMCChain) Constraints(l Layout) (int, error) {
+	n, err := mimcLength(l)
+	if err != nil {
+		return 0, err
+	}
+	cost, err := mimcCost()
+	if err != nil {
+		return 0, err
+	}
+	return cost[1] + n*cost[0], nil
 }
 
 func mimcLength(l Layout) (int, error) {

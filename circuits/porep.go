@@ -64,35 +64,52 @@ func porepDepth(target int) int {
 	return 4
 }
 
-var porepCost sync.Map // depth → constraints per challenge
+var porepCost sync.Map // depth → [2]int{per challenge, fixed}
 
-func porepChallengeCost(depth int) (int, error) {
+// porepCosts is the constraints of one challenge at a depth, and of the
+// rest (the public inputs' checks), from two compilations.
+func porepCosts(depth int) ([2]int, error) {
 	if v, ok := porepCost.Load(depth); ok {
-		return v.(int), nil
+		return v.([2]int), nil
 	}
 	a, err := countConstraints(PoRep{}, Layout{"depth": depth, "challenges": 1})
 	if err != nil {
-		return 0, err
+		return [2]int{}, err
 	}
 	b, err := countConstraints(PoRep{}, Layout{"depth": depth, "challenges": 2})
 	if err != nil {
-		return 0, err
+		return [2]int{}, err
 	}
-	porepCost.Store(depth, b-a)
-	return b - a, nil
+	c := [2]int{b - a, a - (b - a)}
+	porepCost.Store(depth, c)
+	return c, nil
 }
 
-// Layout implements Circuit: challenges = target / constraints per challenge.
+// Layout implements Circuit: as many challenges as fit in the target beside
+// the fixed part.
 func (PoRep) Layout(target int) (Layout, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, err
 	}
 	depth := porepDepth(target)
-	cost, err := porepChallengeCost(depth)
+	cost, err := porepCosts(depth)
 	if err != nil {
 		return nil, err
 	}
-	return Layout{"depth": depth, "challenges": max(1, target/cost)}, nil
+	return Layout{"depth": depth, "challenges": max(1, (target-cost[1])/cost[0])}, nil
+}
+
+// Constraints implements Circuit.
+func (PoRep) Constraints(l Layout) (int, error) {
+	depth, k, err := porepShape(l)
+	if err != nil {
+		return 0, err
+	}
+	cost, err := porepCosts(depth)
+	if err != nil {
+		return 0, err
+	}
+	return cost[1] + k*cost[0], nil
 }
 
 func porepShape(l Layout) (depth, challenges int, err error) {

@@ -3,7 +3,6 @@ package circuits
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -47,43 +46,8 @@ var shaK = [64]uint32{
 	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 }
 
-type word = [32]frontend.Variable
-
-func rotr(x word, n int) word {
-	var out word
-	for i := range out {
-		out[i] = x[(i+n)%32]
-	}
-	return out
-}
-
 func (c *shaCircuit) Define(api frontend.API) error {
-	xor := func(x, y frontend.Variable) frontend.Variable { // x + y − 2xy
-		return api.Sub(api.Add(x, y), api.Mul(2, api.Mul(x, y)))
-	}
-	xorWords := func(ws ...word) word {
-		out := ws[0]
-		for _, w := range ws[1:] {
-			for i := range out {
-				out[i] = xor(out[i], w[i])
-			}
-		}
-		return out
-	}
-	pack := func(w word) frontend.Variable {
-		return api.FromBinary(w[:]...)
-	}
-	// add returns the sum of the words and constant mod 2³², in bits.
-	add := func(constant uint32, ws ...word) word {
-		sum := frontend.Variable(constant)
-		for _, w := range ws {
-			sum = api.Add(sum, pack(w))
-		}
-		b := api.ToBinary(sum, 32+bits.Len(uint(len(ws))))
-		var out word
-		copy(out[:], b[:32])
-		return out
-	}
+	g := shaGadget{api}
 	var s [8]word
 	for j := range s {
 		for i := range s[j] {
@@ -95,27 +59,14 @@ func (c *shaCircuit) Define(api frontend.API) error {
 		for i := range c.Words[r] {
 			api.AssertIsBoolean(c.Words[r][i])
 		}
-		a, b, cc, d, e, f, g, h := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-		s1 := xorWords(rotr(e, 6), rotr(e, 11), rotr(e, 25))
-		var ch, maj word
-		for i := range ch {
-			// Ch(e, f, g) = ef + g − eg; Maj(a, b, c) = ab + c(a ⊕ b). Every
-			// product is a bit, as in a bit-level SHA-256 gadget.
-			ch[i] = api.Sub(api.Add(api.Mul(e[i], f[i]), g[i]), api.Mul(e[i], g[i]))
-			ab := api.Mul(a[i], b[i])
-			maj[i] = api.Add(ab, api.Mul(cc[i], api.Sub(api.Add(a[i], b[i]), api.Mul(2, ab))))
-		}
-		t1 := add(shaK[r%64], h, s1, ch, c.Words[r])
-		s0 := xorWords(rotr(a, 2), rotr(a, 13), rotr(a, 22))
-		t2 := add(0, s0, maj)
-		s = [8]word{add(0, t1, t2), a, b, cc, add(0, d, t1), e, f, g}
+		s = g.round(s, shaK[r%64], c.Words[r])
 	}
 	m, err := stdmimc.NewMiMC(api)
 	if err != nil {
 		return err
 	}
 	for j := range s {
-		m.Write(pack(s[j]))
+		m.Write(g.pack(s[j]))
 	}
 	api.AssertIsEqual(m.Sum(), c.Digest)
 	return nil
@@ -145,6 +96,19 @@ func (SHARounds) Layout(target int) (Layout, error) {
 	return Layout{"rounds": max(1, (target-cost[1])/cost[0])}, nil
 }
 
+// Constraints implements Circuit.
+func (SHARounds) Constraints(l Layout) (int, error) {
+	n, err := shaRounds(l)
+	if err != nil {
+		return 0, err
+	}
+	cost, err := shaCost()
+	if err != nil {
+		return 0, err
+	}
+	return cost[1] + n*cost[0], nil
+}
+
 func shaRounds(l Layout) (int, error) {
 	n, ok := l["rounds"]
 	if !ok || n < 1 {
@@ -167,18 +131,6 @@ func shaWord(seed []byte, label string, idx ...int) uint32 {
 	e := derive(seed, label, idx...)
 	b := e.Bytes()
 	return binary.BigEndian.Uint32(b[len(b)-4:])
-}
-
-// shaRound is one round out of the circuit: the state after it.
-func shaRound(s [8]uint32, k, w uint32) [8]uint32 {
-	a, b, c, d, e, f, g, h := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-	s1 := bits.RotateLeft32(e, -6) ^ bits.RotateLeft32(e, -11) ^ bits.RotateLeft32(e, -25)
-	ch := (e & f) ^ (^e & g)
-	t1 := h + s1 + ch + k + w
-	s0 := bits.RotateLeft32(a, -2) ^ bits.RotateLeft32(a, -13) ^ bits.RotateLeft32(a, -22)
-	maj := (a & b) ^ (a & c) ^ (b & c)
-	t2 := s0 + maj
-	return [8]uint32{t1 + t2, a, b, c, d + t1, e, f, g}
 }
 
 func bitsOf(x uint32) [32]frontend.Variable {
