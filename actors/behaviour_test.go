@@ -14,14 +14,22 @@ import (
 
 // memJournal records what the scheduler tells it.
 type memJournal struct {
-	mu       sync.Mutex
-	jobs     []string
-	attempts map[PartitionID]int
-	failed   map[PartitionID]string
+	mu        sync.Mutex
+	jobs      []string
+	attempts  map[PartitionID]int
+	failed    map[PartitionID]string
+	cancelled map[PartitionID]bool
 }
 
 func newMemJournal() *memJournal {
-	return &memJournal{attempts: map[PartitionID]int{}, failed: map[PartitionID]string{}}
+	return &memJournal{attempts: map[PartitionID]int{}, failed: map[PartitionID]string{}, cancelled: map[PartitionID]bool{}}
+}
+
+func (j *memJournal) RecordCancelled(p PartitionID) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.cancelled[p] = true
+	return nil
 }
 
 func (j *memJournal) RecordJob(job JobSpec) error {

@@ -119,6 +119,9 @@ type Journal interface {
 	RecordAttempt(p PartitionID) error
 	// RecordFailed is called when a partition fails for good.
 	RecordFailed(p PartitionID, reason string) error
+	// RecordCancelled is called when a partition of a cancelled job is
+	// given up before it was proved.
+	RecordCancelled(p PartitionID) error
 }
 
 // Executor runs the real work of partitions in the production runtime. The

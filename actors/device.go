@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"fmt"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/cuzk/cuzk/gpu"
@@ -30,6 +32,12 @@ func (d *deviceActor) Receive(c actor.Context) {
 		d.budget.release(c, m)
 	case vramDelta:
 		d.inUse += m.bytes
+		if d.inUse < 0 || d.inUse > d.info.Total {
+			// The ledger counts what the device granted: it can neither go
+			// below zero nor above the device.
+			panic(fmt.Sprintf("actors: invariant: device %d ledger at %d bytes of %d after worker %d's change of %d",
+				d.info.Index, d.inUse, d.info.Total, m.worker, m.bytes))
+		}
 		d.peak = max(d.peak, d.inUse)
 		d.env.emit(Event{Kind: EvVRAM, Device: d.info.Index, Worker: m.worker, Bytes: d.inUse})
 	}

@@ -174,6 +174,26 @@ func validateJob(j JobSpec) error {
 	return nil
 }
 
+// Cancel stops job id: its queued partitions are given up at once
+// (EvPartitionCancelled), and one in flight when its attempt ends, unless the
+// attempt proved it; retries stop. The job then ends with EvJobDone. Ending
+// the running attempts early is the executor's part (the production runtime
+// fails a cancelled job's next stage). Cancel of a job not in the engine is
+// an error.
+func (e *Engine) Cancel(id string) error {
+	e.mu.Lock()
+	running, stopped := e.jobs[id], e.stopped
+	e.mu.Unlock()
+	if stopped {
+		return fmt.Errorf("cancel job %q: engine stopped", id)
+	}
+	if !running {
+		return fmt.Errorf("cancel job %q: not running", id)
+	}
+	e.env.rt.System().Root.Send(e.sched, cancelJob{id: id})
+	return nil
+}
+
 // Stop stops the actors. Work in flight is abandoned: its completions go to
 // dead letters. Submit fails after Stop.
 func (e *Engine) Stop() {

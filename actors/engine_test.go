@@ -198,7 +198,7 @@ func checkInvariants(t *testing.T, events []Event, capacity int64, jobs map[stri
 			if e.Bytes > capacity || e.Bytes < 0 {
 				t.Errorf("device %d ledger at %d bytes (capacity %d)", e.Device, e.Bytes, capacity)
 			}
-		case EvPartitionDone, EvPartitionFailed:
+		case EvPartitionDone, EvPartitionFailed, EvPartitionCancelled:
 			done[e.Partition]++
 		}
 	}

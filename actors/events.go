@@ -8,21 +8,22 @@ type EventKind uint8
 // The events actors report to their Observer. Metrics, traces and the
 // simulator's report are all built from this one stream.
 const (
-	EvJobAccepted     EventKind = iota + 1
-	EvStageStart                // a worker began a stage of a partition
-	EvStageEnd                  // ... and finished it (Err set on failure)
-	EvLeaseWait                 // a worker asked for a lock
-	EvLeaseGrant                // the lock granted it
-	EvLeaseRelease              // the worker released it
-	EvDeviceOp                  // a device operation completed (Op, Took, Waited)
-	EvOOM                       // an allocation failed with out-of-memory
-	EvFallback                  // a design fell back to another path (split: allocate under compute_mtx)
-	EvPartitionDone             // a partition was proved and verified
-	EvPartitionRetry            // a partition failed and was queued again
-	EvPartitionFailed           // a partition failed for good (Err says why)
-	EvJobDone                   // every partition of a job is done or failed
-	EvVRAM                      // the device ledger changed (Bytes = in use)
-	EvQueueDepth                // the scheduler's queue length changed (Count)
+	EvJobAccepted        EventKind = iota + 1
+	EvStageStart                   // a worker began a stage of a partition
+	EvStageEnd                     // ... and finished it (Err set on failure)
+	EvLeaseWait                    // a worker asked for a lock
+	EvLeaseGrant                   // the lock granted it
+	EvLeaseRelease                 // the worker released it
+	EvDeviceOp                     // a device operation completed (Op, Took, Waited)
+	EvOOM                          // an allocation failed with out-of-memory
+	EvFallback                     // a design fell back to another path (split: allocate under compute_mtx)
+	EvPartitionDone                // a partition was proved and verified
+	EvPartitionRetry               // a partition failed and was queued again
+	EvPartitionFailed              // a partition failed for good (Err says why)
+	EvJobDone                      // every partition of a job is done or failed
+	EvVRAM                         // the device ledger changed (Bytes = in use)
+	EvQueueDepth                   // the scheduler's queue length changed (Count)
+	EvPartitionCancelled           // a partition will not be proved: its job was cancelled
 )
 
 // Event is one thing that happened, stamped with the runtime's clock.

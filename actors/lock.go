@@ -65,8 +65,17 @@ func (q *leaseQueue) grant(c actor.Context) {
 		if q.used+w > q.limit() {
 			return
 		}
+		if h, dup := q.holders[l.worker]; dup {
+			// One lease per worker and lock: a second would overwrite the
+			// first, whose release would then never come.
+			panic(fmt.Sprintf("actors: invariant: %s on device %d: worker %d asks again (lease %d for %s) while holding lease %d for %s",
+				q.name, q.device, l.worker, l.id, l.p, h.id, h.p))
+		}
 		q.waiting = q.waiting[1:]
 		q.used += w
+		if q.used > q.limit() || q.used < 0 {
+			panic(fmt.Sprintf("actors: invariant: %s on device %d: %d in use of %d", q.name, q.device, q.used, q.limit()))
+		}
 		now := q.env.rt.Now()
 		q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: l.worker, Partition: l.p, Lock: q.name, Bytes: l.bytes, Took: now - l.since})
 		l.since = now

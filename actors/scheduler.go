@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,11 +45,13 @@ type queued struct {
 }
 
 type jobState struct {
-	spec    JobSpec
-	seq     uint64
-	left    int
-	failed  int
-	settled map[int]bool // partitions done or failed for good
+	spec      JobSpec
+	seq       uint64
+	left      int
+	failed    int
+	cancelled int          // partitions given up because the job was cancelled
+	stopping  bool         // the job was cancelled: nothing of it starts again
+	settled   map[int]bool // partitions done, failed for good or cancelled
 }
 
 func newScheduler(e *env, devices []int) *scheduler {
@@ -81,8 +84,63 @@ func (s *scheduler) Receive(c actor.Context) {
 		s.busy[m.device]--
 		s.dispatch(c)
 	case retryDue:
+		if m.q.job.stopping {
+			s.cancelled(m.q, attemptEnded{device: -1, worker: -1, p: PartitionID{Job: m.q.job.spec.ID, Partition: m.q.part}})
+			return
+		}
 		s.enqueue(m.q)
 		s.dispatch(c)
+	case cancelJob:
+		s.cancel(m.id)
+		s.dispatch(c)
+	}
+}
+
+// cancelJob stops a job: its queued partitions are given up at once, and
+// those in flight once their attempt ends (the executor fails their next
+// stage), unless that attempt proved them.
+type cancelJob struct{ id string }
+
+func (s *scheduler) cancel(id string) {
+	j, ok := s.jobs[id]
+	if !ok || j.stopping {
+		return
+	}
+	j.stopping = true
+	kept := s.queue[:0]
+	var dropped []queued
+	for _, q := range s.queue {
+		if q.job == j {
+			dropped = append(dropped, q)
+		} else {
+			kept = append(kept, q)
+		}
+	}
+	s.queue = kept
+	s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
+	for _, q := range dropped {
+		s.cancelled(q, attemptEnded{device: -1, worker: -1, p: PartitionID{Job: id, Partition: q.part}})
+	}
+}
+
+// cancelled settles a partition of a stopping job that was not proved.
+func (s *scheduler) cancelled(q queued, m attemptEnded) {
+	j := q.job
+	if settled, known := j.settled[q.part]; !known || settled {
+		panic(fmt.Sprintf("actors: invariant: cancel of %s/%d, which is settled (%v) or unknown (%v)", j.spec.ID, q.part, settled, !known))
+	}
+	j.settled[q.part] = true
+	j.left--
+	j.cancelled++
+	s.env.emit(Event{Kind: EvPartitionCancelled, Device: m.device, Worker: m.worker, Partition: m.p, Count: q.attempts})
+	if jr := s.env.cfg.Journal; jr != nil {
+		if err := jr.RecordCancelled(m.p); err != nil {
+			s.env.log().Error("record cancelled partition", "partition", m.p.String(), "err", err)
+		}
+	}
+	s.release(m.p)
+	if j.left == 0 {
+		s.jobDone(j)
 	}
 }
 
@@ -167,14 +225,22 @@ func (s *scheduler) dispatch(c actor.Context) {
 func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 	q, ok := s.inflight[m.attempt]
 	if !ok {
-		return
+		panic(fmt.Sprintf("actors: invariant: attempt %d of %s ended on device %d worker %d, but it is not in flight (in flight: %d attempts)",
+			m.attempt, m.p, m.device, m.worker, len(s.inflight)))
 	}
 	delete(s.inflight, m.attempt)
 	j := q.job
 	if settled, known := j.settled[q.part]; !known || settled {
-		return // invariant: a settled partition is never settled again
+		// A partition is settled once: proved twice would be a lost or a
+		// duplicated proof.
+		panic(fmt.Sprintf("actors: invariant: attempt %d of %s ended (err %v), but the partition is settled (%v) or unknown to its job (%v)",
+			m.attempt, m.p, m.err, settled, !known))
 	}
 	p := m.p
+	if m.err != nil && j.stopping {
+		s.cancelled(q, m)
+		return
+	}
 	switch {
 	case m.err == nil:
 		j.settled[q.part] = true
@@ -214,10 +280,15 @@ func (s *scheduler) release(p PartitionID) {
 
 func (s *scheduler) jobDone(j *jobState) {
 	e := Event{Kind: EvJobDone, Worker: -1, Device: -1, Partition: PartitionID{Job: j.spec.ID, Partition: -1},
-		Count: len(j.settled) - j.failed}
+		Count: len(j.settled) - j.failed - j.cancelled}
+	var why []string
 	if j.failed > 0 {
-		e.Err = fmt.Sprintf("%d of %d partitions failed", j.failed, len(j.settled))
+		why = append(why, fmt.Sprintf("%d of %d partitions failed", j.failed, len(j.settled)))
 	}
+	if j.cancelled > 0 {
+		why = append(why, fmt.Sprintf("cancelled: %d of %d partitions not proved", j.cancelled, len(j.settled)))
+	}
+	e.Err = strings.Join(why, "; ")
 	s.env.emit(e)
 	delete(s.jobs, j.spec.ID)
 }

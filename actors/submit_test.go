@@ -106,3 +106,66 @@ func TestDispatchSpreadsAcrossDevices(t *testing.T) {
 		t.Errorf("partitions per device %v, want one each", devices)
 	}
 }
+
+// Cancelling a job gives up its queued partitions at once and a running one
+// when its attempt fails (the executor fails the next stage of a cancelled
+// job); a partition proved before the cancel stays proved; other jobs go on.
+func TestCancelGivesUpWhatIsNotProved(t *testing.T) {
+	j := newMemJournal()
+	exec := newFakeExec(0, 0)
+	gate := make(chan struct{})
+	exec.gates["c/0 prep"] = gate // partition 0 waits in prep, holding the only worker
+	exec.failures["c/0 b_g2"] = 1 // ... and its next stage fails, as a cancelled job's does
+	r := newRig(t, Config{Design: "budget", WorkersPerDevice: 1, MaxAttempts: 3, Journal: j}, 1, 64*gib, exec)
+	if err := r.eng.Submit(JobSpec{ID: "c", Partitions: 3, VRAM: gib}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Submit(JobSpec{ID: "other", Partitions: 2, VRAM: gib}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); count(r.rec.all(), EvStageStart) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("partition 0 never reached prep")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := r.eng.Cancel("c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Cancel("nope"); err == nil {
+		t.Error("cancel of an unknown job succeeded")
+	}
+	close(gate)
+	ends := r.rec.wait(t, 2)
+	byJob := map[string]Event{}
+	for _, e := range ends {
+		byJob[e.Partition.Job] = e
+	}
+	if e := byJob["c"]; !strings.Contains(e.Err, "cancelled: 3 of 3") || e.Count != 0 {
+		t.Errorf("cancelled job ended with %+v", e)
+	}
+	if e := byJob["other"]; e.Err != "" || e.Count != 2 {
+		t.Errorf("the other job ended with %+v", e)
+	}
+	// A lease's release reaches its lock after the worker reported the
+	// attempt: wait for every grant's release.
+	for deadline := time.Now().Add(10 * time.Second); count(r.rec.all(), EvLeaseGrant) != count(r.rec.all(), EvLeaseRelease); {
+		if time.Now().After(deadline) {
+			t.Fatal("leases never released")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	events := r.rec.all()
+	if n := count(events, EvPartitionCancelled); n != 3 {
+		t.Errorf("%d partitions cancelled, want 3", n)
+	}
+	if n := count(events, EvPartitionRetry); n != 0 {
+		t.Errorf("%d retries of a cancelled job's partitions", n)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.cancelled) != 3 || len(j.failed) != 0 {
+		t.Errorf("journal: cancelled %v, failed %v", j.cancelled, j.failed)
+	}
+	checkInvariants(t, events, 64*gib, map[string]int{"c": 3, "other": 2})
+}

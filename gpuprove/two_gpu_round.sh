@@ -25,7 +25,7 @@ for f in ${PREDICT:-}; do "$C/cuzk" sim --scenario "$f" | grep -E "^(scenario|th
 "$C/cuzk" setup --circuit "${CIRCUIT:-mimc}" --constraints "${SIZE:-1M}" --keys /tmp/cuzk-keys --keygen gpu 2>&1 | tail -1 | tee -a "$S"
 P="--backend gpu --circuit ${CIRCUIT:-mimc} --constraints ${SIZE:-1M} --keys /tmp/cuzk-keys --partitions 10 --json --out /tmp/cuzk-proofs --workers ${WORKERS:-3} --design ${DESIGN:-single}"
 line() { # name file: wall, proofs verified, busy per device
-	echo "$1 wall_ms $(grep '"total_wall_ms"' "$2.json" | tail -1 | tr -dc '0-9.') verified $(grep -E '"verified": [0-9]+' "$2.json" | tr -dc '0-9\n' | awk '{s+=$1} END {print s}') busy $(grep -E '^ +[0-9]+ +[0-9.]+%' "$2.err" | awk '{print $1":"$2}' | tr '\n' ' ')" | tee -a "$S"
+	echo "$1 wall_ms $(grep '"total_wall_ms"' "$2.json" | tail -1 | tr -dc '0-9.') verified $(grep -E '"proved": [0-9]+' "$2.json" | tr -dc '0-9\n' | awk '{s+=$1} END {print s}') busy $(grep -E '^ +[0-9]+ +[0-9.]+%' "$2.err" | awk '{print $1":"$2}' | tr '\n' ' ')" | tee -a "$S"
 }
 one() { # name devices extra-flags
 	prof=""; [ "${PROFILE:-0}" = 1 ] && prof="--cpuprofile $R/$1.prof"

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -59,9 +60,14 @@ func (p *partition) timingsCopy() prover.Timings {
 
 // job is a job the executor knows how to run.
 type job struct {
-	keys *prover.Keys
-	seed []byte
+	keys      *prover.Keys
+	seed      []byte
+	cancelled bool // its stages fail with ErrCancelled from now on
 }
+
+// ErrCancelled fails the stages of a cancelled job: a partition in flight
+// stops at its next stage.
+var ErrCancelled = errors.New("job cancelled")
 
 // Executor runs the stages of partitions on the CPU and the backend. It
 // implements actors.Executor.
@@ -88,12 +94,24 @@ func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte) {
 	e.jobs[id] = &job{keys: k, seed: seed}
 }
 
+// Cancel makes every later stage of job id fail with ErrCancelled.
+func (e *Executor) Cancel(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if j, ok := e.jobs[id]; ok {
+		j.cancelled = true
+	}
+}
+
 func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j, ok := e.jobs[p.Job]
 	if !ok {
 		return nil, nil, fmt.Errorf("partition %s: unknown job", p)
+	}
+	if j.cancelled {
+		return nil, nil, fmt.Errorf("partition %s: %w", p, ErrCancelled)
 	}
 	st, ok := e.parts[p]
 	if !ok {

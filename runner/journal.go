@@ -97,6 +97,11 @@ func (j *StoreJournal) RecordAttempt(p actors.PartitionID) error {
 	return err
 }
 
+// RecordCancelled implements actors.Journal.
+func (j *StoreJournal) RecordCancelled(p actors.PartitionID) error {
+	return j.st.Cancel(p.Job, p.Partition)
+}
+
 // RecordFailed implements actors.Journal.
 func (j *StoreJournal) RecordFailed(p actors.PartitionID, reason string) error {
 	return j.st.MarkFailed(p.Job, p.Partition, reason)

@@ -30,6 +30,8 @@ var (
 	ErrBusy = errors.New("job still running")
 	// ErrNothingToRetry: the job has no failed partition.
 	ErrNothingToRetry = errors.New("no failed partition to retry")
+	// ErrFinished: the job has finished; there is nothing to cancel.
+	ErrFinished = errors.New("job finished")
 )
 
 // Job states in a JobStatus.
@@ -38,6 +40,7 @@ const (
 	StateDone       = "done"       // every partition proved
 	StateFailed     = "failed"     // finished, some partition failed for good
 	StateUnfinished = "unfinished" // recorded unfinished, and not running in this service
+	StateCancelled  = "cancelled"  // finished, cancelled before every partition was proved
 )
 
 // ServiceOptions configures a Service.
@@ -133,6 +136,7 @@ type JobStatus struct {
 	State         string    `json:"state"` // one of the State constants
 	Proved        int       `json:"proved"`
 	Failed        int       `json:"failed"`
+	Cancelled     int       `json:"cancelled,omitempty"`
 	Pending       int       `json:"pending"` // neither proved nor failed
 	InFlight      int       `json:"in_flight"`
 	Attempts      int       `json:"attempts"`
@@ -458,7 +462,7 @@ func (s *Service) Jobs() ([]JobStatus, error) {
 func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
 	js := JobStatus{ID: sum.ID, Circuit: sum.Circuit, Constraints: sum.Constraints, KeyHash: sum.KeyHash,
 		Priority: sum.Priority.String(), NumPartitions: sum.NumPartitions, Proved: sum.Proved, Failed: sum.Failed,
-		Pending: sum.NumPartitions - sum.Proved - sum.Failed, Attempts: sum.Attempts, Created: sum.Created,
+		Cancelled: sum.Cancelled, Pending: sum.NumPartitions - sum.Proved - sum.Failed - sum.Cancelled, Attempts: sum.Attempts, Created: sum.Created,
 		Out: sum.Params[ParamOut]}
 	t := s.jobs[sum.ID]
 	if t != nil {
@@ -472,6 +476,8 @@ func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
 	switch {
 	case sum.Done():
 		js.State = StateDone
+	case sum.Finished() && sum.Cancelled > 0:
+		js.State = StateCancelled
 	case sum.Finished():
 		js.State = StateFailed
 	case t != nil && !t.ended:
@@ -546,6 +552,53 @@ func (s *Service) Close(ctx context.Context) error {
 	s.cancelStages()
 	if err := s.exec.drain(ctx); err != nil {
 		return fmt.Errorf("close service: %w", err)
+	}
+	return nil
+}
+
+// Cancel stops job id. If this service is running it, its queued partitions
+// are given up at once and those in flight at their next stage (one that
+// finishes its proof first stays proved); Wait then returns the job in state
+// cancelled. An unfinished job of the store that this service is not running
+// has its partitions not yet proved recorded cancelled, so that no resume
+// takes it up. A job that has finished fails with ErrFinished; one not in the
+// store, with an error wrapping store.ErrNotFound.
+func (s *Service) Cancel(id string) error {
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	s.mu.Lock()
+	t := s.jobs[id]
+	running := t != nil && !t.ended
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("cancel job %s: %w", id, ErrClosed)
+	}
+	if running {
+		s.exec.Cancel(id)
+		if err := s.engine.Cancel(id); err != nil {
+			return fmt.Errorf("cancel job %s: %w", id, err)
+		}
+		return nil
+	}
+	sum, err := s.st.Summary(id)
+	if err != nil {
+		return fmt.Errorf("cancel job %s: %w", id, err)
+	}
+	if sum.Finished() {
+		return fmt.Errorf("cancel job %s: %w", id, ErrFinished)
+	}
+	parts, err := s.st.Partitions(id)
+	if err != nil {
+		return fmt.Errorf("cancel job %s: %w", id, err)
+	}
+	for _, p := range parts {
+		if p.State.Final() {
+			continue
+		}
+		if err := s.st.Cancel(id, p.Index); err != nil {
+			return fmt.Errorf("cancel job %s: %w", id, err)
+		}
 	}
 	return nil
 }

@@ -95,31 +95,38 @@ func checkProofs(t *testing.T, st *store.Store, k *prover.Keys, id string, seed 
 			t.Errorf("partition %s is %s, want proved", p.ID(), p.State)
 			continue
 		}
-		w, err := prover.Witness(k, seed, p.Index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw, err := w.Public()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := pw.MarshalBinary()
-		if !bytes.Equal(want, p.Public) {
-			t.Errorf("partition %s: public inputs are not its own", p.ID())
-		}
-		pub, _ := witness.New(ecc.BLS12_381.ScalarField())
-		if err := pub.UnmarshalBinary(p.Public); err != nil {
-			t.Fatal(err)
-		}
-		proof := &groth16.Proof{}
-		if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
-			t.Fatalf("partition %s: %v", p.ID(), err)
-		}
-		if err := groth16.Verify(proof, k.VK, pub.Vector().(fr.Vector)); err != nil {
-			t.Errorf("partition %s: proof does not verify: %v", p.ID(), err)
-		}
+		verifyProof(t, k, seed, p)
 	}
 	return out
+}
+
+// verifyProof checks that a proved partition's proof verifies for the public
+// inputs of its own partition.
+func verifyProof(t *testing.T, k *prover.Keys, seed []byte, p store.Partition) {
+	t.Helper()
+	w, err := prover.Witness(k, seed, p.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := w.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := pw.MarshalBinary()
+	if !bytes.Equal(want, p.Public) {
+		t.Errorf("partition %s: public inputs are not its own", p.ID())
+	}
+	pub, _ := witness.New(ecc.BLS12_381.ScalarField())
+	if err := pub.UnmarshalBinary(p.Public); err != nil {
+		t.Fatal(err)
+	}
+	proof := &groth16.Proof{}
+	if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
+		t.Fatalf("partition %s: %v", p.ID(), err)
+	}
+	if err := groth16.Verify(proof, k.VK, pub.Vector().(fr.Vector)); err != nil {
+		t.Errorf("partition %s: proof does not verify: %v", p.ID(), err)
+	}
 }
 
 func waitDone(t *testing.T, svc *Service, id string) JobStatus {
@@ -377,4 +384,72 @@ func TestServiceForgetsIdleKeys(t *testing.T) {
 	if _, err := svc.Keys(k.Dir, k.Circuit, k.Layout, load); err != nil || loads != 2 {
 		t.Errorf("keys after forgetting: %v, %d loads, want 2", err, loads)
 	}
+}
+
+// TestServiceCancel cancels a running job once it has proved a partition:
+// the job ends cancelled with what it proved kept, nothing failed, and no
+// later resume takes it up; a finished job and an unknown one are refused.
+func TestServiceCancel(t *testing.T) {
+	k := testKeys(t)
+	dir := t.TempDir()
+	svc, st := startServiceWith(t, dir, prover.CPU{}, actors.Config{WorkersPerDevice: 1})
+	seed := []byte("cancel")
+	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "c", Keys: k, Seed: seed, Partitions: 8}, Target: testTarget}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		js, err := svc.Status("c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if js.Proved > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no partition proved")
+		}
+	}
+	if err := svc.Cancel("c"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := svc.Wait(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cancelled after %d of 8 proved", js.Proved)
+	if js.State != StateCancelled || js.Proved == 0 || js.Proved+js.Cancelled != 8 || js.Failed != 0 {
+		t.Fatalf("after cancel: %+v", js)
+	}
+	for _, p := range checkProofsProved(t, st, k, "c", seed) {
+		if p.State != store.Proved && p.State != store.Cancelled {
+			t.Errorf("partition %s is %s", p.ID(), p.State)
+		}
+	}
+	if err := svc.Cancel("c"); !errors.Is(err, ErrFinished) {
+		t.Errorf("cancel of a finished job: %v, want ErrFinished", err)
+	}
+	if err := svc.Cancel("nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("cancel of an unknown job: %v, want store.ErrNotFound", err)
+	}
+	if subs, err := svc.Resume(); err != nil || len(subs) != 0 {
+		t.Errorf("resume after cancel took up %d jobs (%v)", len(subs), err)
+	}
+}
+
+// checkProofsProved checks the proofs of the partitions of job id that are
+// proved, and returns every partition.
+func checkProofsProved(t *testing.T, st *store.Store, k *prover.Keys, id string, seed []byte) []store.Partition {
+	t.Helper()
+	parts, err := st.Partitions(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if p.State == store.Proved {
+			verifyProof(t, k, seed, p)
+		}
+	}
+	return parts
 }

@@ -40,6 +40,15 @@ func (j *memJournal) RecordJob(job actors.JobSpec) error {
 // RecordAttempt implements actors.Journal.
 func (j *memJournal) RecordAttempt(actors.PartitionID) error { return nil }
 
+// RecordCancelled implements actors.Journal: a cancelled partition, like a
+// failed one, is not resumed.
+func (j *memJournal) RecordCancelled(p actors.PartitionID) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.failed[p] = true
+	return nil
+}
+
 // RecordFailed implements actors.Journal.
 func (j *memJournal) RecordFailed(p actors.PartitionID, _ string) error {
 	j.mu.Lock()

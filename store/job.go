@@ -114,13 +114,14 @@ type JobSummary struct {
 	Synthesized int
 	Proved      int
 	Failed      int
+	Cancelled   int
 	// Attempts is the sum of the attempts of the job's partitions.
 	Attempts int
 }
 
-// Finished reports whether every partition is proved or failed: nothing is
-// left to run.
-func (s JobSummary) Finished() bool { return s.Proved+s.Failed == s.NumPartitions }
+// Finished reports whether every partition is proved, failed or cancelled:
+// nothing is left to run.
+func (s JobSummary) Finished() bool { return s.Proved+s.Failed+s.Cancelled == s.NumPartitions }
 
 // Done reports whether every partition is proved: the job's proofs can be
 // exported.

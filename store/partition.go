@@ -15,9 +15,10 @@ const (
 	Synthesized              // witness synthesized in some attempt
 	Proved                   // proof written; final
 	Failed                   // failed for good; final unless reopened (Store.Reopen)
+	Cancelled                // its job was cancelled before it was proved; final
 )
 
-var stateNames = [...]string{"pending", "synthesized", "proved", "failed"}
+var stateNames = [...]string{"pending", "synthesized", "proved", "failed", "cancelled"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -27,7 +28,7 @@ func (s State) String() string {
 }
 
 // Final reports whether no transition leaves s.
-func (s State) Final() bool { return s == Proved || s == Failed }
+func (s State) Final() bool { return s == Proved || s == Failed || s == Cancelled }
 
 func parseState(s string) (State, bool) {
 	for i, n := range stateNames {
@@ -70,9 +71,10 @@ const (
 	opProved
 	opFailed
 	opReopen
+	opCancel
 )
 
-var opNames = [...]string{"start attempt", "mark synthesized", "mark proved", "mark failed", "reopen"}
+var opNames = [...]string{"start attempt", "mark synthesized", "mark proved", "mark failed", "reopen", "cancel"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -96,8 +98,8 @@ func next(s State, o op) (State, error) {
 	switch s {
 	case Proved:
 		return s, ErrAlreadyProved
-	case Failed:
-		return s, fmt.Errorf("%w: %s a failed partition", ErrTransition, o)
+	case Failed, Cancelled:
+		return s, fmt.Errorf("%w: %s a %s partition", ErrTransition, o, s)
 	}
 	switch o {
 	case opStartAttempt:
@@ -108,6 +110,8 @@ func next(s State, o op) (State, error) {
 		return Proved, nil
 	case opFailed:
 		return Failed, nil
+	case opCancel:
+		return Cancelled, nil
 	}
 	panic(fmt.Sprintf("store: unknown op %d", o))
 }

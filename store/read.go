@@ -107,6 +107,8 @@ func summarize(j Job, parts []Partition) JobSummary {
 			sum.Proved++
 		case Failed:
 			sum.Failed++
+		case Cancelled:
+			sum.Cancelled++
 		}
 	}
 	return sum

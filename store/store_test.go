@@ -117,6 +117,8 @@ func TestDataDriven(t *testing.T) {
 				return errString(s.MarkFailed(job, idx, reason))
 			case "reopen":
 				return errString(s.Reopen(job, idx))
+			case "cancel":
+				return errString(s.Cancel(job, idx))
 			case "job":
 				j, err := s.Job(job)
 				if err != nil {

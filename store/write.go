@@ -116,6 +116,13 @@ func (s *Store) MarkFailed(jobID string, idx int, reason string) error {
 	return err
 }
 
+// Cancel records that partition idx of job jobID will not be proved: its job
+// was cancelled. A proved partition stays proved (ErrAlreadyProved).
+func (s *Store) Cancel(jobID string, idx int) error {
+	_, err := s.transition(jobID, idx, opCancel, nil)
+	return err
+}
+
 // Reopen makes failed partition idx of job jobID pending again, so that a
 // resume tries it anew (its attempts and last error are kept), and puts the
 // job back among the unfinished ones, in one durable batch. Only a failed
