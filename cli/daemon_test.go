@@ -129,6 +129,10 @@ func (d *daemonProc) call(t *testing.T, method, path, body string, out any) (int
 // proving again the partitions already proved.
 func TestDaemon(t *testing.T) {
 	keys, out := t.TempDir(), t.TempDir()
+	// Jobs never run a setup: the keys are made first.
+	if _, stderr, err := run(t, "setup", "--circuit", "mimc", "--constraints", "2K", "--keys", keys); err != nil {
+		t.Fatalf("setup: %v\n%s", err, stderr)
+	}
 	storeA := filepath.Join(t.TempDir(), "store")
 	d := startDaemon(t, "--store", storeA, "--keys", keys, "--out", out)
 
@@ -136,7 +140,7 @@ func TestDaemon(t *testing.T) {
 		ID string `json:"job_id"`
 	}
 	code, body := d.call(t, "POST", "/v1/jobs",
-		`{"circuit": "mimc", "constraints": "2K", "partitions": 2, "seed": "5eed", "priority": "high", "setup_if_missing": true}`, &sub)
+		`{"circuit": "mimc", "constraints": "2K", "partitions": 2, "seed": "5eed", "priority": "high"}`, &sub)
 	if code != http.StatusAccepted || sub.ID == "" {
 		t.Fatalf("submit: %d %s\n%s", code, body, d.log)
 	}
@@ -177,6 +181,8 @@ func TestDaemon(t *testing.T) {
 		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 1, "colour": "blue"}`, 400},
 		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 1, "seed": "` + strings.Repeat("ab", maxRequestBytes) + `"}`, 413},
 		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "1K", "partitions": 1}`, 422}, // no keys at 1K, no setup asked
+		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "1K", "partitions": 1, "setup_if_missing": true}`, 400},
+		{"POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 100001}`, 400},
 		{"GET", "/v1/jobs/no-such-job", ``, 404},
 		{"GET", "/v1/jobs/no-such-job/wait", ``, 404},
 		{"POST", "/v1/jobs/no-such-job/retry", ``, 404},
