@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/circuits"
-	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
 )
@@ -158,7 +158,7 @@ func keyMultiplier(ks *keySpec, log io.Writer) (keygen.Multiplier, string, func(
 	default:
 		return nil, "", none, fmt.Errorf("--keygen %q: want gpu, cpu, gnark or auto", ks.keygen)
 	}
-	dev, s, err := openKeygenGPU(ks.gpuLib)
+	m, release, err := gpuprove.OpenMultiplier(ks.gpuLib)
 	if err != nil {
 		if ks.keygen == "gpu" {
 			return nil, "", none, fmt.Errorf("--keygen gpu: %w", err)
@@ -166,22 +166,5 @@ func keyMultiplier(ks *keySpec, log io.Writer) (keygen.Multiplier, string, func(
 		slog.Debug("keygen on the GPU unavailable", "err", err)
 		return nil, "gnark's groth16.Setup (no GPU for keygen)", none, nil
 	}
-	return keygen.GPUMultiplier{Device: dev, Stream: s}, fmt.Sprintf("keygen on GPU %d", dev.Index()),
-		func() { _ = dev.DestroyStream(s) }, nil
-}
-
-func openKeygenGPU(lib string) (*cuda.Device, cuda.Stream, error) {
-	l, err := cuda.Load(lib)
-	if err != nil {
-		return nil, 0, err
-	}
-	dev, err := l.Device(0)
-	if err != nil {
-		return nil, 0, err
-	}
-	s, err := dev.NewStream()
-	if err != nil {
-		return nil, 0, err
-	}
-	return dev, s, nil
+	return m, fmt.Sprintf("keygen on GPU %d", m.Device.Index()), release, nil
 }

@@ -3,7 +3,6 @@ package keygen_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
 )
@@ -272,13 +272,91 @@ func encode(t *testing.T, k *prover.Keys) []byte {
 	return buf.Bytes()
 }
 
-func TestCommitmentsRefused(t *testing.T) {
+// Keys for circuits with commitments have gnark's layout: the same number
+// of K points in each key and in each commitment's basis, and gnark's own
+// prover, given keygen's keys, makes proofs gnark's verifier accepts.
+func TestCommitmentKeysWorkWithGnark(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		circuit frontend.Circuit
+		assign  frontend.Circuit
+	}{
+		{"commit", &circuits.WithCommitment{}, &circuits.WithCommitment{X: 3, Y: 9}},
+		{"rangecheck", &circuits.RangeCheck{}, circuits.NewRangeCheck(77777)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, tc.circuit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pk, vk, err := keygen.Setup(ccs.(*cs.R1CS), nil, seeded(9))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpk, gvk, err := groth16.Setup(ccs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantVK := gpk.(*groth16bls.ProvingKey), gvk.(*groth16bls.VerifyingKey)
+			if len(pk.G1.K) != len(want.G1.K) || len(vk.G1.K) != len(wantVK.G1.K) || len(pk.CommitmentKeys) != len(want.CommitmentKeys) {
+				t.Fatalf("K points %d/%d, commitment keys %d; gnark %d/%d, %d",
+					len(pk.G1.K), len(vk.G1.K), len(pk.CommitmentKeys), len(want.G1.K), len(wantVK.G1.K), len(want.CommitmentKeys))
+			}
+			for i := range pk.CommitmentKeys {
+				if len(pk.CommitmentKeys[i].Basis) != len(want.CommitmentKeys[i].Basis) {
+					t.Errorf("commitment %d: %d basis points, gnark %d", i, len(pk.CommitmentKeys[i].Basis), len(want.CommitmentKeys[i].Basis))
+				}
+			}
+			if !reflect.DeepEqual(vk.PublicAndCommitmentCommitted, wantVK.PublicAndCommitmentCommitted) {
+				t.Errorf("PublicAndCommitmentCommitted %v, gnark %v", vk.PublicAndCommitmentCommitted, wantVK.PublicAndCommitmentCommitted)
+			}
+			w, err := frontend.NewWitness(tc.assign, ecc.BLS12_381.ScalarField())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, _ := w.Public()
+			proof, err := groth16.Prove(ccs, pk, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(proof, vk, pub); err != nil {
+				t.Fatalf("gnark's proof with keygen's keys: %v", err)
+			}
+			// The keys survive gnark's encodings.
+			var buf bytes.Buffer
+			if _, err := vk.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			back := groth16.NewVerifyingKey(ecc.BLS12_381)
+			if _, err := back.ReadFrom(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(proof, back, pub); err != nil {
+				t.Fatalf("decoded verifying key: %v", err)
+			}
+		})
+	}
+}
+
+// The commitment keys come from the reader too: the same seed, the same keys.
+func TestCommitmentKeysFromReader(t *testing.T) {
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &circuits.WithCommitment{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := keygen.Setup(ccs.(*cs.R1CS), nil, nil); !errors.Is(err, keygen.ErrCommitments) {
-		t.Fatalf("got %v, want ErrCommitments", err)
+	a, _, err := keygen.Setup(ccs.(*cs.R1CS), nil, seeded(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := keygen.Setup(ccs.(*cs.R1CS), nil, seeded(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ea, eb bytes.Buffer
+	a.WriteRawTo(&ea)
+	b.WriteRawTo(&eb)
+	if !bytes.Equal(ea.Bytes(), eb.Bytes()) {
+		t.Fatal("same seed, different keys")
 	}
 }
 
@@ -320,7 +398,7 @@ func TestGPUKeysEqualCPUKeys(t *testing.T) {
 			cpu := withKeys(t, name, 1)
 			gpu := compile(t, name, circuits.MinConstraints)
 			var err error
-			gpu.PK, gpu.VK, err = keygen.Setup(gpu.CS, keygen.GPUMultiplier{Device: d}, seeded(1))
+			gpu.PK, gpu.VK, err = keygen.Setup(gpu.CS, gpuprove.Multiplier{Device: d}, seeded(1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -362,7 +440,7 @@ func BenchmarkSetup(b *testing.B) {
 			{"gnark", func() error { _, _, err := groth16.Setup(k.CS); return err }},
 			{"keygen-cpu", func() error { _, _, err := keygen.Setup(k.CS, keygen.CPUMultiplier{}, nil); return err }},
 			{"keygen-gpu", func() error {
-				_, _, err := keygen.Setup(k.CS, keygen.GPUMultiplier{Device: gpuDevice(b)}, nil)
+				_, _, err := keygen.Setup(k.CS, gpuprove.Multiplier{Device: gpuDevice(b)}, nil)
 				return err
 			}},
 		}

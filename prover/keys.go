@@ -15,7 +15,9 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
@@ -38,9 +40,21 @@ type Keys struct {
 	// Solver picks the witness solver; the zero value is cuzk's where it
 	// handles the circuit (package solve), gnark's otherwise.
 	Solver Solver
+	// SolverOptions are gnark's solver options every solve with these keys
+	// gets, whichever solver runs: hints the circuit calls that are not in
+	// gnark's registry (solver.WithHints).
+	SolverOptions []csolver.Option
 
 	solveOnce sync.Once
 	program   *solve.Program // nil when solve does not handle CS
+
+	planOnce sync.Once
+	plan     *commitPlan
+	planErr  error
+
+	statefulOnce sync.Once
+	isStateful   bool
+	gnarkMu      sync.Mutex // held by gnark's solves of a stateful system
 }
 
 // Solver names a witness solver.
@@ -94,8 +108,22 @@ func (k *Keys) solver() *solve.Program {
 	}
 	// A circuit solve does not handle (solve.ErrUnsupported) is left to
 	// gnark's solver.
-	k.solveOnce.Do(func() { k.program, _ = solve.Compile(k.CS) })
+	k.solveOnce.Do(func() { k.program, _ = solve.Compile(k.CS, k.SolverOptions...) })
 	return k.program
+}
+
+// stateful says whether the system has blueprints with state (gnark's
+// lookup tables, std/lookup/logderivlookup), which gnark's solver resets at
+// the start of each solve: two solves of such a system must not overlap.
+func (k *Keys) stateful() bool {
+	k.statefulOnce.Do(func() {
+		for _, b := range k.CS.Blueprints {
+			if _, ok := b.(constraint.BlueprintStateful[constraint.U64]); ok {
+				k.isStateful = true
+			}
+		}
+	})
+	return k.isStateful
 }
 
 // Constraints is the number of constraints of the circuit.
@@ -138,7 +166,7 @@ func Setup(c circuits.Circuit, target int) (*Keys, error) {
 }
 
 // SetupWith is Setup with the key's scalar multiplications done by mul
-// (keygen.CPUMultiplier, keygen.GPUMultiplier): keygen.Setup makes keys of
+// (keygen.CPUMultiplier, gpuprove.Multiplier): keygen.Setup makes keys of
 // the structure gnark's setup makes, with toxic waste from crypto/rand. A nil
 // mul runs gnark's own groth16.Setup.
 func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, error) {
@@ -153,9 +181,6 @@ func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, er
 	r1cs, ok := ccs.(*cs.R1CS)
 	if !ok {
 		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
-	}
-	if err := checkSupported(r1cs); err != nil {
-		return nil, err
 	}
 	k := &Keys{Circuit: c.Name(), Layout: l, CS: r1cs}
 	if mul == nil {
