@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cuzk/cuzk/gpu"
 )
@@ -27,14 +28,41 @@ type design struct {
 	// locks are the mutexes the device spawns; "budget" is served by the
 	// device actor itself from its VRAM ledger.
 	locks []string
-	new   func() protocol
+	// compute and staging name the lease held while kernels run and the
+	// one taken to stage a partition's inputs ("" when the compute lease
+	// covers staging too).
+	compute, staging string
+	new              func() protocol
 }
 
 var designs = map[string]design{
-	"single":        {name: "single", locks: []string{"gpu"}, new: func() protocol { return &singleProto{} }},
-	"split-devsync": {name: "split-devsync", locks: []string{"mem", "compute"}, new: func() protocol { return &devsyncProto{} }},
-	"split":         {name: "split", locks: []string{"mem", "compute"}, new: func() protocol { return &splitProto{} }},
-	"budget":        {name: "budget", locks: []string{"compute"}, new: func() protocol { return &budgetProto{} }},
+	"single":        {name: "single", locks: []string{"gpu"}, compute: "gpu", new: func() protocol { return &singleProto{} }},
+	"split-devsync": {name: "split-devsync", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &devsyncProto{} }},
+	"split":         {name: "split", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &splitProto{} }},
+	"budget":        {name: "budget", locks: []string{"compute"}, compute: "compute", staging: "budget", new: func() protocol { return &budgetProto{} }},
+}
+
+// Locks are the names of every lease a design can take, in the order a
+// partition meets them: the mutexes and the budget's VRAM reservations.
+var Locks = []string{"gpu", "mem", "budget", "compute"}
+
+// DesignInfo describes a lock design to tools (bench, traces, reports).
+type DesignInfo struct {
+	Name string
+	// Mutexes are the locks each device has for this design.
+	Mutexes []string
+	// Compute is the lease held while a partition's kernels run; Staging
+	// the one taken to stage its inputs, "" when Compute covers staging.
+	Compute, Staging string
+}
+
+// LookupDesign describes the design named name.
+func LookupDesign(name string) (DesignInfo, error) {
+	d, err := lookupDesign(name)
+	if err != nil {
+		return DesignInfo{}, err
+	}
+	return DesignInfo{Name: d.name, Mutexes: slices.Clone(d.locks), Compute: d.compute, Staging: d.staging}, nil
 }
 
 func lookupDesign(name string) (design, error) {

@@ -323,12 +323,12 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 			row.computeMean = st.Mean
 		}
 	}
-	gate, stage := "compute", map[string]string{"split": "mem", "split-devsync": "mem", "budget": "budget"}[design]
-	if design == "single" {
-		gate = "gpu"
+	d, err := actors.LookupDesign(design)
+	if err != nil {
+		return row, err
 	}
-	row.computeWait = waits.percentiles(gate)
-	row.stageWait = waits.percentiles(stage)
+	row.computeWait = waits.percentiles(d.Compute)
+	row.stageWait = waits.percentiles(d.Staging)
 	return row, nil
 }
 

@@ -32,7 +32,17 @@ const (
 	schedulerPid  = 1 << 20
 )
 
-var lockOrder = map[string]int{"gpu": 0, "mem": 1, "compute": 2}
+// lockOrder places each mutex on a track of its own, in the order a
+// partition meets them; the budget's reservations have slots instead.
+var lockOrder = func() map[string]int {
+	m := map[string]int{}
+	for _, l := range actors.Locks {
+		if l != "budget" {
+			m[l] = len(m)
+		}
+	}
+	return m
+}()
 
 // Writer is an actors.Observer that writes a trace. It is safe for concurrent
 // use; Close finishes the JSON.
