@@ -1,5 +1,5 @@
 // Package keygen makes Groth16 keys for BLS12-381 with exactly the structure
-// gnark's groth16.Setup gives (for circuits without commitments), but with its
+// gnark's groth16.Setup gives, commitment keys included, but with its
 // batch fixed-base scalar multiplications, nearly all of a setup's time, done
 // by a Multiplier: gnark-crypto on the CPU, or a CUDA kernel on the GPU.
 //
@@ -12,7 +12,6 @@ package keygen
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,10 +28,6 @@ import (
 
 	"github.com/cuzk/cuzk/internal/par"
 )
-
-// ErrCommitments refuses circuits that use gnark's commitments (api.Commit):
-// their Pedersen keys are not made here.
-var ErrCommitments = errors.New("keygen: circuits with commitments (api.Commit) are not supported")
 
 // Multiplier computes batch fixed-base scalar multiplications: out[i] =
 // scalars[i]·base. Scalars are fr.Element values as gnark-crypto holds them
@@ -117,7 +112,10 @@ func randomNonZero(rnd io.Reader, e *fr.Element) error {
 // groth16.Setup: the same domain, the same points at infinity filtered out of
 // A and B, Z in the same (bit-reversed) order, the public wires' K in the
 // verifying key; gnark's prover and verifier and cuzk's staged prover accept
-// them. Circuits with commitments are refused with ErrCommitments.
+// them. Circuits with commitments (api.Commit) get gnark's commitment keys:
+// the commitment wires' K in the verifying key, each commitment's Pedersen
+// basis made of its private committed wires' K (see KLayout,
+// commitmentKeys).
 func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey, *groth16bls.VerifyingKey, error) {
 	if mul == nil {
 		mul = CPUMultiplier{}
@@ -129,11 +127,12 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 	if !ok {
 		return nil, nil, fmt.Errorf("keygen: constraint system has %T commitments, not Groth16's", r1cs.CommitmentInfo)
 	}
-	if len(commitments) > 0 {
-		return nil, nil, ErrCommitments
-	}
 	nbPublic := r1cs.GetNbPublicVariables()
 	nbWires := r1cs.NbInternalVariables + nbPublic + r1cs.GetNbSecretVariables()
+	kl, err := NewKLayout(commitments, nbPublic, nbWires)
+	if err != nil {
+		return nil, nil, fmt.Errorf("keygen: %w", err)
+	}
 	domain := fft.NewDomain(uint64(r1cs.GetNbConstraints()))
 	n := int(domain.Cardinality)
 
@@ -149,20 +148,27 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 	}
 	st.done("evaluate")
 
-	// K: the public wires' (β·A + α·B + C)/γ go to the verifying key, the
-	// private wires' (…)/δ to the proving key; C is not needed after.
-	vkK, pkK := make([]fr.Element, nbPublic), make([]fr.Element, nbWires-nbPublic)
+	// K: (β·A + α·B + C) of each wire, divided by γ for the wires the
+	// verifier sees (public and commitment wires, to the verifying key) and
+	// the private committed ones (to their commitment's basis), by δ for the
+	// rest (to the proving key); C is not needed after.
+	vkK, pkK := make([]fr.Element, kl.NbVK), make([]fr.Element, kl.NbPK)
+	basisK := make([][]fr.Element, len(kl.Bases))
+	for c, n := range kl.Bases {
+		basisK[c] = make([]fr.Element, n)
+	}
 	par.Range(nbWires, 1024, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			var k, t fr.Element
 			k.Mul(&A[i], &tw.beta)
 			t.Mul(&B[i], &tw.alpha)
 			k.Add(&k, &t).Add(&k, &C[i])
-			if i < nbPublic {
-				vkK[i].Mul(&k, &tw.gammaInv)
+			if kl.vkScaled(i, nbPublic) {
+				k.Mul(&k, &tw.gammaInv)
 			} else {
-				pkK[i-nbPublic].Mul(&k, &tw.deltaInv)
+				k.Mul(&k, &tw.deltaInv)
 			}
+			*kl.place(i, nbPublic, vkK, pkK, basisK) = k
 		}
 	})
 	C = nil
@@ -223,6 +229,9 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 
 	vk.G1.Alpha, vk.G1.Beta, vk.G1.Delta = pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta
 	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
+	if pk.CommitmentKeys, vk.CommitmentKeys, err = commitmentKeys(mul, rnd, basisK); err != nil {
+		return nil, nil, fmt.Errorf("keygen: %w", err)
+	}
 	vk.PublicAndCommitmentCommitted = commitments.GetPublicAndCommitmentCommitted(commitments.CommitmentIndexes(), nbPublic)
 	if err := vk.Precompute(); err != nil {
 		return nil, nil, fmt.Errorf("keygen: verifying key: %w", err)

@@ -9,14 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
-
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/circuits"
 )
@@ -171,21 +165,5 @@ func TestKeysRoundTripAndRefusals(t *testing.T) {
 	os.WriteFile(pkPath, b[:100], 0o644)
 	if _, err := Load(dir, "mimc", nil); err == nil || !strings.Contains(err.Error(), pkFile) {
 		t.Errorf("truncated proving key: %v", err)
-	}
-}
-
-func TestCommitmentsRefused(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &circuits.WithCommitment{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &Keys{Circuit: "commit", CS: ccs.(*cs.R1CS), PK: pk.(*groth16bls.ProvingKey), VK: vk.(*groth16bls.VerifyingKey)}
-	w, _ := frontend.NewWitness(&circuits.WithCommitment{X: 3, Y: 9}, ecc.BLS12_381.ScalarField())
-	if _, err := Synthesize(k, w); !errors.Is(err, ErrCommitments) {
-		t.Fatalf("got %v, want ErrCommitments", err)
 	}
 }

@@ -5,12 +5,17 @@
 // and outputs so that actors can schedule them separately and a GPU backend can
 // replace Stage and Compute:
 //
-//	Synthesize  solve the R1CS for the witness               → *Solution
+//	Synthesize  solve the R1CS for the witness, commit        → *Solution
 //	Prep        wire vectors for the A, B and K MSMs          → *Prepared
 //	Stage       move a, b, c and the scalars to the backend   → Staged
 //	Compute     H by NTTs, then the G1 MSMs A, B, K and Z(H)   → *Computed
 //	BG2         the G2 MSM for B                              → G2 point
 //	Finalize    fresh r, s; assemble; verify                  → *Proof
+//
+// Circuits with gnark's commitments (api.Commit) are proved as gnark proves
+// them: Synthesize computes each Pedersen commitment where the circuit asks
+// for its hash, Prep leaves the committed wires out of the K MSM, and
+// Finalize adds the commitments and their folded proof of knowledge.
 package prover
 
 import (
@@ -19,30 +24,37 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
-	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
 
 	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/internal/par"
+	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/solve"
 )
 
 // Proof is gnark's Groth16 proof for BLS12-381.
 type Proof = groth16.Proof
 
-// ErrCommitments refuses circuits that use gnark's commitments (api.Commit):
-// their extra Pedersen proof is not part of this pipeline.
-var ErrCommitments = errors.New("circuits with commitments (api.Commit) are not supported by the staged prover")
-
 // ErrUnsatisfied wraps a witness that does not satisfy the circuit.
 var ErrUnsatisfied = errors.New("witness does not satisfy the circuit")
+
+// ErrBadWitness wraps a witness that does not fit the circuit: another
+// field, or another number of values.
+var ErrBadWitness = errors.New("witness does not fit the circuit")
+
+// ErrMissingHint wraps a circuit's hint that no solver was given (gnark's
+// registry, Keys.SolverOptions, or the options of SynthesizeWith).
+var ErrMissingHint = solve.ErrMissingHint
 
 // Solution is a solved witness: every wire's value and the evaluations of the
 // A, B and C constraint polynomials on the domain.
@@ -50,6 +62,8 @@ type Solution struct {
 	Wires   fr.Vector
 	A, B, C fr.Vector
 	Public  fr.Vector // the public inputs, without the constant wire
+	// Commitments are the circuit's commitments, nil without any.
+	Commitments *Commitments
 
 	release func()
 }
@@ -66,41 +80,106 @@ func (s *Solution) Release() {
 }
 
 // Synthesize solves the R1CS for a full witness, with the solver k.Solver
-// names.
+// names and the hints of k.SolverOptions.
 func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
-	if err := checkSupported(k.CS); err != nil {
+	return SynthesizeWith(k, full)
+}
+
+// SynthesizeWith is Synthesize with more solver options (gnark's: hints
+// with solver.WithHints), given to whichever solver runs.
+func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
+	plan, err := k.commitments()
+	if err != nil {
 		return nil, err
+	}
+	if full == nil {
+		return nil, fmt.Errorf("%w: no witness", ErrBadWitness)
+	}
+	v, ok := full.Vector().(fr.Vector)
+	if !ok {
+		return nil, fmt.Errorf("%w: witness is not over BLS12-381's scalar field (%T)", ErrBadWitness, full.Vector())
+	}
+	nbPub, nbSec := k.CS.GetNbPublicVariables()-1, k.CS.GetNbSecretVariables()
+	if len(v) != nbPub+nbSec {
+		return nil, fmt.Errorf("%w: %d values, the circuit takes %d (%d public, %d secret)", ErrBadWitness, len(v), nbPub+nbSec, nbPub, nbSec)
 	}
 	public, err := full.Public()
 	if err != nil {
 		return nil, fmt.Errorf("public part of witness: %w", err)
 	}
-	v, ok := full.Vector().(fr.Vector)
-	pub, okPub := public.Vector().(fr.Vector)
-	if !ok || !okPub {
-		return nil, fmt.Errorf("witness is not over BLS12-381's scalar field")
+	pub, ok := public.Vector().(fr.Vector)
+	if !ok || len(pub) != nbPub {
+		return nil, fmt.Errorf("%w: %d public values, the circuit takes %d", ErrBadWitness, len(pub), nbPub)
+	}
+	opts = append(slices.Clip(k.SolverOptions), opts...)
+	if err := checkHints(k, opts); err != nil {
+		return nil, err
+	}
+	var cm *committer
+	if len(plan.info) > 0 {
+		if cm, err = newCommitter(k, plan); err != nil {
+			return nil, err
+		}
 	}
 	if p := k.solver(); p != nil {
-		res, err := p.Solve(v)
+		hints, err := hintOverrides(opts, cm)
+		if err != nil {
+			return nil, err
+		}
+		res, err := p.SolveWith(v, hints)
 		if errors.Is(err, solve.ErrUnsatisfied) {
 			return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub, release: func() { p.Release(res) }}, nil
+		sol := &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub, release: func() { p.Release(res) }}
+		if cm != nil {
+			sol.Commitments = &cm.out
+		}
+		return sol, nil
 	}
-	res, err := k.CS.Solve(full)
+	if cm != nil {
+		opts = append(opts, csolver.OverrideHint(bsb22, cm.hint))
+	}
+	if k.stateful() {
+		// gnark's lookup blueprints keep their table in the system: one
+		// solve at a time.
+		k.gnarkMu.Lock()
+		defer k.gnarkMu.Unlock()
+	}
+	res, err := k.CS.Solve(full, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
 	}
 	sol := res.(*cs.R1CSSolution)
-	return &Solution{Wires: sol.W, A: sol.A, B: sol.B, C: sol.C, Public: pub}, nil
+	out := &Solution{Wires: sol.W, A: sol.A, B: sol.B, C: sol.C, Public: pub}
+	if cm != nil {
+		out.Commitments = &cm.out
+	}
+	return out, nil
 }
 
-func checkSupported(r *cs.R1CS) error {
-	if ci, ok := r.CommitmentInfo.(constraint.Groth16Commitments); ok && len(ci) > 0 {
-		return ErrCommitments
+// checkHints fails with ErrMissingHint, naming them, when the circuit calls
+// hints that neither gnark's registry nor opts hold; the solvers would
+// otherwise fail later and less clearly.
+func checkHints(k *Keys, opts []csolver.Option) error {
+	if len(k.CS.MHintsDependencies) == 0 {
+		return nil
+	}
+	cfg, err := csolver.NewConfig(opts...)
+	if err != nil {
+		return fmt.Errorf("solver options: %w", err)
+	}
+	var missing []string
+	for id, name := range k.CS.MHintsDependencies {
+		if _, ok := cfg.HintFunctions[id]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("%w: the circuit calls %s; give hints to the prover with solver.WithHints", ErrMissingHint, strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -115,6 +194,9 @@ type Prepared struct {
 	// not at infinity; WiresK are the private wires.
 	WiresA, WiresB, WiresK []fr.Element
 	Public                 fr.Vector
+	// Commitments are the circuit's commitments (nil without any), for
+	// Finalize.
+	Commitments *Commitments
 	// Memory, when not nil, holds the six vectors above: memory a backend
 	// gave Prep (see PrepAllocator). Release returns it.
 	Memory PrepMemory
@@ -175,17 +257,30 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 			len(s.A), n, len(s.Wires), len(pk.InfinityA))
 	}
 	nPub := k.CS.GetNbPublicVariables()
-	if len(s.Wires)-nPub != len(pk.G1.K) {
-		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", len(s.Wires)-nPub, len(pk.G1.K))
+	plan, err := k.commitments()
+	if err != nil {
+		return nil, err
+	}
+	committed := len(plan.info) > 0
+	if plan.layout.NbPK != len(pk.G1.K) {
+		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", plan.layout.NbPK, len(pk.G1.K))
+	}
+	if committed != (s.Commitments != nil) {
+		return nil, fmt.Errorf("solution has commitments %v, the circuit %d: solved for another circuit", s.Commitments != nil, len(plan.info))
 	}
 	na, nb := len(s.Wires)-int(pk.NbInfinityA), len(s.Wires)-int(pk.NbInfinityB)
-	p := &Prepared{Public: s.Public, Memory: mem}
+	p := &Prepared{Public: s.Public, Memory: mem, Commitments: s.Commitments}
 	if mem != nil {
 		p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK = mem.Vectors()
 	} else {
 		p.A, p.B, p.C = make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
-		// The private wires are a tail of the solution's: no copy.
-		p.WiresA, p.WiresB, p.WiresK = make([]fr.Element, na), make([]fr.Element, nb), s.Wires[nPub:]
+		p.WiresA, p.WiresB = make([]fr.Element, na), make([]fr.Element, nb)
+		if committed {
+			p.WiresK = make([]fr.Element, len(pk.G1.K))
+		} else {
+			// The private wires are a tail of the solution's: no copy.
+			p.WiresK = s.Wires[nPub:]
+		}
 	}
 	if len(p.A) != n || len(p.B) != n || len(p.C) != n || len(p.WiresA) != na || len(p.WiresB) != nb || len(p.WiresK) != len(pk.G1.K) {
 		return nil, fmt.Errorf("prep memory of %d, %d, %d, %d, %d, %d elements for %d, %d, %d, %d, %d, %d",
@@ -201,7 +296,10 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		func() { okA = filter(p.WiresA, s.Wires, pk.InfinityA) },
 		func() { okB = filter(p.WiresB, s.Wires, pk.InfinityB) },
 		func() {
-			if mem != nil {
+			switch {
+			case committed:
+				filterK(p.WiresK, s.Wires, plan.layout, nPub)
+			case mem != nil:
 				pad(p.WiresK, s.Wires[nPub:])
 			}
 		},
@@ -217,6 +315,19 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		return nil, fmt.Errorf("proving key's infinity flags disagree with its counts (%d, %d): the key is damaged", pk.NbInfinityA, pk.NbInfinityB)
 	}
 	return p, nil
+}
+
+// filterK copies the values of the wires whose K points are in the proving
+// key: without the public wires, the commitment wires and the private
+// committed wires, whose K points are the commitments' bases.
+func filterK(dst, w []fr.Element, l *keygen.KLayout, nbPublic int) {
+	j := 0
+	for i := nbPublic; i < len(w); i++ {
+		if l.InPK(i, nbPublic) {
+			dst[j] = w[i]
+			j++
+		}
+	}
 }
 
 // prepChunk is the elements one core copies at a time in prep: at 2^20 a
@@ -334,6 +445,13 @@ func Finalize(k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader
 	deltas := curve.BatchScalarMultiplicationG1(&pk.G1.Delta, []fr.Element{r, s, kr})
 
 	proof := &Proof{}
+	if p.Commitments != nil {
+		pok, err := proveKnowledge(k, p.Commitments)
+		if err != nil {
+			return nil, err
+		}
+		proof.Commitments, proof.CommitmentPok = slices.Clone(p.Commitments.Points), pok
+	}
 	// [A] = α + Σ wA·A + r·δ
 	ar := c.A
 	ar.AddMixed(&pk.G1.Alpha)

@@ -1,0 +1,203 @@
+package prover
+
+import (
+	"bytes"
+	"context"
+	"math/big"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	csolver "github.com/consensys/gnark/constraint/solver"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
+)
+
+// twoCommitments calls api.Commit twice: two commitments, whose proofs of
+// knowledge the prover folds into one.
+type twoCommitments struct {
+	X, Y frontend.Variable
+	Z    frontend.Variable `gnark:",public"`
+}
+
+func (c *twoCommitments) Define(api frontend.API) error {
+	cm := api.(frontend.Committer)
+	a, err := cm.Commit(c.X)
+	if err != nil {
+		return err
+	}
+	b, err := cm.Commit(c.Y, c.Z)
+	if err != nil {
+		return err
+	}
+	api.AssertIsDifferent(a, b)
+	api.AssertIsEqual(api.Mul(c.X, c.Y), c.Z)
+	return nil
+}
+
+// gadgetCases are circuits whose gnark std gadgets commit, with two
+// witnesses each.
+var gadgetCases = []struct {
+	name    string
+	circuit frontend.Circuit
+	assign  func(i int) frontend.Circuit
+}{
+	{"commit", &circuits.WithCommitment{}, func(i int) frontend.Circuit {
+		return &circuits.WithCommitment{X: 3 + i, Y: (3 + i) * (3 + i)}
+	}},
+	{"two-commitments", &twoCommitments{}, func(i int) frontend.Circuit { return &twoCommitments{X: 5 + i, Y: 7, Z: (5 + i) * 7} }},
+	{"rangecheck", &circuits.RangeCheck{}, func(i int) frontend.Circuit { return circuits.NewRangeCheck(uint64(1000003 + i)) }},
+	{"logderivlookup", &circuits.TableLookup{}, func(i int) frontend.Circuit { return circuits.NewTableLookup(uint64(11 + i)) }},
+	{"emulated", &circuits.EmulatedMul{}, func(i int) frontend.Circuit {
+		return circuits.NewEmulatedMul(big.NewInt(int64(123456789+i)), new(big.Int).Lsh(big.NewInt(987654321), 100))
+	}},
+}
+
+// fixedMask replaces the hint with which gnark masks each commitment
+// (a random value committed beside the wires) by a constant, so that two
+// provers given the same witness commit to the same values.
+func fixedMask(t testing.TB, r *cs.R1CS) []csolver.Option {
+	t.Helper()
+	for id, name := range r.MHintsDependencies {
+		if name == "github.com/consensys/gnark/internal/hints.Randomize" {
+			return []csolver.Option{csolver.OverrideHint(id, func(_ *big.Int, _, out []*big.Int) error {
+				out[0].SetUint64(0xc0ffee)
+				return nil
+			})}
+		}
+	}
+	t.Fatal("no masking hint in the circuit")
+	return nil
+}
+
+func compileGadget(t testing.TB, c frontend.Circuit) *cs.R1CS {
+	t.Helper()
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ccs.(*cs.R1CS)
+}
+
+// TestCommitmentProofsVerify proves each gadget circuit with keys from
+// keygen and from gnark's setup, with both solvers, and checks what a gnark
+// user cares about: gnark's verifier accepts the proof, the commitments are
+// the ones gnark's prover computes for the same witness, and the wires are
+// gnark's solver's.
+func TestCommitmentProofsVerify(t *testing.T) {
+	for _, tc := range gadgetCases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := compileGadget(t, tc.circuit)
+			info := r.CommitmentInfo.(constraint.Groth16Commitments)
+			if len(info) == 0 {
+				t.Fatalf("%s has no commitments: the test proves nothing new", tc.name)
+			}
+			t.Logf("%s: %d constraints, %d commitments", tc.name, r.GetNbConstraints(), len(info))
+			kpk, kvk, err := keygen.Setup(r, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpk, gvk, err := groth16.Setup(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, keys := range []struct {
+				name string
+				pk   *groth16bls.ProvingKey
+				vk   *groth16bls.VerifyingKey
+			}{{"keygen", kpk, kvk}, {"gnark-setup", gpk.(*groth16bls.ProvingKey), gvk.(*groth16bls.VerifyingKey)}} {
+				for i, solver := range []Solver{SolverAuto, SolverGnark} {
+					mask := fixedMask(t, r)
+					k := &Keys{Circuit: tc.name, CS: r, PK: keys.pk, VK: keys.vk, Solver: solver, SolverOptions: mask}
+					full, err := frontend.NewWitness(tc.assign(i), ecc.BLS12_381.ScalarField())
+					if err != nil {
+						t.Fatal(err)
+					}
+					public, _ := full.Public()
+					proof, _, err := Prove(context.Background(), k, CPU{}, full, nil)
+					if err != nil {
+						t.Fatalf("%s keys, %s solver: %v", keys.name, k.SolverName(), err)
+					}
+					if err := groth16.Verify(proof, keys.vk, public); err != nil {
+						t.Fatalf("%s keys, %s solver: gnark's verifier: %v", keys.name, k.SolverName(), err)
+					}
+					ref, err := groth16.Prove(r, keys.pk, full, backend.WithSolverOptions(mask...))
+					if err != nil {
+						t.Fatalf("gnark's prover: %v", err)
+					}
+					refCm := ref.(*groth16bls.Proof).Commitments
+					if len(refCm) != len(proof.Commitments) {
+						t.Fatalf("%d commitments, gnark's prover %d", len(proof.Commitments), len(refCm))
+					}
+					for j := range refCm {
+						if !refCm[j].Equal(&proof.Commitments[j]) {
+							t.Errorf("%s keys, %s solver: commitment %d differs from gnark's", keys.name, k.SolverName(), j)
+						}
+					}
+					// The proof survives gnark's encoding.
+					var buf bytes.Buffer
+					if _, err := proof.WriteTo(&buf); err != nil {
+						t.Fatal(err)
+					}
+					back := groth16.NewProof(ecc.BLS12_381)
+					if _, err := back.ReadFrom(&buf); err != nil {
+						t.Fatal(err)
+					}
+					if err := groth16.Verify(back, keys.vk, public); err != nil {
+						t.Fatalf("decoded proof: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCommitmentWiresMatchGnark solves with cuzk's solver and gnark's and
+// compares every wire: the commitment hint gives both the same values.
+func TestCommitmentWiresMatchGnark(t *testing.T) {
+	tc := gadgetCases[2] // rangecheck: solved by cuzk's solver
+	r := compileGadget(t, tc.circuit)
+	pk, vk, err := keygen.Setup(r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := frontend.NewWitness(tc.assign(0), ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := fixedMask(t, r)
+	cuzk := &Keys{CS: r, PK: pk, VK: vk, SolverOptions: mask}
+	gnark := &Keys{CS: r, PK: pk, VK: vk, Solver: SolverGnark, SolverOptions: mask}
+	if cuzk.SolverName() != "cuzk" {
+		t.Fatalf("rangecheck is solved by %s, not cuzk's solver", cuzk.SolverName())
+	}
+	a, err := Synthesize(cuzk, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Synthesize(gnark, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Wires) != len(b.Wires) {
+		t.Fatalf("%d wires, gnark %d", len(a.Wires), len(b.Wires))
+	}
+	for i := range a.Wires {
+		if !a.Wires[i].Equal(&b.Wires[i]) {
+			t.Fatalf("wire %d: cuzk %s, gnark %s", i, a.Wires[i].String(), b.Wires[i].String())
+		}
+	}
+	for i := range a.Commitments.Points {
+		if !a.Commitments.Points[i].Equal(&b.Commitments.Points[i]) {
+			t.Fatalf("commitment %d differs", i)
+		}
+	}
+}
