@@ -118,9 +118,9 @@ func (k *Keys) solver() *solve.Program {
 func (k *Keys) stateful() bool {
 	k.statefulOnce.Do(func() {
 		for _, b := range k.CS.Blueprints {
-			if _, ok := b.(constraint.BlueprintStateful[constraint.U64]); ok {
-				k.isStateful = true
-			}
+			_, ok64 := b.(constraint.BlueprintStateful[constraint.U64])
+			_, ok32 := b.(constraint.BlueprintStateful[constraint.U32])
+			k.isStateful = k.isStateful || ok64 || ok32
 		}
 	})
 	return k.isStateful

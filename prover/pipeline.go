@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark/backend/witness"
+	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/cuzk/cuzk/circuits"
@@ -43,6 +44,12 @@ func Witness(k *Keys, seed []byte, partition int) (witness.Witness, error) {
 // beside stage and compute, since it needs only prep's output, unless the
 // backend computes it in Compute (its b_g2 time is then zero).
 func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io.Reader) (*Proof, Timings, error) {
+	return ProveWith(ctx, k, b, full, rnd)
+}
+
+// ProveWith is Prove with gnark's solver options (hints: solver.WithHints)
+// for the synthesize stage, beside k.SolverOptions.
+func ProveWith(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io.Reader, opts ...csolver.Option) (*Proof, Timings, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
@@ -59,7 +66,10 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 	var comp *Computed
 	var bg2 curve.G2Jac
 	var proof *Proof
-	if err := timed("synthesize", func() (err error) { sol, err = Synthesize(k, full); return }); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, t, err
+	}
+	if err := timed("synthesize", func() (err error) { sol, err = SynthesizeWith(k, full, opts...); return }); err != nil {
 		return nil, t, err
 	}
 	if err := timed("prep", func() (err error) { prep, err = PrepFor(b, k, sol); return }); err != nil {

@@ -148,7 +148,7 @@ func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Sol
 		k.gnarkMu.Lock()
 		defer k.gnarkMu.Unlock()
 	}
-	res, err := k.CS.Solve(full, opts...)
+	res, err := gnarkSolve(k.CS, full, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
 	}
@@ -158,6 +158,17 @@ func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Sol
 		out.Commitments = &cm.out
 	}
 	return out, nil
+}
+
+// gnarkSolve runs gnark's solver, whose lookup blueprints panic on an index
+// out of their table: that is a witness that does not satisfy the circuit.
+func gnarkSolve(r *cs.R1CS, full witness.Witness, opts []csolver.Option) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("%v", v)
+		}
+	}()
+	return r.Solve(full, opts...)
 }
 
 // checkHints fails with ErrMissingHint, naming them, when the circuit calls
