@@ -10,15 +10,12 @@ import (
 	"github.com/cuzk/cuzk/runner"
 )
 
-// stateCancelled is the state the runner gives a cancelled job.
-const stateCancelled = "cancelled"
-
 var jobStates = map[string]cuzkv1.JobState{
 	runner.StateRunning:    cuzkv1.JobState_JOB_STATE_RUNNING,
 	runner.StateDone:       cuzkv1.JobState_JOB_STATE_DONE,
 	runner.StateFailed:     cuzkv1.JobState_JOB_STATE_FAILED,
 	runner.StateUnfinished: cuzkv1.JobState_JOB_STATE_UNFINISHED,
-	stateCancelled:         cuzkv1.JobState_JOB_STATE_CANCELLED,
+	runner.StateCancelled:  cuzkv1.JobState_JOB_STATE_CANCELLED,
 }
 
 func priorityOf(s string) cuzkv1.Priority {

@@ -252,25 +252,16 @@ func (s *Server) GetJob(ctx context.Context, req *connect.Request[cuzkv1.GetJobR
 	return connect.NewResponse(jobStatus(js, true)), nil
 }
 
-// Canceller is what CancelProof needs of the runner: drop a job's queued
-// partitions, stop its running ones at their next stage boundary, and record
-// it cancelled in the store. runner.Service implements it once it can.
-type Canceller interface {
-	Cancel(ctx context.Context, id string) error
-}
-
-// CancelProof implements ProvingEngineHandler.
+// CancelProof implements ProvingEngineHandler: the job's queued partitions
+// are dropped, its running ones stop at their next stage boundary (one that
+// finishes its proof first stays proved), and the store records it
+// cancelled. A job that has ended fails with FailedPrecondition.
 func (s *Server) CancelProof(ctx context.Context, req *connect.Request[cuzkv1.CancelProofRequest]) (*connect.Response[cuzkv1.CancelProofResponse], error) {
 	id := req.Msg.JobId
 	if id == "" {
 		return nil, invalid("job_id is required")
 	}
-	c, ok := any(s.svc).(Canceller)
-	if !ok {
-		return nil, connect.NewError(connect.CodeUnimplemented,
-			errors.New("cancel: this build's runner cannot stop a job (runner.Service has no Cancel(ctx, id) error); the job runs to its end"))
-	}
-	if err := c.Cancel(ctx, id); err != nil {
+	if err := s.svc.Cancel(id); err != nil {
 		return nil, toConnect(err)
 	}
 	slog.Info("job cancelled", "job", id)

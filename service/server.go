@@ -139,7 +139,8 @@ func codeOf(err error) connect.Code {
 		return connect.CodeInvalidArgument
 	case errors.Is(err, runner.ErrExists):
 		return connect.CodeAlreadyExists
-	case errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy), errors.Is(err, runner.ErrNothingToRetry):
+	case errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy), errors.Is(err, runner.ErrNothingToRetry),
+		errors.Is(err, runner.ErrFinished):
 		return connect.CodeFailedPrecondition
 	case errors.Is(err, runner.ErrClosed):
 		return connect.CodeUnavailable

@@ -335,8 +335,9 @@ func TestSetupTask(t *testing.T) {
 	}
 }
 
-// TestCancel: CancelProof stops a job when the runner can; until then it
-// says it cannot, and the job runs on.
+// TestCancel: CancelProof stops a running job, which then awaits as
+// cancelled with what it proved before kept; a job that has ended cannot be
+// cancelled, an unknown one is not found.
 func TestCancel(t *testing.T) {
 	e := startEngine(t, engineOpts{workers: 1})
 	c := dial(t, e, "")
@@ -347,21 +348,26 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res cuzkv1.CancelProofResponse
-	err := c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res)
-	if _, can := any(e.svc).(Canceller); !can {
-		if status.Code(err) != codes.Unimplemented {
-			t.Fatalf("cancel without runner support: %v, want Unimplemented", err)
-		}
-		return
-	}
-	if err != nil {
+	if err := c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res); err != nil {
 		t.Fatal(err)
 	}
 	var done cuzkv1.AwaitProofResponse
 	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil {
 		t.Fatal(err)
 	}
-	if done.Job.State != cuzkv1.JobState_JOB_STATE_CANCELLED || done.Job.Proved == 20 {
-		t.Errorf("after cancel: %v with %d proved", done.Job.State, done.Job.Proved)
+	if done.Job.State != cuzkv1.JobState_JOB_STATE_CANCELLED || done.Job.Proved == 20 || len(done.Proofs) != 0 {
+		t.Errorf("after cancel: %v with %d proved, %d proofs", done.Job.State, done.Job.Proved, len(done.Proofs))
+	}
+	var st cuzkv1.GetStatusResponse
+	if err := c.call(ctx, "GetStatus", &cuzkv1.GetStatusRequest{}, &st); err != nil || st.Totals.JobsCancelled != 1 {
+		t.Errorf("status after cancel: %v %v", err, st.Totals)
+	}
+	err := c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res)
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("cancel a cancelled job: %v, want FailedPrecondition", err)
+	}
+	err = c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: "no-such-job"}, &res)
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("cancel an unknown job: %v, want NotFound", err)
 	}
 }

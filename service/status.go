@@ -51,7 +51,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *connect.Request[cuzkv1.GetSta
 			t.JobsDone++
 		case runner.StateFailed:
 			t.JobsFailed++
-		case stateCancelled:
+		case runner.StateCancelled:
 			t.JobsCancelled++
 		case runner.StateUnfinished:
 			t.JobsUnfinished++
