@@ -74,12 +74,12 @@ func checkPrediction(t *testing.T, c Circuit, l Layout) {
 	}
 }
 
-// porep-sha's count is linear in each layout key at every round count the
-// layouts use below full SHA-256, including the shapes they never pick.
+// porep-sha's count is linear in each layout key at the round counts whose
+// costs are measured differently (below four rounds) or on shapes layouts
+// do not use (four and more), including layouts the search never picks.
 func TestPoRepSHACountIsLinear(t *testing.T) {
-	for _, rounds := range []int{1, 2, 4, 8} {
+	for _, rounds := range []int{1, 2, 4} {
 		for _, l := range []Layout{
-			{"challenges": 1, "depth": 1, "parents": 1, "fill": 0},
 			{"challenges": 3, "depth": 2, "parents": 1, "fill": 1},
 			{"challenges": 2, "depth": 3, "parents": 3, "fill": 5},
 		} {
@@ -95,7 +95,7 @@ func TestPoRepSHACountIsLinear(t *testing.T) {
 // At full SHA-256, whose costs are measured on shapes without a path or a
 // parent block, the prediction holds for a layout with both.
 func TestPoRepSHAFullRoundsPrediction(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("compiles 180,000 constraints")
 	}
 	checkPrediction(t, PoRepSHA{}, Layout{"challenges": 1, "depth": 2, "parents": 2, "rounds": 64, "fill": 3})

@@ -1,0 +1,115 @@
+package circuits_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/solve"
+)
+
+// cuzk's solver, which the prover runs in place of gnark's, gives gnark's
+// wires on porep-sha (its Selects and its bit decompositions of field
+// elements: the other circuits are compared in package solve).
+func TestSolverMatchesGnarkOnPoRepSHA(t *testing.T) {
+	c, _ := circuits.Lookup("porep-sha")
+	l, err := c.Layout(1 << 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := solve.Compile(ccs.(*cs.R1CS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := range 2 {
+		a, err := c.Assign(l, []byte("solver"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ccs.Solve(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Solve(w.Vector().(fr.Vector))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ww := want.(*cs.R1CSSolution).W
+		if len(got.W) != len(ww) {
+			t.Fatalf("partition %d: %d wires, gnark %d", part, len(got.W), len(ww))
+		}
+		for i := range ww {
+			if !got.W[i].Equal(&ww[i]) {
+				t.Fatalf("partition %d: wire %d differs from gnark's", part, i)
+			}
+		}
+	}
+}
+
+// BenchmarkSolve times cuzk's solver (the synthesize stage) on one partition
+// of each circuit at 2^16 and reports ns per constraint and the share of
+// wires that are 0 or 1:
+//
+//	go test -run - -bench Solve ./circuits/
+func BenchmarkSolve(b *testing.B) {
+	for _, name := range circuits.Names() {
+		b.Run(fmt.Sprintf("%s/2^16", name), func(b *testing.B) {
+			c, err := circuits.Lookup(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := c.Layout(1 << 16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ccs, err := circuits.Compile(c, l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := solve.Compile(ccs.(*cs.R1CS))
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := c.Assign(l, []byte("bench"), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+			if err != nil {
+				b.Fatal(err)
+			}
+			vec := w.Vector().(fr.Vector)
+			res, err := p.Solve(vec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bits := 0
+			for i := range res.W {
+				if res.W[i].IsZero() || res.W[i].IsOne() {
+					bits++
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if err := p.SolveInto(vec, res); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.Constraints()), "ns/constraint")
+			b.ReportMetric(100*float64(bits)/float64(len(res.W)), "%bits")
+		})
+	}
+}
