@@ -9,10 +9,14 @@ LDFLAGS   := -X github.com/cuzk/cuzk/cli.Version=$(VERSION)
 # Packages whose tests run with the race detector.
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: build test run bench lint cuda gpu-test clean
+.PHONY: build install test run bench lint cuda gpu-test clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BUILD)/cuzk ./cmd/cuzk
+
+# cuzk into $(go env GOBIN), or $(go env GOPATH)/bin.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/cuzk
 
 test:
 	$(GO) vet ./...

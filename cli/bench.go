@@ -37,7 +37,7 @@ func benchProveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "circuit", Value: "mimc", Usage: "example circuit: mimc, porep or sha"},
 			&cli.StringFlag{Name: "sizes", Value: "4K,64K,1M", Usage: "target constraint counts, comma separated"},
-			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)"},
+			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)", Action: intAtLeast("runs", 1)},
 			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing)"},
 			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "cpu: the staged prover against gnark's; gpu: jobs through the actors on the GPU per design and worker count"},
 			keygenFlag(),

@@ -29,14 +29,14 @@ import (
 // benchGPUFlags are bench prove's flags for --backend gpu.
 func benchGPUFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "gpu: partitions per job"},
+		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "gpu: partitions per job", Action: partitionsFlag("partitions")},
 		&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "gpu: lock designs to run, comma separated"},
 		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
 		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per job into this directory"},
-		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it"},
-		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them"},
+		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
+		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		bg2Flag(),
 	}
 }

@@ -27,16 +27,16 @@ func kernelBenchFlags(defaultSizes string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "backend", Value: "gpu", Usage: "what to time: gpu (with the CPU figure from the same run) or cpu"},
 		&cli.StringFlag{Name: "log-sizes", Value: defaultSizes, Usage: "log2 of the sizes, comma separated"},
-		&cli.IntFlag{Name: "runs", Value: 7, Usage: "timed GPU runs per size, after one warm-up"},
-		&cli.IntFlag{Name: "cpu-runs", Value: 1, Usage: "timed CPU runs per size (0 skips the CPU figure)"},
+		&cli.IntFlag{Name: "runs", Value: 7, Usage: "timed GPU runs per size, after one warm-up", Action: intAtLeast("runs", 1)},
+		&cli.IntFlag{Name: "cpu-runs", Value: 1, Usage: "timed CPU runs per size (0 skips the CPU figure)", Action: intAtLeast("cpu-runs", 0)},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "path of " + cuda.LibraryName + " (default: $" + cuda.EnvLibrary + ", next to the executable, build/)"},
 	}
 }
 
 func benchMSMCommand() *cli.Command {
 	flags := append(kernelBenchFlags("20,22,24"),
-		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)"},
-		&cli.Float64Flag{Name: "bits-fraction", Usage: "fraction of the scalars that are 0 or 1 (half each), as in bit-heavy witnesses"},
+		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)", Action: intBetween("window", 0, 24)},
+		&cli.Float64Flag{Name: "bits-fraction", Usage: "fraction of the scalars that are 0 or 1 (half each), as in bit-heavy witnesses", Action: fraction("bits-fraction")},
 		&cli.BoolFlag{Name: "split", Usage: "also time the MSM that drops zero scalars and adds the points of one scalars apart"})
 	return &cli.Command{
 		Name:  "msm",

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -33,8 +32,8 @@ import (
 
 func proveFlags() []cli.Flag {
 	return append(circuitFlags(),
-		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof)"},
-		&cli.IntFlag{Name: "jobs", Value: 1, Usage: "jobs submitted at once, each with its own seed (seed, then seed+1, ...) and proofs directory"},
+		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof), 1 to 100000", Action: partitionsFlag("partitions")},
+		&cli.IntFlag{Name: "jobs", Value: 1, Usage: "jobs submitted at once, each with its own seed (seed, then seed+1, ...) and proofs directory", Action: intBetween("jobs", 1, 1000)},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		bg2Flag(),
@@ -43,13 +42,13 @@ func proveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},
 		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
 		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-devsync, split or budget"},
-		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device"},
+		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device", Action: intAtLeast("workers", 1)},
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
-		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed"},
-		&cli.DurationFlag{Name: "retry-backoff", Usage: "wait before a failed partition is tried again, doubling with each failure (e.g. 200ms; 0: at once)"},
+		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed", Action: intAtLeast("max-attempts", 1)},
+		&cli.DurationFlag{Name: "retry-backoff", Usage: "wait before a failed partition is tried again, doubling with each failure (e.g. 200ms; 0: at once)", Action: nonNegativeDuration[time.Duration]("retry-backoff")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics on this address while proving (e.g. :9400)"},
 		&cli.StringFlag{Name: "trace", Usage: "write lease and stage events to this file as a Chrome trace (open in Perfetto)"},
 		&cli.StringFlag{Name: "store", Usage: "checkpoint the job and every partition in this store directory (resume with cuzk resume)"},
@@ -173,8 +172,10 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	m := metrics.New()
 	reportKeys(backend, m)
 	obs := actors.Observers{m}
-	if isTerminal(os.Stderr) {
-		obs = append(obs, &progress{w: c.App.ErrWriter, total: todo})
+	if !c.Bool("json") {
+		p := newProgress(c.App.ErrWriter, isTerminal(os.Stderr), todo)
+		defer p.finish()
+		obs = append(obs, p)
 	}
 	if addr := c.String("metrics-addr"); addr != "" {
 		stop, err := serveMetrics(addr, m)
@@ -390,35 +391,6 @@ func printStageTable(w io.Writer, rep runner.JobStatus) {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress prints one line per partition and stage as they finish.
-type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	total int
-	done  int
-}
-
-func (p *progress) Observe(e actors.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch e.Kind {
-	case actors.EvStageEnd:
-		status := "ok"
-		if e.Err != "" {
-			status = "error: " + e.Err
-		}
-		fmt.Fprintf(p.w, "[%7.2fs] partition %d (device %d, worker %d): %-10s %8.1f ms %s\n",
-			e.At.Seconds(), e.Partition.Partition, e.Device, e.Worker, e.Stage, float64(e.Took.Microseconds())/1000, status)
-	case actors.EvPartitionDone:
-		p.done++
-		fmt.Fprintf(p.w, "[%7.2fs] partition %d proved and verified (%d/%d)\n", e.At.Seconds(), e.Partition.Partition, p.done, p.total)
-	case actors.EvPartitionRetry:
-		fmt.Fprintf(p.w, "[%7.2fs] partition %d will be retried: %s\n", e.At.Seconds(), e.Partition.Partition, e.Err)
-	case actors.EvPartitionFailed:
-		fmt.Fprintf(p.w, "[%7.2fs] partition %d FAILED: %s\n", e.At.Seconds(), e.Partition.Partition, e.Err)
-	}
 }
 
 // serveMetrics serves /metrics on addr until stop is called.

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// Numbers that make no sense are refused by name, before anything runs,
+// instead of being replaced by a default.
+func TestNumericFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prove", "--workers", "0"}, "--workers 0: must be at least 1"},
+		{[]string{"prove", "--max-attempts", "0"}, "--max-attempts 0: must be at least 1"},
+		{[]string{"prove", "--partitions", "100001"}, "--partitions 100001: must be 1 to 100000"},
+		{[]string{"prove", "--partitions", "0"}, "--partitions 0: must be 1 to 100000"},
+		{[]string{"prove", "--jobs", "-1"}, "--jobs -1: must be 1 to 1000"},
+		{[]string{"prove", "--retry-backoff", "-1s"}, "--retry-backoff -1s: must not be negative"},
+		{[]string{"resume", "--store", "x", "--workers", "0"}, "--workers 0: must be at least 1"},
+		{[]string{"sim", "--scenario", "phase9", "--workers", "-1"}, "--workers -1: must be at least 1"},
+		{[]string{"sim", "--scenario", "phase9", "--vram-gib", "-1"}, "--vram-gib -1: must be more than 0"},
+		{[]string{"bench", "prove", "--runs", "0"}, "--runs 0: must be at least 1"},
+		{[]string{"bench", "msm", "--bits-fraction", "1.5"}, "--bits-fraction 1.5: must be 0 to 1"},
+	} {
+		_, stderr, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v (%s), want an error with %q", c.args, err, stderr, c.want)
+		}
+	}
+}
