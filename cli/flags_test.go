@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Numbers that make no sense are refused by name, before anything runs,
@@ -29,4 +31,18 @@ func TestNumericFlagsRefused(t *testing.T) {
 			t.Errorf("%v: got %v (%s), want an error with %q", c.args, err, stderr, c.want)
 		}
 	}
+}
+
+// setup refuses a --keys that is not a directory before it makes any key.
+func TestSetupRefusesAFileAsKeys(t *testing.T) {
+	file := t.TempDir() + "/not-a-dir"
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, stderr, err := run(t, "setup", "--circuit", "mimc", "--constraints", "64K", "--keys", file)
+	if err == nil || !strings.Contains(err.Error(), "--keys") || strings.Contains(stderr, "keys made") {
+		t.Fatalf("setup into a file: %v\n%s", err, stderr)
+	}
+	t.Logf("refused after %v: %v", time.Since(start), err)
 }

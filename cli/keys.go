@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"log/slog"
 	"time"
 
@@ -98,6 +99,11 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 
 func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints) → %s\n", ks.circuit.Name(), ks.layout, ks.target, ks.dir)
+	// A key directory that cannot be written is found out before the
+	// minutes of key generation, not after.
+	if err := checkWritableDir(ks.dir); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	mul, how, closeMul, err := keyMultiplier(ks, log)
 	if err != nil {
@@ -116,6 +122,21 @@ func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 		k.Constraints(), len(k.PK.InfinityA), log2(k.PK.Domain.Cardinality), time.Since(start).Round(time.Millisecond), k.Hash[:16])
 	slog.Debug("keys written", "dir", ks.dir)
 	return k, nil
+}
+
+// checkWritableDir makes dir (and its parents) and checks that a file can be
+// created in it.
+func checkWritableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--keys: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("--keys: %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 func log2(n uint64) int {
