@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
