@@ -87,6 +87,7 @@ type engineOpts struct {
 	workers int    // default 2
 	mem     func() (int64, error)
 	setup   SetupFunc
+	tls     [2]string // certificate and key files
 }
 
 func startEngine(t *testing.T, o engineOpts) *engine {
@@ -120,7 +121,7 @@ func startEngine(t *testing.T, o engineOpts) *engine {
 	if o.addr == "" {
 		o.addr = "127.0.0.1:0"
 	}
-	ln, err := Listen(ListenOptions{Addr: o.addr, Token: o.token})
+	ln, err := Listen(ListenOptions{Addr: o.addr, Token: o.token, CertFile: o.tls[0], KeyFile: o.tls[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
