@@ -41,12 +41,11 @@ var _ gpu.Device = (*Device)(nil)
 // simItem is what the driver keeps with a stream item: its cost, and the
 // host call to complete when it does.
 type simItem struct {
-	work    float64 // solo ns on its engine
-	label   string
-	engine  *psServer
-	name    string // "compute" or "copy", for timelines
-	done    func(gpu.Result)
-	hostEnd bool
+	work   float64 // solo ns on its engine
+	label  string
+	engine *psServer
+	name   string // "compute" or "copy", for timelines
+	done   func(gpu.Result)
 }
 
 // simWait is what the driver keeps with a host wait.

@@ -179,14 +179,6 @@ func (ss *Streams) Busy() bool {
 	return false
 }
 
-// Pending is how many items of stream id have not completed.
-func (ss *Streams) Pending(id gpu.Stream) int {
-	if s, ok := ss.streams[id]; ok {
-		return int(s.submitted - s.completed)
-	}
-	return 0
-}
-
 // Enqueue appends an item of kind ItemWork or ItemMark to stream op.Stream
 // (creating it on first use); it starts once everything before it on the
 // stream has completed.
