@@ -44,6 +44,7 @@ func App() *cli.App {
 			daemonCommand(),
 			setupCommand(),
 			verifyCommand(),
+			exportCommand(),
 			benchCommand(),
 			simCommand(),
 			versionCommand(),

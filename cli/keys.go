@@ -153,8 +153,12 @@ func setupCommand() *cli.Command {
 		Name:  "setup",
 		Usage: "compile a circuit and write its R1CS, proving key and verifying key",
 		Flags: append(circuitFlags(),
-			&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so for --keygen gpu (default: $CUZK_GPU_LIB, next to cuzk, then build/)"}),
+			&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so for --keygen gpu (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
+			&cli.StringFlag{Name: "r1cs", Usage: "a constraint system gnark serialized (BLS12-381 R1CS, WriteTo) instead of an example circuit: keys go to <keys>/<its name>"}),
 		Action: func(c *cli.Context) error {
+			if path := c.String("r1cs"); path != "" {
+				return setupR1CS(c, path)
+			}
 			ks, err := keySpecFromFlags(c)
 			if err != nil {
 				return err

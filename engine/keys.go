@@ -173,13 +173,11 @@ func LoadKeys(dir string) (*Keys, error) {
 // (WriteTo or WriteRawTo). A file that does not decode as what it should
 // be, or keys for another circuit or curve, is an error naming the file.
 func LoadGnarkKeys(r1csPath, pkPath, vkPath string) (*Keys, error) {
-	r := &cs.R1CS{}
-	if err := readFile(r1csPath, func(f io.ReadSeeker, size int64) error { return readR1CS(r, f, size) }); err != nil {
+	ccs, err := ReadR1CS(r1csPath)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := asR1CS(r); err != nil {
-		return nil, fmt.Errorf("%s: %w", r1csPath, err)
-	}
+	r := ccs.(*cs.R1CS)
 	pk := &groth16bls.ProvingKey{}
 	if err := readFile(pkPath, func(f io.ReadSeeker, _ int64) error {
 		if err := pk.ReadDump(bufio.NewReader(f)); err == nil {
@@ -203,6 +201,19 @@ func LoadGnarkKeys(r1csPath, pkPath, vkPath string) (*Keys, error) {
 		return nil, fmt.Errorf("%s, %s: %w", pkPath, vkPath, err)
 	}
 	return k, nil
+}
+
+// ReadR1CS reads a constraint system gnark serialized (WriteTo), and checks
+// that it is a BLS12-381 R1CS; errors name the file.
+func ReadR1CS(path string) (constraint.ConstraintSystem, error) {
+	r := &cs.R1CS{}
+	if err := readFile(path, func(f io.ReadSeeker, size int64) error { return readR1CS(r, f, size) }); err != nil {
+		return nil, err
+	}
+	if _, err := asR1CS(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
 // readR1CS decodes gnark's R1CS encoding, whose first 8 bytes are the length
