@@ -46,3 +46,28 @@ func TestSetupRefusesAFileAsKeys(t *testing.T) {
 	}
 	t.Logf("refused after %v: %v", time.Since(start), err)
 }
+
+// A partition that cannot fit the device even alone is refused before
+// anything is proved, naming what it needs and what there is; --plan shows
+// the same numbers and fails the same way.
+func TestPartitionTooLargeRefusedUpFront(t *testing.T) {
+	keys := t.TempDir()
+	args := []string{"prove", "--circuit", "mimc", "--constraints", "4K", "--partitions", "2", "--backend", "cpu",
+		"--keys", keys, "--setup-if-missing", "--vram-limit", "64KiB", "--out", t.TempDir()}
+	_, stderr, err := run(t, args...)
+	if err == nil || !strings.Contains(err.Error(), "one partition needs") || !strings.Contains(err.Error(), "64.00 KiB") {
+		t.Fatalf("prove with a partition larger than the device: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stderr, "proved and verified") {
+		t.Errorf("something was proved before the refusal:\n%s", stderr)
+	}
+	stdout, _, err := run(t, append(args, "--plan")...)
+	if err == nil || !strings.Contains(stdout, "one partition's buffer") {
+		t.Fatalf("--plan: %v\n%s", err, stdout)
+	}
+	stdout, _, err = run(t, "prove", "--circuit", "mimc", "--constraints", "4K", "--backend", "cpu", "--keys", keys, "--plan")
+	if err != nil || !strings.Contains(stdout, "for partitions") {
+		t.Fatalf("--plan on a device that fits: %v\n%s", err, stdout)
+	}
+	t.Logf("\n%s", stdout)
+}

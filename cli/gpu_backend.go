@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -10,6 +12,7 @@ import (
 	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
 )
 
 // openGPU opens the real GPU backend on the given devices: the kernel library
@@ -19,7 +22,8 @@ import (
 // library or GPU match cuda.ErrUnavailable. bg2 is --b-g2's choice: unless
 // cpu, the devices run b_g2 too.
 func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2 string) (prover.Backend, []gpu.Device, func(), error) {
-	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial"}
+	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
+		KeyTier: c.String("key-tier"), PartitionsBeside: min(c.Int("workers"), 2)}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -101,9 +105,45 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 		return
 	}
 	for _, i := range h.Devices() {
+		if u, ok := b.(interface{ Usage(int) gpuprove.Usage }); ok {
+			x := u.Usage(i)
+			m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables)
+			continue
+		}
 		m.SetKeysResident(i, h.Resident(i))
 	}
 	m.SetPinnedHost(h.Pinned())
+}
+
+// printPlan prints how one partition of k uses each device, and fails when
+// one does not fit.
+func printPlan(w io.Writer, b prover.Backend, devices []gpu.Device, k *prover.Keys) error {
+	fmt.Fprintf(w, "%s, %d constraints, domain %d: one partition's buffer %s\n", k.Circuit, k.Constraints(), k.PK.Domain.Cardinality,
+		gpu.FormatBytes(runner.FootprintFor(b, k)))
+	planner, ok := b.(interface {
+		Plan(int, *prover.Keys) (gpuprove.Plan, error)
+	})
+	var errs []error
+	for _, d := range devices {
+		info := d.Info()
+		if !ok {
+			fmt.Fprintf(w, "device %d (%s): %s for partitions\n", info.Index, info.Name, gpu.FormatBytes(info.Total))
+			if need := runner.FootprintFor(b, k); need > info.Total {
+				errs = append(errs, fmt.Errorf("device %d: one partition needs %s, %s available", info.Index, gpu.FormatBytes(need), gpu.FormatBytes(info.Total)))
+			}
+			continue
+		}
+		p, err := planner.Plan(info.Index, k)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "device %d (%s): %s", info.Index, info.Name, p)
+		if !p.Fits() {
+			errs = append(errs, fmt.Errorf("device %d: %w: it needs %s for the key set and %s for one partition, %s available",
+				info.Index, gpuprove.ErrDoesNotFit, gpu.FormatBytes(p.Reserved()), gpu.FormatBytes(p.Partition), gpu.FormatBytes(p.Free)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // evictIdleKeys frees, every so often until stop, the keys no partition has

@@ -40,11 +40,13 @@ func proveFlags() []cli.Flag {
 		solverFlag(),
 		&cli.StringFlag{Name: "out", Usage: "directory for the proofs (default build/proofs/<job id>)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},
+		&cli.BoolFlag{Name: "plan", Usage: "print how one partition uses each device's memory (keys, chunk buffers, MSM scratch, NTT tables, the partition's buffer) and stop; fails when a partition does not fit"},
 		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
 		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-devsync, split or budget"},
 		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device", Action: intAtLeast("workers", 1)},
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
+		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "where the GPU backend keeps the proving keys' points: auto (on the device when they fit beside two partitions, else streamed from the host), device, pinned or host"},
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed", Action: intAtLeast("max-attempts", 1)},
@@ -100,6 +102,9 @@ func prove(c *cli.Context) error {
 	k, err := loadKeys(ks, c.Bool("setup-if-missing"), c.App.ErrWriter)
 	if err != nil {
 		return err
+	}
+	if c.Bool("plan") {
+		return printPlan(c.App.Writer, backend, devices, k)
 	}
 	var subs []runner.Submission
 	for i := range njobs {

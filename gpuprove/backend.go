@@ -68,7 +68,25 @@ type BackendOptions struct {
 	// (prover.PrepAllocator); beyond it, or when negative, partitions are
 	// prepared in Go memory and copied from there. Zero is DefaultPinnedLimit.
 	PinnedLimit int64
+	// KeyTier places the proving keys' points: "" or "auto" (resident on
+	// the device when they fit beside PartitionsBeside partitions, else
+	// streamed from the host), or one of TierDevice, TierPinned, TierHost.
+	KeyTier string
+	// KeysPinnedLimit bounds the pinned host memory of streamed keys; a key
+	// set beyond it streams from the Go heap. Zero is DefaultKeysPinnedLimit.
+	KeysPinnedLimit int64
+	// PartitionsBeside is how many partitions' buffers the plan keeps room
+	// for beside each key set (at least one). Zero is 2: one computing, one
+	// staging.
+	PartitionsBeside int
+	// ChunkPoints, when not zero, is the most points one MSM call sees (a
+	// power of two); zero lets the plan choose.
+	ChunkPoints int
 }
+
+// DefaultKeysPinnedLimit is the pinned host memory streamed keys may take
+// by default.
+const DefaultKeysPinnedLimit = 64 << 30
 
 // DefaultPinnedLimit is the pinned staging memory a backend keeps by default.
 const DefaultPinnedLimit = 32 << 30
@@ -78,7 +96,17 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("gpu backend: no devices")
 	}
+	switch opt.KeyTier {
+	case "", "auto", TierDevice, TierPinned, TierHost:
+	default:
+		return nil, fmt.Errorf("gpu backend: key tier %q: want auto, %s, %s or %s", opt.KeyTier, TierDevice, TierPinned, TierHost)
+	}
+	if c := opt.ChunkPoints; c < 0 || c&(c-1) != 0 {
+		return nil, fmt.Errorf("gpu backend: chunk of %d points: want a power of two", c)
+	}
 	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
+	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints}
+	pinnedKeys := &pinnedBudget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
 	if opt.PinnedLimit >= 0 {
 		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
 	}
@@ -86,7 +114,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside)
+		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside, po, pinnedKeys)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -132,6 +160,30 @@ func (b *Backend) Reserved(i int) int64 {
 		return dk.reserved()
 	}
 	return 0
+}
+
+// Plan is how one partition of k uses device i: the key's plan once it is
+// placed there, else the plan it would get now.
+func (b *Backend) Plan(i int, k *prover.Keys) (Plan, error) {
+	dk, ok := b.devs[i]
+	if !ok {
+		return Plan{}, fmt.Errorf("gpu backend: no device %d", i)
+	}
+	dk.mu.Lock()
+	r, placed := dk.keys[k.Hash]
+	dk.mu.Unlock()
+	if placed {
+		return r.plan, nil
+	}
+	return dk.plan(k, keyLayout(k).total)
+}
+
+// Usage is what the backend holds on device i, by kind.
+func (b *Backend) Usage(i int) Usage {
+	if dk, ok := b.devs[i]; ok {
+		return dk.usage()
+	}
+	return Usage{}
 }
 
 // Devices are the CUDA indices of the backend's devices.
@@ -336,14 +388,17 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	// H's coefficients are random: only the wire MSMs are split.
 	wires := cuda.MSMOptions{Split: b.split}
 	g2 := func(s cuda.Stream) error {
-		sum, err := cd.MSMG2(r.g2, st.ptr(l.wb), r.nb, cuda.Montgomery, wires, s)
+		sum, _, err := chunkedMSM(cd, &r.g2, st.ptr(l.wb), r.plan.ChunkPoints, &st.dk.chunkG2,
+			func(points, scalars cuda.Ptr, n int) (curve.G2Jac, cuda.MSMStats, error) {
+				return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, wires, s)
+			}, addG2)
 		if err != nil {
 			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
 		}
 		out.B2 = &sum
 		return nil
 	}
-	if r.g2 != 0 && b.g2Beside {
+	if b.bg2 && b.g2Beside {
 		// The B wires are on the device since staging synced its stream,
 		// and nothing below writes them: the G2 MSM can start now. It is
 		// waited for on every return, as the buffer it reads may be freed
@@ -363,7 +418,7 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	if err := b.computeG1(ctx, st, &out, wires); err != nil {
 		return nil, err
 	}
-	if r.g2 != 0 {
+	if b.bg2 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -399,23 +454,28 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 		}
 	}
 	for _, m := range []struct {
-		name            string
-		dst             *curve.G1Jac
-		points, scalars cuda.Ptr
-		n               int
-		opt             cuda.MSMOptions
+		name    string
+		dst     *curve.G1Jac
+		points  *pointSet
+		scalars cuda.Ptr
+		n       int
+		opt     cuda.MSMOptions
 	}{
 		// H stays on the device for Z. deg H = n−2: its last coefficient is
 		// zero and Z has n−1 points.
-		{"Z", &out.Z, r.z, a, r.nz, cuda.MSMOptions{}},
-		{"A", &out.A, r.a, st.ptr(l.wa), r.na, wires},
-		{"B1", &out.B1, r.b, st.ptr(l.wb), r.nb, wires},
-		{"K", &out.K, r.k, st.ptr(l.wk), r.nk, wires},
+		{"Z", &out.Z, &r.z, a, r.nz, cuda.MSMOptions{}},
+		{"A", &out.A, &r.a, st.ptr(l.wa), r.na, wires},
+		{"B1", &out.B1, &r.b, st.ptr(l.wb), r.nb, wires},
+		{"K", &out.K, &r.k, st.ptr(l.wk), r.nk, wires},
 	} {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sum, stats, err := cd.MSMWithStats(m.points, m.scalars, m.n, cuda.Montgomery, m.opt, st.s)
+		opt := m.opt
+		sum, stats, err := chunkedMSM(cd, m.points, m.scalars, r.plan.ChunkPoints, &st.dk.chunkG1,
+			func(points, scalars cuda.Ptr, n int) (curve.G1Jac, cuda.MSMStats, error) {
+				return cd.MSMWithStats(points, scalars, n, cuda.Montgomery, opt, st.s)
+			}, addG1)
 		if err != nil {
 			return fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
 		}

@@ -1,6 +1,7 @@
 package gpuprove
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -12,29 +13,35 @@ import (
 	"github.com/cuzk/cuzk/prover"
 )
 
-// resident is one proving key's points on one device, uploaded once and
-// kept (as cuzk's SRS manager keeps its parameters): the G1 points, and the
-// G2 B points when b_g2 runs on the device.
+// resident is one proving key's points for one device, placed once and kept
+// (as cuzk's SRS manager keeps its parameters): the G1 points, and the G2 B
+// points when b_g2 runs on the device. Its plan says where: resident on the
+// device when they fit beside the partitions, else on the host, streamed
+// through the device's chunk buffers.
 type resident struct {
 	hash       string
-	a, b, k, z cuda.Ptr
-	g2         cuda.Ptr // G2 B points, or 0
+	plan       Plan
+	a, b, k, z pointSet
+	g2         pointSet // G2 B points (n 0 when b_g2 runs on the CPU)
 	na, nb, nk int
 	nz         int
-	bytes      int64
-	scratch    int64 // MSM scratch of this key's largest MSM
 	lastUsed   time.Time
 	users      int // computes in flight; a key in use is never evicted
 }
 
-// deviceKeys is the key cache and NTT tables of one device.
+// deviceKeys is the key cache, NTT tables and chunk buffers of one device.
 type deviceKeys struct {
 	cd     *cuda.Device
 	stream cuda.Stream // uploads
-	g2     bool        // keep G2 B points resident for b_g2
+	g2     bool        // keep G2 B points for b_g2
 	// g2Beside: the G2 MSM runs beside the G1 MSMs, so both scratches are
 	// needed at once.
 	g2Beside bool
+	planOpt  planOptions
+	pinned   *pinnedBudget // pinned host memory for keys, shared by the devices
+
+	// chunkG1 and chunkG2 carry streamed points to the MSMs.
+	chunkG1, chunkG2 chunkPair
 
 	mu      sync.Mutex
 	keys    map[string]*resident
@@ -43,12 +50,25 @@ type deviceKeys struct {
 	closed  bool
 }
 
-func newDeviceKeys(cd *cuda.Device, g2, g2Beside bool) (*deviceKeys, error) {
+func newDeviceKeys(cd *cuda.Device, g2, g2Beside bool, po planOptions, pinned *pinnedBudget) (*deviceKeys, error) {
 	s, err := cd.NewStream()
 	if err != nil {
 		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
 	}
-	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
+	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, planOpt: po, pinned: pinned,
+		keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
+}
+
+// plan works out where k's points go on this device, against the memory
+// free on it now (the VRAM limit's ballast is allocated already).
+func (dk *deviceKeys) plan(k *prover.Keys, partition int64) (Plan, error) {
+	free, _, err := dk.cd.MemInfo()
+	if err != nil {
+		return Plan{}, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
+	}
+	o := dk.planOpt
+	o.pinnedFree = dk.pinned.left()
+	return planFor(shapeOf(k, dk.g2, dk.g2Beside), partition, free, o), nil
 }
 
 // acquire returns k's points on the device and the NTT tables of its domain,
@@ -90,47 +110,83 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", k.Circuit, err)
 	}
+	if dk.g2 && len(pk.G2.B) != r.nb {
+		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), r.nb)
+	}
+	if r.plan, err = dk.plan(k, keyLayout(k).total); err != nil {
+		return nil, err
+	}
+	if !r.plan.Fits() {
+		return nil, fmt.Errorf("device %d: keys of %s: %w\n%s", dk.cd.Index(), k.Circuit, ErrDoesNotFit, r.plan)
+	}
+	tier := r.plan.Tier
+	if tier == TierPinned && !dk.pinned.take(r.plan.HostKeys) {
+		tier = TierHost
+		r.plan.Tier = tier
+	}
 	free := func() {
-		for _, p := range r.ptrs() {
-			_ = dk.cd.Free(p)
+		for _, p := range r.sets() {
+			_ = p.free(dk.cd)
+		}
+		if tier == TierPinned {
+			dk.pinned.give(r.plan.HostKeys)
 		}
 	}
-	type upload struct {
-		dst    *cuda.Ptr
-		name   string
-		n      int
-		size   int64
-		upload func() (cuda.Ptr, error)
-	}
-	ups := []upload{
-		{&r.a, "A", r.na, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.A, dk.stream) }},
-		{&r.b, "B", r.nb, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.B, dk.stream) }},
-		{&r.k, "K", r.nk, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G1.K, dk.stream) }},
-		{&r.z, "Z", r.nz, pointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, zNatural, dk.stream) }},
+	sets := []struct {
+		dst   *pointSet
+		place func() (pointSet, error)
+	}{
+		{&r.a, func() (pointSet, error) { return newPointSet(dk.cd, "A", pk.G1.A, pointBytes, tier, dk.stream) }},
+		{&r.b, func() (pointSet, error) { return newPointSet(dk.cd, "B", pk.G1.B, pointBytes, tier, dk.stream) }},
+		{&r.k, func() (pointSet, error) { return newPointSet(dk.cd, "K", pk.G1.K, pointBytes, tier, dk.stream) }},
+		{&r.z, func() (pointSet, error) { return newPointSet(dk.cd, "Z", zNatural, pointBytes, tier, dk.stream) }},
 	}
 	if dk.g2 {
-		if len(pk.G2.B) != r.nb {
-			return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), r.nb)
-		}
-		ups = append(ups, upload{&r.g2, "G2 B", r.nb, g2PointBytes, func() (cuda.Ptr, error) { return cuda.Upload(dk.cd, pk.G2.B, dk.stream) }})
+		sets = append(sets, struct {
+			dst   *pointSet
+			place func() (pointSet, error)
+		}{&r.g2, func() (pointSet, error) { return newPointSet(dk.cd, "G2 B", pk.G2.B, g2PointBytes, tier, dk.stream) }})
 	}
-	for _, up := range ups {
-		if *up.dst, err = up.upload(); err != nil {
+	for _, set := range sets {
+		if *set.dst, err = set.place(); err != nil {
 			free()
-			return nil, fmt.Errorf("device %d: upload %d key points %s of %s: %w", dk.cd.Index(), up.n, up.name, k.Circuit, err)
+			return nil, fmt.Errorf("device %d: place key points %s of %s (%s): %w", dk.cd.Index(), set.dst.name, k.Circuit, tier, err)
 		}
-		r.bytes += int64(max(up.n, 1)) * up.size
 	}
-	r.scratch = MSMScratch(max(r.na, r.nb, r.nk, r.nz))
-	switch {
-	case dk.g2Beside:
-		r.scratch += MSMScratchG2(r.nb)
-	case dk.g2:
-		r.scratch = max(r.scratch, MSMScratchG2(r.nb))
+	if tier != TierDevice {
+		chunk := int64(r.plan.ChunkPoints)
+		if err := dk.chunkG1.ensure(dk.cd, chunk*pointBytes); err != nil {
+			free()
+			return nil, fmt.Errorf("device %d: chunk buffers: %w", dk.cd.Index(), err)
+		}
+		if dk.g2 {
+			if err := dk.chunkG2.ensure(dk.cd, min(chunk, int64(r.nb))*g2PointBytes); err != nil {
+				free()
+				return nil, fmt.Errorf("device %d: G2 chunk buffers: %w", dk.cd.Index(), err)
+			}
+		}
 	}
 	dk.keys[k.Hash] = r
 	return r, nil
 }
+
+// sets are the key's point vectors.
+func (r *resident) sets() []*pointSet { return []*pointSet{&r.a, &r.b, &r.k, &r.z, &r.g2} }
+
+// onDevice is the bytes of the key's points resident on the device.
+func (r *resident) onDevice() int64 {
+	var n int64
+	for _, p := range r.sets() {
+		if p.dev != 0 {
+			n += p.bytes()
+		}
+	}
+	return n
+}
+
+// ErrDoesNotFit: one partition of a key set cannot fit on a device even
+// alone, with the key's points streamed and its MSMs in the smallest chunks.
+var ErrDoesNotFit = errors.New("a partition does not fit on the device")
 
 // naturalZ puts the Z points in the order of H's coefficients as the device
 // computes them. gnark's setup stores Z bit-reversed, because its CPU prover
@@ -166,27 +222,43 @@ func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
 }
 
 // reserved is what lives on the device outside the designs' buffers: the
-// resident keys, the NTT tables, and room for one MSM's scratch (only the
-// holder of the compute lock runs MSMs, in every design).
+// resident keys, the NTT tables, the chunk buffers of streamed keys, and
+// room for one MSM's scratch (only the holder of the compute lock runs MSMs,
+// in every design).
 func (dk *deviceKeys) reserved() int64 {
-	dk.mu.Lock()
-	defer dk.mu.Unlock()
-	var total, scratch int64
-	for _, r := range dk.keys {
-		total += r.bytes
-		scratch = max(scratch, r.scratch)
-	}
-	return total + dk.tables + scratch
+	u := dk.usage()
+	return u.Keys + u.Tables + u.Chunks + u.Scratch
 }
 
-func (dk *deviceKeys) resident() int64 {
+func (dk *deviceKeys) resident() int64 { return dk.usage().Keys }
+
+// Usage is what a backend holds on one device, by kind.
+type Usage struct {
+	Keys    int64 // key points resident on the device
+	Host    int64 // key points on the host, streamed
+	Chunks  int64 // chunk buffers of streamed points
+	Scratch int64 // room for the largest MSM's scratch
+	Tables  int64 // NTT tables
+}
+
+func (dk *deviceKeys) usage() Usage {
 	dk.mu.Lock()
 	defer dk.mu.Unlock()
-	var total int64
+	u := Usage{Tables: dk.tables}
 	for _, r := range dk.keys {
-		total += r.bytes
+		u.Keys += r.onDevice()
+		if r.plan.Tier != TierDevice {
+			u.Host += r.plan.HostKeys
+		}
+		u.Scratch = max(u.Scratch, r.plan.Scratch)
 	}
-	return total
+	dk.chunkG1.mu.Lock()
+	u.Chunks += 2 * dk.chunkG1.bytes
+	dk.chunkG1.mu.Unlock()
+	dk.chunkG2.mu.Lock()
+	u.Chunks += 2 * dk.chunkG2.bytes
+	dk.chunkG2.mu.Unlock()
+	return u
 }
 
 // evictIdle frees the keys unused for at least idle and returns the bytes
@@ -199,13 +271,16 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 		if r.users > 0 || time.Since(r.lastUsed) < idle {
 			continue
 		}
-		for _, p := range r.ptrs() {
-			if err := dk.cd.Free(p); err != nil {
+		for _, p := range r.sets() {
+			if err := p.free(dk.cd); err != nil {
 				return freed, fmt.Errorf("device %d: evict keys %s: %w", dk.cd.Index(), short(h), err)
 			}
 		}
+		if r.plan.Tier == TierPinned {
+			dk.pinned.give(r.plan.HostKeys)
+		}
 		delete(dk.keys, h)
-		freed += r.bytes
+		freed += r.plan.Keys
 	}
 	return freed, nil
 }
@@ -227,18 +302,36 @@ func (dk *deviceKeys) close() error {
 		delete(dk.domains, n)
 	}
 	dk.tables = 0
-	return dk.cd.DestroyStream(dk.stream)
+	return errors.Join(dk.chunkG1.free(dk.cd), dk.chunkG2.free(dk.cd), dk.cd.DestroyStream(dk.stream))
 }
 
-// ptrs are the device allocations of the key.
-func (r *resident) ptrs() []cuda.Ptr {
-	var out []cuda.Ptr
-	for _, p := range []cuda.Ptr{r.a, r.b, r.k, r.z, r.g2} {
-		if p != 0 {
-			out = append(out, p)
-		}
+// pinnedBudget bounds the pinned host memory that streamed keys take.
+type pinnedBudget struct {
+	mu   sync.Mutex
+	max  int64
+	held int64
+}
+
+func (p *pinnedBudget) left() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.max - p.held
+}
+
+func (p *pinnedBudget) take(n int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held+n > p.max {
+		return false
 	}
-	return out
+	p.held += n
+	return true
+}
+
+func (p *pinnedBudget) give(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held -= n
 }
 
 func short(h string) string {

@@ -28,6 +28,12 @@ type Options struct {
 	NoSplit bool
 	// SerialG2 runs b_g2's G2 MSM after the G1 MSMs (see BackendOptions).
 	SerialG2 bool
+	// KeyTier, KeysPinnedLimit, PartitionsBeside and ChunkPoints place the
+	// proving keys (see BackendOptions).
+	KeyTier          string
+	KeysPinnedLimit  int64
+	PartitionsBeside int
+	ChunkPoints      int
 }
 
 // GPUs is an opened backend and its devices.
@@ -55,7 +61,8 @@ func Open(opt Options) (*GPUs, error) {
 		}
 		cds = append(cds, cd)
 	}
-	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2})
+	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2,
+		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints})
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ type Metrics struct {
 	partitions *prometheus.CounterVec
 	queue      prometheus.Gauge
 	keys       *prometheus.GaugeVec
+	held       *prometheus.GaugeVec
 	evicted    *prometheus.CounterVec
 	pinned     prometheus.Gauge
 
@@ -86,6 +87,8 @@ type deviceAgg struct {
 	waitedOps  int
 	keys       int64 // proving-key bytes resident
 	evicted    int64 // key bytes freed for idleness
+	streamed   int64 // key bytes kept on the host and streamed
+	scratch    int64 // device bytes held for MSM scratch and chunk buffers
 }
 
 // Buckets for lease and stage times: 100 µs to ~100 s.
@@ -119,6 +122,8 @@ func New() *Metrics {
 			Help: "Partitions waiting for a worker."}),
 		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "keys_resident_bytes",
 			Help: "Proving-key points and tables kept on the device between partitions."}, []string{"device"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "device_held_bytes",
+			Help: "What the backend holds for proving keys, by kind: keys (points on the device), streamed (points on the host), chunks (buffers streamed points pass through), scratch (MSM scratch), tables (NTT)."}, []string{"device", "kind"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cuzk", Name: "keys_evicted_bytes_total",
 			Help: "Resident key bytes freed because no partition used them for the idle time."}, []string{"device"}),
 		pinned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "pinned_host_bytes",
@@ -128,7 +133,7 @@ func New() *Metrics {
 		devices: map[int]*deviceAgg{},
 	}
 	m.reg.MustRegister(m.leaseWait, m.leaseHold, m.stage, m.deviceOp, m.busy, m.vram, m.vramPeak, m.ooms,
-		m.fallbacks, m.partitions, m.queue, m.keys, m.evicted, m.pinned)
+		m.fallbacks, m.partitions, m.queue, m.keys, m.evicted, m.pinned, m.held)
 	return m
 }
 
@@ -138,6 +143,21 @@ func (m *Metrics) SetKeysResident(device int, bytes int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.device(device).keys = bytes
+}
+
+// SetHeld records what the backend holds for proving keys on a device: the
+// points on it (keys), the points streamed from the host (streamed), their
+// chunk buffers, the MSM scratch and the NTT tables.
+func (m *Metrics) SetHeld(device int, keys, streamed, chunks, scratch, tables int64) {
+	d := strconv.Itoa(device)
+	for kind, v := range map[string]int64{"keys": keys, "streamed": streamed, "chunks": chunks, "scratch": scratch, "tables": tables} {
+		m.held.WithLabelValues(d, kind).Set(float64(v))
+	}
+	m.keys.WithLabelValues(d).Set(float64(keys))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dev := m.device(device)
+	dev.keys, dev.streamed, dev.scratch = keys, streamed, chunks+scratch+tables
 }
 
 // KeysEvicted records resident key bytes freed for idleness on a device.
@@ -289,6 +309,8 @@ type DeviceStats struct {
 	WaitedOps int   // device ops that waited for another stream's work
 	Keys      int64 // proving-key bytes resident (GPU backend)
 	Evicted   int64 // key bytes freed for idleness
+	Streamed  int64 // key bytes on the host, streamed to the device
+	Scratch   int64 // device bytes of MSM scratch, chunk buffers and NTT tables
 }
 
 // Summary is what a run did, for people.
@@ -339,7 +361,7 @@ func (m *Metrics) Summary() Summary {
 			ratio = float64(busy) / float64(m.last)
 		}
 		s.Devices = append(s.Devices, DeviceStats{Device: i, Busy: ratio, VRAMPeak: d.peak, OOMs: d.ooms,
-			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps, Keys: d.keys, Evicted: d.evicted})
+			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps, Keys: d.keys, Evicted: d.evicted, Streamed: d.streamed, Scratch: d.scratch})
 	}
 	slices.SortFunc(s.Devices, func(a, b DeviceStats) int { return a.Device - b.Device })
 	return s
@@ -352,16 +374,16 @@ func (s Summary) String() string {
 		s.Elapsed.Round(time.Millisecond), s.Jobs, s.Done, s.Failed, s.Retried, s.MaxQueue)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(s.Devices) > 0 {
-		keys := slices.ContainsFunc(s.Devices, func(d DeviceStats) bool { return d.Keys > 0 || d.Evicted > 0 })
-		fmt.Fprint(tw, "device\tbusy\tVRAM peak\tOOMs\tfallbacks\twaited ops\t")
+		keys := slices.ContainsFunc(s.Devices, func(d DeviceStats) bool { return d.Keys > 0 || d.Evicted > 0 || d.Streamed > 0 })
+		fmt.Fprint(tw, "device\tbusy\tstaged peak\tOOMs\tfallbacks\twaited ops\t")
 		if keys {
-			fmt.Fprint(tw, "keys resident\tkeys evicted\t")
+			fmt.Fprint(tw, "keys resident\tkeys streamed\tscratch+tables\tkeys evicted\t")
 		}
 		fmt.Fprintln(tw)
 		for _, d := range s.Devices {
 			fmt.Fprintf(tw, "%d\t%.1f%%\t%s\t%d\t%d\t%d\t", d.Device, 100*d.Busy, gpu.FormatBytes(d.VRAMPeak), d.OOMs, d.Fallbacks, d.WaitedOps)
 			if keys {
-				fmt.Fprintf(tw, "%s\t%s\t", gpu.FormatBytes(d.Keys), gpu.FormatBytes(d.Evicted))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", gpu.FormatBytes(d.Keys), gpu.FormatBytes(d.Streamed), gpu.FormatBytes(d.Scratch), gpu.FormatBytes(d.Evicted))
 			}
 			fmt.Fprintln(tw)
 		}

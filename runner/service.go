@@ -30,6 +30,9 @@ var (
 	ErrBusy = errors.New("job still running")
 	// ErrNothingToRetry: the job has no failed partition.
 	ErrNothingToRetry = errors.New("no failed partition to retry")
+	// ErrTooLarge: one partition of the job does not fit a device's memory
+	// even alone.
+	ErrTooLarge = errors.New("partition too large for the device")
 	// ErrFinished: the job has finished; there is nothing to cancel.
 	ErrFinished = errors.New("job finished")
 )
@@ -365,10 +368,21 @@ func (s *Service) start(sub Submission) error {
 	delete(s.refused, sub.ID)
 	s.mu.Unlock()
 
-	s.journal.Expect(sub)
-	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
 	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
 		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
+	// A partition that cannot fit a device even alone would fail there
+	// after its every attempt: refuse the job before anything is proved.
+	for _, d := range s.opt.Devices {
+		if info := d.Info(); spec.VRAM > info.Total {
+			s.mu.Lock()
+			delete(s.jobs, sub.ID)
+			s.mu.Unlock()
+			return fmt.Errorf("submit job %s: %w: one partition needs %s of device memory, device %d has %s for partitions",
+				sub.ID, ErrTooLarge, gpu.FormatBytes(spec.VRAM), info.Index, gpu.FormatBytes(info.Total))
+		}
+	}
+	s.journal.Expect(sub)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
 	if err := s.engine.Submit(spec); err != nil {
 		s.mu.Lock()
 		delete(s.jobs, sub.ID)

@@ -1,0 +1,241 @@
+package gpuprove
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// Key tiers: where a proving key's points live while partitions are proved,
+// as in cuzk's SRS manager.
+const (
+	// TierDevice keeps the points resident on the device: the MSMs read them
+	// in place.
+	TierDevice = "device"
+	// TierPinned keeps them in pinned host memory (cudaHostAlloc) and streams
+	// them to the device in chunks, a copy stream filling one chunk buffer
+	// while the MSM reads the other.
+	TierPinned = "pinned"
+	// TierHost streams them from the Go heap, through the driver's own
+	// staging: slower than pinned, for when the pinned budget is spent.
+	TierHost = "host"
+)
+
+// MinChunkPoints and MaxChunkPoints bound the points one MSM call sees. The
+// MSM's scratch grows with its points (MSMScratch), so a partition larger
+// than the chunk is summed over chunks: at most MaxChunkPoints at a time, and
+// fewer when the device is small.
+const (
+	MinChunkPoints = 1 << 16
+	MaxChunkPoints = 1 << 22
+)
+
+// Plan is how one partition of a key set uses a device's memory: what the
+// backend holds for the key set (points, or chunk buffers to stream them;
+// MSM scratch; NTT tables) and what each partition's buffer takes beside it.
+// It is worked out before anything is proved, so that a partition that
+// cannot fit is refused up front and the designs see real numbers.
+type Plan struct {
+	// Free is the device memory the plan was made against.
+	Free int64 `json:"free_bytes"`
+	// Partition is one partition's staged buffer: a, b, c on the domain and
+	// the three wire vectors (the designs' VRAM demand).
+	Partition int64 `json:"partition_bytes"`
+	// Tier is where the key's points live: TierDevice, TierPinned or TierHost.
+	Tier string `json:"tier"`
+	// Keys is the key's points on the device (zero when they are streamed);
+	// HostKeys the points kept on the host to stream.
+	Keys     int64 `json:"keys_bytes"`
+	HostKeys int64 `json:"host_keys_bytes"`
+	// ChunkPoints is the most points one MSM call sees; Chunks the device
+	// buffers that streamed points pass through (two per curve group).
+	ChunkPoints int   `json:"chunk_points"`
+	Chunks      int64 `json:"chunk_bytes"`
+	// Scratch is the MSM kernel's scratch for a chunk (both groups' when
+	// the G2 MSM runs beside the G1 ones).
+	Scratch int64 `json:"scratch_bytes"`
+	// Tables is the NTT domain's tables.
+	Tables int64 `json:"tables_bytes"`
+	// Beside is how many partitions' buffers fit beside what the backend
+	// holds; at least one, or the plan does not fit.
+	Beside int `json:"partitions_beside"`
+}
+
+// Reserved is what the backend holds on the device for the key set.
+func (p Plan) Reserved() int64 { return p.Keys + p.Chunks + p.Scratch + p.Tables }
+
+// Fits reports whether one partition fits beside what the backend holds.
+func (p Plan) Fits() bool { return p.Reserved()+p.Partition <= p.Free }
+
+// String is the plan in one line per item, as cuzk prove --plan prints it.
+func (p Plan) String() string {
+	var b strings.Builder
+	row := func(name string, n int64, note string) {
+		fmt.Fprintf(&b, "  %-22s %12s  %s\n", name, gpu.FormatBytes(n), note)
+	}
+	fmt.Fprintf(&b, "device memory plan (%s free):\n", gpu.FormatBytes(p.Free))
+	switch p.Tier {
+	case TierDevice:
+		row("key points", p.Keys, "resident on the device")
+	default:
+		row("key points", p.HostKeys, fmt.Sprintf("on the host (%s), streamed in chunks of %d points", p.Tier, p.ChunkPoints))
+		row("chunk buffers", p.Chunks, "two per curve group, filled by a copy stream")
+	}
+	row("MSM scratch", p.Scratch, fmt.Sprintf("for %d points a call", p.ChunkPoints))
+	row("NTT tables", p.Tables, "")
+	row("one partition", p.Partition, "a, b, c and the wire vectors")
+	free := p.Free - p.Reserved()
+	note := fmt.Sprintf("room for %d partitions at once", max(free/max(p.Partition, 1), 0))
+	if !p.Fits() {
+		note = fmt.Sprintf("DOES NOT FIT: one partition needs %s beside the %s the key set holds",
+			gpu.FormatBytes(p.Partition), gpu.FormatBytes(p.Reserved()))
+	}
+	row("left for partitions", max(free, 0), note)
+	return b.String()
+}
+
+// keyShape is what the planner needs to know of a key set.
+type keyShape struct {
+	n          int // FFT domain
+	na, nb, nk int // wire MSMs' points
+	nz         int // H's points
+	g2         bool
+	g2Beside   bool
+}
+
+func shapeOf(k *prover.Keys, g2, g2Beside bool) keyShape {
+	pk := k.PK
+	return keyShape{n: int(pk.Domain.Cardinality), na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z),
+		g2: g2, g2Beside: g2Beside}
+}
+
+func (s keyShape) g1Points() int64 { return int64(s.na + s.nb + s.nk + s.nz) }
+
+func (s keyShape) keyBytes() int64 {
+	b := s.g1Points() * pointBytes
+	if s.g2 {
+		b += int64(s.nb) * g2PointBytes
+	}
+	return b
+}
+
+func (s keyShape) largest() int { return max(s.na, s.nb, s.nk, s.nz, 1) }
+
+// scratch is the MSM scratch for calls of at most chunk points.
+func (s keyShape) scratch(chunk int) int64 {
+	g1 := MSMScratch(min(chunk, s.largest()))
+	switch {
+	case s.g2 && s.g2Beside:
+		return g1 + MSMScratchG2(min(chunk, s.nb))
+	case s.g2:
+		return max(g1, MSMScratchG2(min(chunk, s.nb)))
+	}
+	return g1
+}
+
+// chunkBuffers is the device memory that streamed points pass through.
+func (s keyShape) chunkBuffers(chunk int) int64 {
+	b := 2 * int64(min(chunk, s.largest())) * pointBytes
+	if s.g2 {
+		b += 2 * int64(min(chunk, s.nb)) * g2PointBytes
+	}
+	return b
+}
+
+// planOptions are the backend's choices that bear on a plan.
+type planOptions struct {
+	tier        string // "" or "auto": chosen; else forced
+	beside      int    // partitions wanted beside the key set (at least 1)
+	chunkPoints int    // 0: chosen; else forced (a power of two)
+	pinnedFree  int64  // pinned host memory the key set may take
+}
+
+// planFor works out how a key set of shape s uses free bytes of device memory.
+// It takes the largest MSM chunk (whole MSMs first) for which the points fit
+// resident, or else streamed from pinned memory (from the Go heap when the
+// pinned budget is short), with room for the partitions wanted beside them;
+// failing that, with room for one partition. A plan that cannot fit even one
+// partition is returned with Fits false.
+func planFor(s keyShape, partition, free int64, o planOptions) Plan {
+	beside := max(o.beside, 1)
+	tables := domainTableBytes(log2(s.n))
+	var chunks []int
+	if o.chunkPoints > 0 {
+		chunks = []int{o.chunkPoints}
+	} else {
+		// Whole MSMs first (the fastest, when the card is large), then
+		// chunks from the largest down.
+		chunks = append(chunks, s.largest())
+		for c := MaxChunkPoints; c >= MinChunkPoints; c /= 2 {
+			if c < s.largest() {
+				chunks = append(chunks, c)
+			}
+		}
+	}
+	streamTier := TierPinned
+	if s.keyBytes() > o.pinnedFree {
+		streamTier = TierHost
+	}
+	var tiers []string
+	switch o.tier {
+	case "", "auto":
+		tiers = []string{TierDevice, streamTier}
+	case TierPinned:
+		tiers = []string{streamTier}
+	default:
+		tiers = []string{o.tier}
+	}
+	make1 := func(tier string, chunk int) Plan {
+		p := Plan{Free: free, Partition: partition, Tier: tier, ChunkPoints: min(chunk, s.largest()),
+			Scratch: s.scratch(chunk), Tables: tables}
+		if tier == TierDevice {
+			p.Keys = s.keyBytes()
+		} else {
+			p.HostKeys = s.keyBytes()
+			p.Chunks = s.chunkBuffers(chunk)
+		}
+		if p.Partition > 0 {
+			p.Beside = int(max(free-p.Reserved(), 0) / p.Partition)
+		}
+		return p
+	}
+	// Larger chunks first: an MSM summed over small chunks costs more than
+	// streaming its points over the link (about 55 GB/s pinned, overlapped
+	// with the MSM), so a key set is streamed rather than made to run its
+	// MSMs in chunks a quarter the size.
+	var last Plan
+	for _, want := range []int{beside, 1} {
+		for _, c := range chunks {
+			for _, tier := range tiers {
+				p := make1(tier, c)
+				last = p
+				if p.Reserved()+int64(want)*partition <= free {
+					return p
+				}
+			}
+		}
+	}
+	return last
+}
+
+func log2(n int) int {
+	l := 0
+	for 1<<l < n {
+		l++
+	}
+	return l
+}
+
+// chunkRanges splits n points into calls of at most chunk points.
+func chunkRanges(n, chunk int) [][2]int {
+	if chunk <= 0 || n <= chunk {
+		return [][2]int{{0, n}}
+	}
+	var out [][2]int
+	for at := 0; at < n; at += chunk {
+		out = append(out, [2]int{at, min(at+chunk, n)})
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package gpuprove
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const gib = int64(1) << 30
+
+// shape of a circuit with about n wires per MSM on a domain of n, as the
+// example circuits have, with b_g2 on the device beside the G1 MSMs.
+func squareShape(logN int) keyShape {
+	n := 1 << logN
+	return keyShape{n: n, na: n - 3, nb: n - 5, nk: n - 7, nz: n - 1, g2: true, g2Beside: true}
+}
+
+func partitionOf(s keyShape) int64 { return newLayout(s.n, s.na, s.nb, s.nk).total }
+
+func TestPlanPlacesKeysByWhatFits(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		logN      int
+		free      int64
+		o         planOptions
+		tier      string
+		fits      bool
+		maxChunk  int // the chunk is at most this
+		minBeside int
+	}{
+		{"2^24 on the whole card", 24, 140 * gib, planOptions{beside: 3}, TierDevice, true, 1 << 24, 3},
+		{"2^24 on 16 GiB", 24, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, MaxChunkPoints, 2},
+		{"2^25 on 16 GiB", 25, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, MaxChunkPoints, 1},
+		{"2^24 on 16 GiB, pinned budget spent", 24, 16 * gib, planOptions{beside: 2, pinnedFree: gib}, TierHost, true, MaxChunkPoints, 2},
+		{"2^20 on 1 GiB", 20, gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, 1 << 19, 1},
+		{"2^20 forced to stream in chunks of 2^16", 20, 140 * gib, planOptions{tier: TierPinned, beside: 2, chunkPoints: 1 << 16, pinnedFree: 64 * gib}, TierPinned, true, 1 << 16, 2},
+		{"2^27 on 16 GiB: a partition alone is 24 GiB", 27, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, false, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := squareShape(c.logN)
+			p := planFor(s, partitionOf(s), c.free, c.o)
+			t.Logf("\n%s", p)
+			if p.Tier != c.tier || p.Fits() != c.fits {
+				t.Fatalf("tier %s, fits %v; want %s, %v", p.Tier, p.Fits(), c.tier, c.fits)
+			}
+			if !c.fits {
+				if !strings.Contains(p.String(), "DOES NOT FIT") {
+					t.Errorf("a plan that does not fit does not say so")
+				}
+				return
+			}
+			if p.ChunkPoints > c.maxChunk || p.Beside < c.minBeside {
+				t.Errorf("chunk %d (want at most %d), room for %d partitions (want at least %d)", p.ChunkPoints, c.maxChunk, p.Beside, c.minBeside)
+			}
+			if p.Reserved()+int64(p.Beside)*p.Partition > p.Free {
+				t.Errorf("plan overcommits: %d reserved + %d × %d > %d", p.Reserved(), p.Beside, p.Partition, p.Free)
+			}
+			if (p.Tier == TierDevice) != (p.Keys > 0) || (p.Tier == TierDevice) == (p.Chunks > 0) {
+				t.Errorf("keys %d and chunk buffers %d for tier %s", p.Keys, p.Chunks, p.Tier)
+			}
+		})
+	}
+}
+
+func TestChunkRanges(t *testing.T) {
+	for _, c := range []struct {
+		n, chunk int
+		want     string
+	}{
+		{0, 4, "[[0 0]]"},
+		{3, 4, "[[0 3]]"},
+		{4, 4, "[[0 4]]"},
+		{9, 4, "[[0 4] [4 8] [8 9]]"},
+		{8, 0, "[[0 8]]"},
+	} {
+		if got := fmt.Sprint(chunkRanges(c.n, c.chunk)); got != c.want {
+			t.Errorf("chunkRanges(%d, %d) = %s, want %s", c.n, c.chunk, got, c.want)
+		}
+	}
+}
