@@ -2,6 +2,9 @@ package circuits
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
@@ -59,6 +62,42 @@ func TestPredictedCountsCompile(t *testing.T) {
 	}
 }
 
+// CUZK_COMPILE_LAYOUTS=20,24 compiles every circuit at those powers of two
+// and checks the count and the domain: minutes and tens of GiB at 2^24, so
+// only on demand (the predictions at 2^12..2^16 are checked above, always).
+func TestLargeLayoutsCompile(t *testing.T) {
+	env := os.Getenv("CUZK_COMPILE_LAYOUTS")
+	if env == "" {
+		t.Skip("CUZK_COMPILE_LAYOUTS not set")
+	}
+	for _, f := range strings.Split(env, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 10 || k > 28 {
+			t.Fatalf("CUZK_COMPILE_LAYOUTS=%s: want exponents 10..28", env)
+		}
+		for _, name := range Names() {
+			c, _ := Lookup(name)
+			l, err := c.Layout(1 << k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.Constraints(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := countConstraints(c, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || Domain(got) != 1<<k {
+				t.Errorf("%s at 2^%d (%s): compiled %d constraints, predicted %d, domain %d", name, k, l, got, want, Domain(got))
+			} else {
+				t.Logf("%s at 2^%d (%s): %d constraints as predicted, domain 2^%d", name, k, l, got, k)
+			}
+		}
+	}
+}
+
 func checkPrediction(t *testing.T, c Circuit, l Layout) {
 	t.Helper()
 	want, err := countConstraints(c, l)
@@ -99,6 +138,15 @@ func TestPoRepSHAFullRoundsPrediction(t *testing.T) {
 		t.Skip("compiles 180,000 constraints")
 	}
 	checkPrediction(t, PoRepSHA{}, Layout{"challenges": 1, "depth": 2, "parents": 2, "rounds": 64, "fill": 3})
+}
+
+// mimc's chain is compressed by gnark's compiler every 299 links, at two
+// constraints each time: the prediction holds on both sides of the first
+// compression (the 16M layout, 50,382 links, has 168 of them).
+func TestMiMCCompressions(t *testing.T) {
+	for _, n := range []int{mimcCompressEvery - 1, mimcCompressEvery} {
+		checkPrediction(t, MiMCChain{}, Layout{"length": n})
+	}
 }
 
 func TestDomain(t *testing.T) {

@@ -49,8 +49,21 @@ var mimcCost = sync.OnceValues(func() ([2]int, error) {
 	return [2]int{b - a, a - (b - a)}, err
 })
 
-// Layout implements Circuit: as many links as fit in the target beside the
-// fixed part.
+// The chain's running value is a linear expression that gains a term per
+// link (MiMC's Miyaguchi–Preneel sum adds its input back), and gnark's
+// compiler turns an expression that reaches 300 terms (frontend's default
+// CompressThreshold) into a new wire: every 299 links two constraints more
+// (TestMiMCCompressions checks both numbers against compilations).
+const (
+	mimcCompressEvery = 299
+	mimcCompressCost  = 2
+)
+
+func mimcCount(cost [2]int, length int) int {
+	return cost[1] + length*cost[0] + mimcCompressCost*(length/mimcCompressEvery)
+}
+
+// Layout implements Circuit: as many links as fit in the target.
 func (m MiMCChain) Layout(target int) (Layout, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, err
@@ -59,7 +72,11 @@ func (m MiMCChain) Layout(target int) (Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Layout{"length": max(1, (target-cost[1])/cost[0])}, nil
+	n := max(1, (target-cost[1])/cost[0])
+	for n > 1 && mimcCount(cost, n) > target {
+		n--
+	}
+	return Layout{"length": n}, nil
 }
 
 // Constraints implements Circuit.
@@ -72,7 +89,7 @@ func (MiMCChain) Constraints(l Layout) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return cost[1] + n*cost[0], nil
+	return mimcCount(cost, n), nil
 }
 
 func mimcLength(l Layout) (int, error) {
