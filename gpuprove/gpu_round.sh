@@ -7,7 +7,8 @@
 # summary.txt, logs.tgz, traces-<size>.tgz. The summary is printed last.
 #   SIZES: constraints per partition, space separated (default "1M");
 #   CIRCUIT (mimc); WORKERS (1,2,3); LIMITS (0,16GiB); GNARK_RUNS (1);
-#   DESIGNS (all); SKIP_TESTS=1; BENCH_TIMEOUT seconds per size (300).
+#   DESIGNS (all); SKIP_TESTS=1; TEST_TIMEOUT (300) and BENCH_TIMEOUT (300) seconds;
+#   PARTITION_RUNS (5). SIZES=" " runs the tests alone.
 set -u
 C=$(cd "${C:-.gpuprove-carry}" && pwd)
 OUT=${OUT:-/tmp/cuzk-gpuprove}
@@ -25,7 +26,7 @@ say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
 say "$("$C/cuzk" version | tr '\n' ';')"
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout 200 "$C/gpuprove.test" -test.v -test.count=1 > "$L/gpuprove-test.log" 2>&1)
+	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/gpuprove.test" -test.v -test.count=1 > "$L/gpuprove-test.log" 2>&1)
 	rc=$?
 	say "gpuprove tests exit $rc: $(grep -c -- '--- PASS' "$L/gpuprove-test.log") passed, $(grep -c -- '--- FAIL' "$L/gpuprove-test.log") failed"
 fi
@@ -35,7 +36,7 @@ for size in ${SIZES:-1M}; do
 	T=$(mktemp -d)
 	timeout "${BENCH_TIMEOUT:-300}" "$C/cuzk" bench prove --backend gpu --circuit "${CIRCUIT:-mimc}" --sizes "$size" \
 		--keys /tmp/cuzk-keys --workers "${WORKERS:-1,2,3}" --vram-limits "${LIMITS:-0,16GiB}" \
-		--designs "${DESIGNS:-single,split-devsync,split,budget}" --gnark-runs "${GNARK_RUNS:-1}" \
+		--designs "${DESIGNS:-single,split-devsync,split,budget}" --gnark-runs "${GNARK_RUNS:-1}" --partition-runs "${PARTITION_RUNS:-5}" \
 		--trace-dir "$T" > "$L/bench-$size.txt" 2> "$L/bench-$size.err"
 	say "bench $size exit $?"
 	cat "$L/bench-$size.txt" >> "$L/summary.txt"
