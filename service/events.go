@@ -21,12 +21,13 @@ import (
 const watchBuffer = 4096
 
 var eventKinds = map[actors.EventKind]string{
-	actors.EvStageStart:      "stage_start",
-	actors.EvStageEnd:        "stage_end",
-	actors.EvPartitionDone:   "partition_done",
-	actors.EvPartitionRetry:  "partition_retry",
-	actors.EvPartitionFailed: "partition_failed",
-	actors.EvJobDone:         "job_done",
+	actors.EvStageStart:         "stage_start",
+	actors.EvStageEnd:           "stage_end",
+	actors.EvPartitionDone:      "partition_done",
+	actors.EvPartitionRetry:     "partition_retry",
+	actors.EvPartitionFailed:    "partition_failed",
+	actors.EvPartitionCancelled: "partition_cancelled",
+	actors.EvJobDone:            "job_done",
 }
 
 // watcher is one WatchJob stream's queue.

@@ -180,6 +180,15 @@ func (c *grpcClient) call(ctx context.Context, method string, in, out proto.Mess
 
 // watch streams a job's events to the end.
 func (c *grpcClient) watch(ctx context.Context, id string) ([]*cuzkv1.JobEvent, error) {
+	cs, err := c.openWatch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return readWatch(cs, nil)
+}
+
+// openWatch opens a WatchJob stream.
+func (c *grpcClient) openWatch(ctx context.Context, id string) (grpc.ClientStream, error) {
 	cs, err := c.conn.NewStream(c.ctx(ctx), &grpc.StreamDesc{ServerStreams: true}, methodPrefix+"WatchJob")
 	if err != nil {
 		return nil, err
@@ -187,10 +196,11 @@ func (c *grpcClient) watch(ctx context.Context, id string) ([]*cuzkv1.JobEvent, 
 	if err := cs.SendMsg(&cuzkv1.WatchJobRequest{JobId: id}); err != nil {
 		return nil, err
 	}
-	if err := cs.CloseSend(); err != nil {
-		return nil, err
-	}
-	var evs []*cuzkv1.JobEvent
+	return cs, cs.CloseSend()
+}
+
+// readWatch reads a stream's events, after evs, to its end.
+func readWatch(cs grpc.ClientStream, evs []*cuzkv1.JobEvent) ([]*cuzkv1.JobEvent, error) {
 	for {
 		ev := &cuzkv1.JobEvent{}
 		if err := cs.RecvMsg(ev); err != nil {

@@ -347,9 +347,31 @@ func TestCancel(t *testing.T) {
 	if err := c.call(ctx, "SubmitProof", exampleJob("", 20, nil), &sub); err != nil {
 		t.Fatal(err)
 	}
+	// Watched from its first event, so the stream sees the cancel.
+	cs, err := c.openWatch(ctx, sub.JobId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &cuzkv1.JobEvent{}
+	if err := cs.RecvMsg(first); err != nil {
+		t.Fatal(err)
+	}
 	var res cuzkv1.CancelProofResponse
 	if err := c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res); err != nil {
 		t.Fatal(err)
+	}
+	evs, err := readWatch(cs, []*cuzkv1.JobEvent{first})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	cancelled := 0
+	for _, ev := range evs {
+		if ev.Kind == "partition_cancelled" {
+			cancelled++
+		}
+	}
+	if cancelled == 0 || evs[len(evs)-1].Kind != "job_done" {
+		t.Errorf("the stream of a cancelled job: %d partition_cancelled events, ends with %v", cancelled, evs[len(evs)-1])
 	}
 	var done cuzkv1.AwaitProofResponse
 	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil {
@@ -362,7 +384,7 @@ func TestCancel(t *testing.T) {
 	if err := c.call(ctx, "GetStatus", &cuzkv1.GetStatusRequest{}, &st); err != nil || st.Totals.JobsCancelled != 1 {
 		t.Errorf("status after cancel: %v %v", err, st.Totals)
 	}
-	err := c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res)
+	err = c.call(ctx, "CancelProof", &cuzkv1.CancelProofRequest{JobId: sub.JobId}, &res)
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("cancel a cancelled job: %v, want FailedPrecondition", err)
 	}

@@ -1158,7 +1158,7 @@ type JobEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// kind: stage_start, stage_end, partition_done, partition_retry,
-	// partition_failed or job_done.
+	// partition_failed, partition_cancelled or job_done.
 	Kind      string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Partition uint32 `protobuf:"varint,3,opt,name=partition,proto3" json:"partition,omitempty"`
 	Stage     string `protobuf:"bytes,4,opt,name=stage,proto3" json:"stage,omitempty"`
