@@ -8,7 +8,7 @@
 #   SIZES: constraints per partition, space separated (default "1M");
 #   CIRCUIT (mimc); WORKERS (1,2,3); LIMITS (0,16GiB); GNARK_RUNS (1);
 #   DESIGNS (all); SKIP_TESTS=1; TEST_TIMEOUT (300) and BENCH_TIMEOUT (300) seconds;
-#   PARTITION_RUNS (5). SIZES=" " runs the tests alone.
+#   PARTITION_RUNS (5); TEST_RUN (a -test.run pattern). SIZES=" " runs the tests alone.
 set -u
 C=$(cd "${C:-.gpuprove-carry}" && pwd)
 OUT=${OUT:-/tmp/cuzk-gpuprove}
@@ -26,7 +26,7 @@ say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
 say "$("$C/cuzk" version | tr '\n' ';')"
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/gpuprove.test" -test.v -test.count=1 > "$L/gpuprove-test.log" 2>&1)
+	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/gpuprove.test" -test.v -test.count=1 -test.run "${TEST_RUN:-.}" > "$L/gpuprove-test.log" 2>&1)
 	rc=$?
 	say "gpuprove tests exit $rc: $(grep -c -- '--- PASS' "$L/gpuprove-test.log") passed, $(grep -c -- '--- FAIL' "$L/gpuprove-test.log") failed"
 fi
