@@ -107,20 +107,22 @@ func (s *Server) submit(ctx context.Context, m *cuzkv1.SubmitProofRequest) (*cuz
 		return nil, err
 	}
 	id := sm.sub.ID
-	s.submitMu.Lock()
-	defer s.submitMu.Unlock()
-	if sm.idemKey != "" {
-		if js, err := s.svc.Status(id); err == nil {
-			return s.existing(sm, js)
-		} else if !isNotFound(err) {
-			return nil, toConnect(err)
-		}
+	// A retried submission is answered without loading keys; keys load
+	// outside the lock, so that a large key set does not hold up
+	// submissions of others.
+	if out, found, err := s.lookup(sm); found {
+		return out, err
 	}
 	k, err := s.loadKeys(ctx, sm.key)
 	if err != nil {
 		return nil, err
 	}
 	sm.sub.Keys = k
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	if out, found, err := s.lookupLocked(sm); found {
+		return out, err
+	}
 	if err := s.svc.Submit(sm.sub); err != nil {
 		return nil, toConnect(err)
 	}
@@ -131,6 +133,29 @@ func (s *Server) submit(ctx context.Context, m *cuzkv1.SubmitProofRequest) (*cuz
 		return nil, toConnect(err)
 	}
 	return &cuzkv1.SubmitProofResponse{JobId: id, QueuePosition: pos}, nil
+}
+
+func (s *Server) lookup(sm *submission) (*cuzkv1.SubmitProofResponse, bool, error) {
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	return s.lookupLocked(sm)
+}
+
+// lookupLocked finds the job a submission's idempotency key names; found is
+// false when there is no key or no such job. The caller holds submitMu.
+func (s *Server) lookupLocked(sm *submission) (out *cuzkv1.SubmitProofResponse, found bool, err error) {
+	if sm.idemKey == "" {
+		return nil, false, nil
+	}
+	js, err := s.svc.Status(sm.sub.ID)
+	if isNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, toConnect(err)
+	}
+	out, err = s.existing(sm, js)
+	return out, true, err
 }
 
 // existing answers a submission whose idempotency key names a job the store

@@ -393,3 +393,41 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancel an unknown job: %v, want NotFound", err)
 	}
 }
+
+// TestIdempotentRace: submissions of one idempotency key at once make one
+// job, which every caller is told.
+func TestIdempotentRace(t *testing.T) {
+	e := startEngine(t, engineOpts{})
+	c := dial(t, e, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const callers = 8
+	ids := make(chan string, callers)
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			var sub cuzkv1.SubmitProofResponse
+			if err := c.call(ctx, "SubmitProof", exampleJob("same-key", 1, nil), &sub); err != nil {
+				errs <- err
+				return
+			}
+			ids <- sub.JobId
+		}()
+	}
+	seen := map[string]int{}
+	for range callers {
+		select {
+		case id := <-ids:
+			seen[id]++
+		case err := <-errs:
+			t.Fatal(err)
+		}
+	}
+	var st cuzkv1.GetStatusResponse
+	if err := c.call(ctx, "GetStatus", &cuzkv1.GetStatusRequest{}, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || st.Totals.Jobs != 1 {
+		t.Errorf("%d callers of one key got jobs %v; the store holds %d", callers, seen, st.Totals.Jobs)
+	}
+}
