@@ -330,16 +330,55 @@ func buildPoRepSHAReplica(seed []byte, sh porepSHAShape) *porepSHAReplica {
 	return r
 }
 
-// porepSHAReplicas holds the trees of recent jobs: seed and shape → replica.
-var porepSHAReplicas sync.Map
+// porepSHAReplicaCache is how many jobs' trees are kept: a tree of depth 16
+// is 4 MiB, and a daemon proves job after job.
+const porepSHAReplicaCache = 8
+
+// replicaCache keeps the trees of the most recent jobs; the partitions of a
+// job that ask at once wait for one build.
+type replicaCache struct {
+	mu      sync.Mutex
+	entries map[string]*replicaEntry
+	order   []string // oldest first
+}
+
+type replicaEntry struct {
+	once sync.Once
+	r    *porepSHAReplica
+}
+
+func (c *replicaCache) get(key string, build func() *porepSHAReplica) *porepSHAReplica {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		if c.entries == nil {
+			c.entries = map[string]*replicaEntry{}
+		}
+		e = &replicaEntry{}
+		c.entries[key] = e
+		c.order = append(c.order, key)
+		if len(c.order) > porepSHAReplicaCache {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.r = build() })
+	return e.r
+}
+
+// reset forgets every tree.
+func (c *replicaCache) reset() {
+	c.mu.Lock()
+	c.entries, c.order = nil, nil
+	c.mu.Unlock()
+}
+
+var porepSHAReplicas replicaCache
 
 func porepSHAReplicaFor(seed []byte, sh porepSHAShape) *porepSHAReplica {
 	key := fmt.Sprintf("%x/%d/%d/%d", seed, sh.depth, sh.parents, sh.rounds)
-	if r, ok := porepSHAReplicas.Load(key); ok {
-		return r.(*porepSHAReplica)
-	}
-	r, _ := porepSHAReplicas.LoadOrStore(key, buildPoRepSHAReplica(seed, sh))
-	return r.(*porepSHAReplica)
+	return porepSHAReplicas.get(key, func() *porepSHAReplica { return buildPoRepSHAReplica(seed, sh) })
 }
 
 // Assign implements Circuit.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -159,7 +161,7 @@ func TestPoRepSHAPartitionsAreDifferentProofs(t *testing.T) {
 		return b
 	}
 	once := witnessOf("job", 1)
-	porepSHAReplicas.Clear() // the tree is built again from the seed
+	porepSHAReplicas.reset() // the tree is built again from the seed
 	if !bytes.Equal(once, witnessOf("job", 1)) {
 		t.Error("one partition's witness differs from one Assign to the next")
 	}
@@ -167,4 +169,36 @@ func TestPoRepSHAPartitionsAreDifferentProofs(t *testing.T) {
 		t.Error("two jobs have the same witness")
 	}
 	t.Logf("%s: %d partitions, all different", l, parts)
+}
+
+// The tree cache keeps the most recent jobs only, and the partitions of a
+// job that ask at once share one build.
+func TestReplicaCacheIsBounded(t *testing.T) {
+	var c replicaCache
+	builds := 0
+	build := func() *porepSHAReplica { builds++; return &porepSHAReplica{} }
+	for i := range 3 * porepSHAReplicaCache {
+		c.get(fmt.Sprint(i), build)
+	}
+	if n := len(c.entries); n != porepSHAReplicaCache {
+		t.Fatalf("%d trees kept, want %d", n, porepSHAReplicaCache)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[*porepSHAReplica]bool{}
+	for range 8 {
+		wg.Go(func() {
+			r := c.get("job", build)
+			mu.Lock()
+			got[r] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(got) != 1 || builds != 3*porepSHAReplicaCache+1 {
+		t.Fatalf("8 partitions asking at once got %d trees from %d builds", len(got), builds-3*porepSHAReplicaCache)
+	}
+	if _, ok := c.entries["0"]; ok {
+		t.Fatal("the oldest tree is still kept")
+	}
 }
