@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -23,6 +24,9 @@ func ReadToken(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read auth token: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		slog.Warn("the auth token file is readable by others than its owner: chmod 600 it", "file", path, "mode", fi.Mode().Perm())
 	}
 	tok := bytes.TrimSpace(b)
 	if len(tok) < MinTokenBytes {
