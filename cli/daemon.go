@@ -18,6 +18,7 @@ import (
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
@@ -143,7 +144,7 @@ func daemon(c *cli.Context) error {
 	api, err := service.New(service.Options{Service: svc, Store: st, Backend: backend, Devices: devices, Design: cfg.Design,
 		Metrics: m, Keys: c.String("keys"), Out: c.String("out"), Token: token, Version: Version,
 		Setup:        daemonSetup(c, c.App.ErrWriter),
-		EvictDevices: evictDeviceKeys(backend, m)})
+		EvictDevices: evictDeviceKeys(backend, m), KeyTier: keyTier(backend)})
 	if err != nil {
 		svc.Close(context.Background())
 		return err
@@ -254,6 +255,29 @@ func daemonSetup(c *cli.Context, log io.Writer) service.SetupFunc {
 		}
 		_, err = runSetup(&keySpec{circuit: circ, target: target, layout: l, dir: dir, keygen: "auto", gpuLib: gpuLib}, log)
 		return err
+	}
+}
+
+// keyTier is where the GPU backend keeps a key set's points (its plan on
+// the first device: device, pinned or host); nil on other backends.
+func keyTier(b prover.Backend) func(*prover.Keys) string {
+	p, ok := b.(interface {
+		Devices() []int
+		Plan(int, *prover.Keys) (gpuprove.Plan, error)
+	})
+	if !ok {
+		return nil
+	}
+	return func(k *prover.Keys) string {
+		devs := p.Devices()
+		if len(devs) == 0 {
+			return ""
+		}
+		plan, err := p.Plan(devs[0], k)
+		if err != nil {
+			return ""
+		}
+		return plan.Tier
 	}
 }
 

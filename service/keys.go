@@ -18,18 +18,25 @@ import (
 	"github.com/cuzk/cuzk/prover"
 )
 
-// keyRegistry remembers the key sets this server loaded, for GetStatus.
+// keyRegistry remembers the key sets this server loaded and where their
+// points live, for GetStatus. It keeps no reference to the keys: the
+// service decides when they are freed.
 type keyRegistry struct {
 	mu     sync.Mutex
-	loaded map[string]time.Time // absolute dir → last use
+	loaded map[string]loadedKeys // by absolute dir
 }
 
-func newKeyRegistry() *keyRegistry { return &keyRegistry{loaded: map[string]time.Time{}} }
+type loadedKeys struct {
+	used time.Time
+	tier string
+}
 
-func (r *keyRegistry) used(dir string) {
+func newKeyRegistry() *keyRegistry { return &keyRegistry{loaded: map[string]loadedKeys{}} }
+
+func (r *keyRegistry) used(dir, tier string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.loaded[absDir(dir)] = time.Now()
+	r.loaded[absDir(dir)] = loadedKeys{used: time.Now(), tier: tier}
 }
 
 // forget drops what has not been used for idle; the service dropped those
@@ -37,18 +44,19 @@ func (r *keyRegistry) used(dir string) {
 func (r *keyRegistry) forget(idle time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for dir, at := range r.loaded {
-		if time.Since(at) >= idle {
+	for dir, l := range r.loaded {
+		if time.Since(l.used) >= idle {
 			delete(r.loaded, dir)
 		}
 	}
 }
 
-func (r *keyRegistry) has(dir string) bool {
+// tier is where a loaded key set lives; "" when this server has not
+// loaded it.
+func (r *keyRegistry) tier(dir string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.loaded[absDir(dir)]
-	return ok
+	return r.loaded[absDir(dir)].tier
 }
 
 func absDir(dir string) string {
@@ -66,7 +74,7 @@ func (s *Server) loadKeys(ctx context.Context, ref keyRef) (*prover.Keys, error)
 	if err := ctx.Err(); err != nil {
 		return nil, toConnect(err)
 	}
-	if !s.keys.has(ref.dir) {
+	if s.keys.tier(ref.dir) == "" {
 		size, err := dirSize(ref.dir)
 		if err != nil {
 			return nil, s.noKeys(ref, err)
@@ -82,7 +90,7 @@ func (s *Server) loadKeys(ctx context.Context, ref keyRef) (*prover.Keys, error)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("keys %s: %w", ref.dir, err))
 	}
-	s.keys.used(ref.dir)
+	s.keys.used(ref.dir, s.tierOf(k))
 	return k, nil
 }
 
@@ -141,17 +149,19 @@ func (s *Server) PreloadKeys(ctx context.Context, req *connect.Request[cuzkv1.Pr
 		}
 		size, _ := dirSize(ref.dir)
 		out.KeySets = append(out.KeySets, &cuzkv1.KeySetStatus{Dir: ref.dir, Circuit: k.Circuit,
-			Constraints: uint64(k.Constraints()), KeyHash: k.Hash, Tier: s.loadedTier(), Size: uint64(size)})
+			Constraints: uint64(k.Constraints()), KeyHash: k.Hash, Tier: s.keys.tier(ref.dir), Size: uint64(size)})
 		slog.Info("keys preloaded", "dir", ref.dir, "hash", k.Hash)
 	}
 	return connect.NewResponse(out), nil
 }
 
-// loadedTier is where a loaded key set is: on the devices too when the
-// backend keeps keys there.
-func (s *Server) loadedTier() string {
-	if s.opt.EvictDevices != nil {
-		return "device"
+// tierOf is where a loaded key set's points live: the backend's answer,
+// else host memory.
+func (s *Server) tierOf(k *prover.Keys) string {
+	if s.opt.KeyTier != nil {
+		if t := s.opt.KeyTier(k); t != "" {
+			return t
+		}
 	}
 	return "host"
 }
@@ -182,8 +192,10 @@ func (s *Server) ForgetIdleKeys(idle time.Duration) int {
 	return n
 }
 
-// keySets lists the key sets under the keys root: tier "disk", or "host" /
-// "device" for those loaded or held by a running job (by key hash).
+// keySets lists the key sets under the keys root: tier "disk", or where
+// they live for those loaded or held by a running job (by key hash; a job
+// resumed at start loaded its keys without this server, which then reports
+// them "host").
 func (s *Server) keySets(runningHashes map[string]bool) []*cuzkv1.KeySetStatus {
 	entries, err := os.ReadDir(s.opt.Keys)
 	if err != nil {
@@ -200,9 +212,12 @@ func (s *Server) keySets(runningHashes map[string]bool) []*cuzkv1.KeySetStatus {
 			continue
 		}
 		size, _ := dirSize(dir)
-		tier := "disk"
-		if s.keys.has(dir) || runningHashes[m.Hash] {
-			tier = s.loadedTier()
+		tier := s.keys.tier(dir)
+		if tier == "" && runningHashes[m.Hash] {
+			tier = "host"
+		}
+		if tier == "" {
+			tier = "disk"
 		}
 		out = append(out, &cuzkv1.KeySetStatus{Dir: dir, Circuit: m.Circuit, Constraints: uint64(max(m.Constraints, 0)),
 			KeyHash: m.Hash, Tier: tier, Size: uint64(size)})

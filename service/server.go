@@ -61,6 +61,9 @@ type Options struct {
 	// EvictDevices frees device copies of keys idle that long and returns
 	// the bytes freed; nil when the backend keeps none.
 	EvictDevices func(idle time.Duration) (int64, error)
+	// KeyTier says where a loaded key set's points live: "device",
+	// "pinned" or "host" (the GPU backend's plan). Nil or "": "host".
+	KeyTier func(*prover.Keys) string
 }
 
 // Server implements cuzkv1connect.ProvingEngineHandler over a runner.Service.

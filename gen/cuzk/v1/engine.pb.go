@@ -1393,7 +1393,9 @@ type KeySetStatus struct {
 	Circuit     string                 `protobuf:"bytes,2,opt,name=circuit,proto3" json:"circuit,omitempty"`
 	Constraints uint64                 `protobuf:"varint,3,opt,name=constraints,proto3" json:"constraints,omitempty"`
 	KeyHash     string                 `protobuf:"bytes,4,opt,name=key_hash,json=keyHash,proto3" json:"key_hash,omitempty"`
-	// tier: "host" (loaded in host memory) or "device" (also on the GPUs).
+	// tier: "disk" (not loaded), "host" (loaded; on the GPU backend, points
+	// streamed from the Go heap), "pinned" (points streamed from pinned host
+	// memory) or "device" (points resident on the GPUs).
 	Tier string `protobuf:"bytes,5,opt,name=tier,proto3" json:"tier,omitempty"`
 	// size: bytes of the key files.
 	Size          uint64 `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
