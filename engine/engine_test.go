@@ -264,9 +264,6 @@ func listing(t *testing.T, dir string) string {
 // Without the kernel library the GPU backend is a clear error, and auto
 // falls back to the CPU.
 func TestGPUUnavailable(t *testing.T) {
-	if os.Getenv("CUZK_REQUIRE_GPU") == "1" {
-		t.Skip("a GPU is present")
-	}
 	t.Setenv("CUZK_GPU_LIB", filepath.Join(t.TempDir(), "no-such-library.so"))
 	ctx := context.Background()
 	k := setupFor(t, &circuits.WithCommitment{})
@@ -279,5 +276,32 @@ func TestGPUUnavailable(t *testing.T) {
 	}
 	if _, err := engine.Prove(ctx, k, w, engine.WithBackend("tpu")); err == nil || !strings.Contains(err.Error(), "tpu") {
 		t.Errorf("unknown backend: got %v", err)
+	}
+}
+
+// On a GPU (CUZK_REQUIRE_GPU=1 on the GPU machine; skipped elsewhere), a
+// job of a circuit with commitments proves on the device and verifies.
+func TestProveAllOnGPU(t *testing.T) {
+	g, err := engine.OpenGPU("")
+	if err != nil {
+		if os.Getenv("CUZK_REQUIRE_GPU") != "1" && errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer g.Close()
+	k := setupFor(t, &circuits.RangeCheck{})
+	ws := witnesses(t, circuits.NewRangeCheck(3), circuits.NewRangeCheck(5), circuits.NewRangeCheck(7))
+	for _, opt := range []engine.Option{engine.WithProverBackend(g.Backend), engine.WithBackend(engine.BackendGPU)} {
+		proofs, err := engine.ProveAll(context.Background(), k, ws, opt, engine.WithWorkers(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range proofs {
+			pub, _ := ws[i].Public()
+			if err := engine.Verify(k, p, pub); err != nil {
+				t.Fatalf("partition %d: %v", i, err)
+			}
+		}
 	}
 }
