@@ -3,6 +3,7 @@ package engine
 import (
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/consensys/gnark/constraint/solver"
 
@@ -79,9 +80,24 @@ func WithGnarkSolver() Option { return func(o *options) { o.gnarkSol = true } }
 func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 
 // WithRandomness is the source of the proofs' blinding (r, s) and, for
-// Setup, of the toxic waste; default crypto/rand. For tests only: whoever
-// knows it can forge proofs or learn witnesses.
-func WithRandomness(r io.Reader) Option { return func(o *options) { o.rnd = r } }
+// Setup, of the toxic waste; default crypto/rand. ProveAll's workers read it
+// one at a time. For tests only: whoever knows it can forge proofs or learn
+// witnesses.
+func WithRandomness(r io.Reader) Option {
+	return func(o *options) { o.rnd = &lockedReader{r: r} }
+}
+
+// lockedReader lets several proofs draw from one reader.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
 
 func collect(opts []Option) *options {
 	o := &options{backend: BackendCPU, keygen: "cpu", workers: max(1, runtime.NumCPU()/2)}
