@@ -84,7 +84,12 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // one at a time. For tests only: whoever knows it can forge proofs or learn
 // witnesses.
 func WithRandomness(r io.Reader) Option {
-	return func(o *options) { o.rnd = &lockedReader{r: r} }
+	return func(o *options) {
+		o.rnd = nil // crypto/rand
+		if r != nil {
+			o.rnd = &lockedReader{r: r}
+		}
+	}
 }
 
 // lockedReader lets several proofs draw from one reader.
