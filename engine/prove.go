@@ -160,6 +160,9 @@ func OpenGPU(lib string, devices ...int) (*gpuprove.GPUs, error) {
 // Verify checks a proof against the keys' verifying key and the public
 // part of a witness, with gnark's verifier.
 func Verify(keys *Keys, proof groth16.Proof, public witness.Witness) error {
+	if keys == nil || public == nil {
+		return errors.New("verify: no keys or no public witness")
+	}
 	if _, ok := proof.(*groth16bls.Proof); !ok {
 		return fmt.Errorf("proof is a %T, not a BLS12-381 Groth16 proof", proof)
 	}
