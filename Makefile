@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/cuzk/cuzk/cli.Version=$(VERSION)
 # Packages whose tests run with the race detector.
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: build install test run bench lint cuda gpu-test clean
+.PHONY: build install test run bench lint cuda gpu-test proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BUILD)/cuzk ./cmd/cuzk
@@ -44,6 +44,10 @@ cuda:
 # GPU test binaries built here (no CUDA needed), run on the GPU machine.
 gpu-test:
 	$(GO) test -c -o $(BUILD)/cuda.test ./cuda/
+
+# The protobuf API's Go code (committed; needs protoc and the pinned generators).
+proto:
+	./proto/gen.sh
 
 clean:
 	rm -rf $(BUILD)

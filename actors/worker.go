@@ -255,8 +255,7 @@ func (w *worker) release(lock string) {
 }
 
 func (w *worker) submit(op gpu.Op) {
-	switch op.Kind {
-	case gpu.OpMallocAsync, gpu.OpFreeAsync, gpu.OpStreamSync, gpu.OpRecordEvent, gpu.OpCopyIn, gpu.OpCompute:
+	if op.Kind.NeedsStream() {
 		op.Stream = w.stream
 	}
 	w.start(DeviceWork{Device: w.device, Partition: w.cur.p, Op: op})

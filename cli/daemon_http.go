@@ -118,7 +118,7 @@ func submitMessage(req submitRequest) (*cuzkv1.SubmitProofRequest, error) {
 		return nil, errors.New(`"setup_if_missing": a setup never runs inside a request: make the keys with cuzk setup, or the StartSetup call`)
 	}
 	if req.Circuit == "" {
-		return nil, errors.New(`"circuit" is required (mimc, porep or sha)`)
+		return nil, errors.New(`"circuit" is required (mimc, porep, sha or porep-sha)`)
 	}
 	target, err := parseConstraints(req.Constraints)
 	if err != nil {
