@@ -40,6 +40,7 @@ func proveFlags() []cli.Flag {
 		solverFlag(),
 		&cli.StringFlag{Name: "out", Usage: "directory for the proofs (default build/proofs/<job id>)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},
+		witnessFlag(),
 		&cli.BoolFlag{Name: "plan", Usage: "print how one partition uses each device's memory (keys, chunk buffers, MSM scratch, NTT tables, the partition's buffer) and stop; fails when a partition does not fit"},
 		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
 		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-devsync, split or budget"},
@@ -69,6 +70,9 @@ func proveCommand() *cli.Command {
 }
 
 func prove(c *cli.Context) error {
+	if ws := c.StringSlice("witness"); len(ws) > 0 {
+		return proveWitnesses(c, ws)
+	}
 	ks, err := keySpecFromFlags(c)
 	if err != nil {
 		return err
@@ -126,6 +130,12 @@ func prove(c *cli.Context) error {
 		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: jobID, Keys: k, Seed: jseed, Partitions: nparts, Priority: prio},
 			Target: ks.target, Out: out})
 	}
+	return runSubmissions(c, cfg, backend, devices, indices, subs)
+}
+
+// runSubmissions opens the store (--store, else one in memory) and proves subs
+// on it.
+func runSubmissions(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int, subs []runner.Submission) (err error) {
 	// Without --store the jobs are recorded in memory: the same service
 	// runs them, and nothing outlives the process.
 	var st *store.Store

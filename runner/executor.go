@@ -18,6 +18,7 @@ import (
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
@@ -62,7 +63,8 @@ func (p *partition) timingsCopy() prover.Timings {
 type job struct {
 	keys      *prover.Keys
 	seed      []byte
-	cancelled bool // its stages fail with ErrCancelled from now on
+	witnesses []WitnessFile // a user's circuit: one per partition
+	cancelled bool          // its stages fail with ErrCancelled from now on
 }
 
 // ErrCancelled fails the stages of a cancelled job: a partition in flight
@@ -87,11 +89,13 @@ func NewExecutor(backend prover.Backend, journal Journal) *Executor {
 		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
 }
 
-// AddJob tells the executor how to build the witnesses of a job.
-func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte) {
+// AddJob tells the executor how to build the witnesses of a job: from the
+// files of a user's circuit when witnesses are given, else from the seed of
+// an example circuit.
+func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, witnesses []WitnessFile) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.jobs[id] = &job{keys: k, seed: seed}
+	e.jobs[id] = &job{keys: k, seed: seed, witnesses: witnesses}
 }
 
 // Cancel makes every later stage of job id fail with ErrCancelled.
@@ -133,7 +137,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 	defer st.took(w.Stage.String(), time.Now())
 	switch w.Stage {
 	case actors.StageSynthesize:
-		wit, err := prover.Witness(j.keys, j.seed, w.Partition.Partition)
+		wit, err := j.witness(w.Partition.Partition)
 		if err != nil {
 			return err
 		}
@@ -180,6 +184,17 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		return fmt.Errorf("partition %s: stage %s does not run on the CPU", w.Partition, w.Stage)
 	}
 	return nil
+}
+
+// witness is partition p's witness.
+func (j *job) witness(p int) (witness.Witness, error) {
+	if len(j.witnesses) == 0 {
+		return prover.Witness(j.keys, j.seed, p)
+	}
+	if p < 0 || p >= len(j.witnesses) {
+		return nil, fmt.Errorf("partition %d of a job of %d witnesses", p, len(j.witnesses))
+	}
+	return j.witnesses[p].load(j.keys)
 }
 
 func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {

@@ -53,17 +53,18 @@ func (j *StoreJournal) Expect(req Submission) {
 	if out != "" {
 		out = absPath(out)
 	}
-	target := req.Target
+	params := map[string]string{ParamKeys: keys, ParamOut: out}
+	if len(req.Witnesses) > 0 {
+		params[ParamWitnesses] = encodeWitnessFiles(req.Witnesses)
+	} else {
+		params[ParamTarget], params[ParamLayout] = strconv.Itoa(req.Target), req.Keys.Layout.String()
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.jobs[req.ID] = store.Job{
 		ID: req.ID, Circuit: req.Keys.Circuit, Constraints: int64(req.Keys.Constraints()),
 		KeyHash: req.Keys.Hash, NumPartitions: req.Partitions, Priority: store.Priority(req.Priority),
-		Seed: req.Seed,
-		Params: map[string]string{
-			ParamTarget: strconv.Itoa(target), ParamKeys: keys, ParamOut: out,
-			ParamLayout: req.Keys.Layout.String(),
-		},
+		Seed: req.Seed, Params: params,
 	}
 }
 

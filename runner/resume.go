@@ -18,6 +18,10 @@ type JobRequest struct {
 	Partitions int
 	Pending    []int // nil: all
 	Priority   actors.Priority
+	// Witnesses, for a user's circuit, are the partitions' witnesses, one
+	// per partition (Partitions is their number; Seed is unused). Empty: an
+	// example circuit, whose witnesses come from Seed.
+	Witnesses []WitnessFile
 }
 
 // Submission is a job request with what the store records beside it so that
@@ -47,17 +51,27 @@ func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, erro
 	if err != nil {
 		return Submission{}, err
 	}
-	target, err := strconv.Atoi(job.Params[ParamTarget])
-	if err != nil {
-		return Submission{}, fmt.Errorf("job %s: record has no constraint target", id)
-	}
-	circ, err := circuits.Lookup(job.Circuit)
-	if err != nil {
-		return Submission{}, fmt.Errorf("job %s: %w", id, err)
-	}
-	layout, err := circ.Layout(target)
-	if err != nil {
-		return Submission{}, fmt.Errorf("job %s: %w", id, err)
+	var target int
+	var layout circuits.Layout
+	var wits []WitnessFile
+	if s, ok := job.Params[ParamWitnesses]; ok {
+		// A user's circuit: the keys are whatever the directory holds (the
+		// hash below says whether they are the job's), the witnesses the
+		// files recorded.
+		if wits, err = decodeWitnessFiles(s); err != nil {
+			return Submission{}, fmt.Errorf("job %s: %w", id, err)
+		}
+	} else {
+		if target, err = strconv.Atoi(job.Params[ParamTarget]); err != nil {
+			return Submission{}, fmt.Errorf("job %s: record has no constraint target", id)
+		}
+		circ, err := circuits.Lookup(job.Circuit)
+		if err != nil {
+			return Submission{}, fmt.Errorf("job %s: %w", id, err)
+		}
+		if layout, err = circ.Layout(target); err != nil {
+			return Submission{}, fmt.Errorf("job %s: %w", id, err)
+		}
 	}
 	k, err := load(job.Params[ParamKeys], job.Circuit, layout)
 	if err != nil {
@@ -79,7 +93,7 @@ func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, erro
 	}
 	return Submission{
 		JobRequest: JobRequest{ID: id, Keys: k, Seed: job.Seed, Partitions: job.NumPartitions,
-			Pending: pending, Priority: actors.Priority(job.Priority)},
+			Pending: pending, Priority: actors.Priority(job.Priority), Witnesses: wits},
 		Target: target,
 		Out:    job.Params[ParamOut],
 	}, nil

@@ -252,6 +252,9 @@ func (s *Service) Submit(sub Submission) error {
 	if sub.Keys == nil || sub.Partitions < 1 || sub.Pending != nil {
 		return fmt.Errorf("submit job %q: %w: want keys, at least one partition and no pending list", sub.ID, ErrInvalid)
 	}
+	if len(sub.Witnesses) > 0 && len(sub.Witnesses) != sub.Partitions {
+		return fmt.Errorf("submit job %q: %w: %d witnesses for %d partitions", sub.ID, ErrInvalid, len(sub.Witnesses), sub.Partitions)
+	}
 	s.submitMu.Lock()
 	defer s.submitMu.Unlock()
 	_, err := s.st.Summary(sub.ID)
@@ -382,7 +385,7 @@ func (s *Service) start(sub Submission) error {
 		}
 	}
 	s.journal.Expect(sub)
-	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses)
 	if err := s.engine.Submit(spec); err != nil {
 		s.mu.Lock()
 		delete(s.jobs, sub.ID)

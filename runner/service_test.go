@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -452,4 +453,60 @@ func checkProofsProved(t *testing.T, st *store.Store, k *prover.Keys, id string,
 		}
 	}
 	return parts
+}
+
+// A job of witness files is recorded with them, so that a resume after a
+// crash proves its partitions from the same files; a file changed since is
+// refused.
+func TestWitnessFilesJobResumes(t *testing.T) {
+	k := testKeys(t)
+	dir := t.TempDir()
+	seed := []byte("files")
+	var paths []string
+	for i := range 3 {
+		w, err := prover.Witness(k, seed, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("w%d.bin", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	wits, err := CheckWitnessFiles(k, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job as a crashed process left it: recorded, nothing proved.
+	stDir := filepath.Join(dir, "store")
+	st, err := store.Open(stDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := Submission{JobRequest: JobRequest{ID: "files", Keys: k, Partitions: 3, Witnesses: wits}}
+	j := NewStoreJournal(st)
+	j.Expect(sub)
+	if err := j.RecordJob(actors.JobSpec{ID: "files", Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	svc, st := startService(t, stDir)
+	subs, err := svc.Resume()
+	if err != nil || len(subs) != 1 || len(subs[0].Witnesses) != 3 {
+		t.Fatalf("resume: %v, %+v", err, subs)
+	}
+	waitDone(t, svc, "files")
+	checkProofs(t, st, k, "files", seed)
+
+	// A witness file that changed is refused by name.
+	os.WriteFile(paths[1], []byte("changed"), 0o644)
+	if _, err := wits[1].load(k); !errors.Is(err, ErrBadWitnessFile) || !strings.Contains(err.Error(), "w1.bin changed") {
+		t.Errorf("changed witness file: %v", err)
+	}
 }
