@@ -319,6 +319,10 @@ func WriteProof(dir string, partition int, proof, public []byte) error {
 	return nil
 }
 
+// WriteFileSync writes b to path durably: to a temporary file, synced, then
+// renamed.
+func WriteFileSync(path string, b []byte) error { return writeSync(path, b) }
+
 func writeSync(path string, b []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -45,13 +46,15 @@ type submission struct {
 	key     keyRef
 	sub     runner.Submission
 	idemKey string
+	// witnesses of an outside circuit, written to files once the keys are
+	// loaded and checked against them.
+	witnesses [][]byte
 }
 
 // check validates m and returns the job it asks for, without its keys.
 func (s *Server) check(m *cuzkv1.SubmitProofRequest) (*submission, error) {
-	if m.GetOutside() != nil {
-		return nil, connect.NewError(connect.CodeUnimplemented,
-			errors.New("outside circuits: this daemon proves the example circuits only (its executor makes witnesses from a seed and has no way to take them from a request yet)"))
+	if o := m.GetOutside(); o != nil {
+		return s.checkOutside(m, o)
 	}
 	ex := m.GetExample()
 	if ex == nil {
@@ -82,6 +85,57 @@ func (s *Server) check(m *cuzkv1.SubmitProofRequest) (*submission, error) {
 	return &submission{key: ref, idemKey: m.IdempotencyKey, sub: runner.Submission{
 		JobRequest: runner.JobRequest{ID: id, Seed: seed, Partitions: int(m.Partitions), Priority: prio},
 		Target:     ref.target, Out: filepath.Join(s.opt.Out, id)}}, nil
+}
+
+// checkOutside validates a job of a circuit made outside cuzk: a key set
+// directory under --keys (cuzk setup --r1cs made it) and one witness per
+// partition.
+func (s *Server) checkOutside(m *cuzkv1.SubmitProofRequest, o *cuzkv1.OutsideCircuit) (*submission, error) {
+	name := o.GetKeySet()
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return nil, invalid("outside.key_set must name one directory under --keys, got %q", name)
+	}
+	if len(o.Witnesses) < 1 || len(o.Witnesses) > MaxPartitions {
+		return nil, invalid("outside.witnesses: want 1 to %d, one per partition, got %d", MaxPartitions, len(o.Witnesses))
+	}
+	if m.Partitions != 0 && int(m.Partitions) != len(o.Witnesses) {
+		return nil, invalid("partitions %d with %d witnesses: a job has one partition per witness", m.Partitions, len(o.Witnesses))
+	}
+	prio, err := priorityFrom(m.Priority)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.IdempotencyKey) > MaxIdempotencyKey {
+		return nil, invalid("idempotency_key is %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)
+	}
+	id := JobID(m.IdempotencyKey)
+	return &submission{key: keyRef{dir: filepath.Join(s.opt.Keys, name), name: name}, idemKey: m.IdempotencyKey,
+		witnesses: o.Witnesses, sub: runner.Submission{
+			JobRequest: runner.JobRequest{ID: id, Partitions: len(o.Witnesses), Priority: prio},
+			Out:        filepath.Join(s.opt.Out, id)}}, nil
+}
+
+// writeWitnesses keeps an outside job's witnesses in files beside its proofs
+// (a resume reads them from there) and checks them against the keys.
+func writeWitnesses(sm *submission) error {
+	dir := filepath.Join(sm.sub.Out, "witnesses")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return connect.NewError(connect.CodeInternal, err)
+	}
+	paths := make([]string, len(sm.witnesses))
+	for i, w := range sm.witnesses {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("partition-%02d.witness", i))
+		if err := runner.WriteFileSync(paths[i], w); err != nil {
+			return connect.NewError(connect.CodeInternal, err)
+		}
+	}
+	wits, err := runner.CheckWitnessFiles(sm.sub.Keys, paths)
+	if err != nil {
+		os.RemoveAll(dir)
+		return invalid("outside.witnesses: %w", err)
+	}
+	sm.sub.Witnesses = wits
+	return nil
 }
 
 // JobID is the job id an idempotency key names: the same key always gives
@@ -122,6 +176,11 @@ func (s *Server) submit(ctx context.Context, m *cuzkv1.SubmitProofRequest) (*cuz
 	defer s.submitMu.Unlock()
 	if out, found, err := s.lookupLocked(sm); found {
 		return out, err
+	}
+	if sm.witnesses != nil {
+		if err := writeWitnesses(sm); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.svc.Submit(sm.sub); err != nil {
 		return nil, toConnect(err)
@@ -299,10 +358,23 @@ func (s *Server) CancelProof(ctx context.Context, req *connect.Request[cuzkv1.Ca
 
 // keyRef is a checked KeySetRef.
 type keyRef struct {
-	circuit circuits.Circuit
+	circuit circuits.Circuit // nil for an outside circuit's key set
+	name    string           // an outside circuit's key set
 	target  int
 	layout  circuits.Layout
 	dir     string
+}
+
+// circuitName is the circuit the key set's manifest must name.
+func (r keyRef) circuitName() (string, error) {
+	if r.circuit != nil {
+		return r.circuit.Name(), nil
+	}
+	m, err := prover.ReadManifest(r.dir)
+	if err != nil {
+		return "", err
+	}
+	return m.Circuit, nil
 }
 
 func (s *Server) keyRef(r *cuzkv1.KeySetRef) (keyRef, error) {

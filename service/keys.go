@@ -83,18 +83,25 @@ func (s *Server) loadKeys(ctx context.Context, ref keyRef) (*prover.Keys, error)
 			return nil, err
 		}
 	}
-	k, err := s.svc.Keys(ref.dir, ref.circuit.Name(), ref.layout, nil)
-	if errors.Is(err, prover.ErrNoKeys) {
-		return nil, s.noKeys(ref, err)
+	name, err := ref.circuitName()
+	if err == nil {
+		k, err := s.svc.Keys(ref.dir, name, ref.layout, nil)
+		if err == nil {
+			s.keys.used(ref.dir, s.tierOf(k))
+			return k, nil
+		}
+		if !errors.Is(err, prover.ErrNoKeys) {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("keys %s: %w", ref.dir, err))
+		}
 	}
-	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("keys %s: %w", ref.dir, err))
-	}
-	s.keys.used(ref.dir, s.tierOf(k))
-	return k, nil
+	return nil, s.noKeys(ref, err)
 }
 
 func (s *Server) noKeys(ref keyRef, err error) error {
+	if ref.circuit == nil {
+		return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(
+			"no key set %s in %s (%v): make it with cuzk setup --r1cs FILE --keys %s; jobs never run a setup", ref.name, s.opt.Keys, err, s.opt.Keys))
+	}
 	return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(
 		"no keys for %s at %d constraints in %s (%v): make them with cuzk setup --circuit %s --constraints %d --keys %s, or StartSetup; jobs never run a setup",
 		ref.circuit.Name(), ref.target, ref.dir, err, ref.circuit.Name(), ref.target, s.opt.Keys))
