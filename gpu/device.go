@@ -8,8 +8,8 @@
 // waiting and memory from one clock-free state machine (package gpu/model), and
 // the real device orders its streams with it:
 //
-//   - Malloc does not wait for other work; Free waits for every in-flight kernel
-//     and copy on the device (cudaFree is device-synchronizing).
+//   - Malloc and HostAlloc do not wait for other work; Free and HostFree wait
+//     for every in-flight kernel and copy on the device (device-synchronizing).
 //   - MallocAsync draws from a stream-ordered pool. A block freed with FreeAsync
 //     returns to the device only after a synchronization has observed the free;
 //     TrimPool cannot release an unobserved free. Growing the pool costs time.
@@ -20,6 +20,10 @@
 //     worker on the device has completed.
 //   - Copies overlap compute; kernels of different streams share the compute
 //     engine.
+//
+// A copy or a kernel launch submitted with Op.Async returns at enqueue and
+// its completion is observed by a later synchronization, as in CUDA; a
+// cudaFreeAsync behind such a kernel stays pending until then.
 //
 // Every operation is submitted, and its completion is reported through a
 // callback, so that the same actors can drive a real device (completion on
@@ -63,8 +67,8 @@ const (
 	OpRecordEvent                   // cudaEventRecord on Stream; the result names the event
 	OpEventSync                     // cudaEventSynchronize(Event)
 	OpCopyIn                        // host→device copy of Bytes into Buffer, ordered on Stream
-	OpCompute                       // launch Kernel on Stream; completes when the kernel has run
-	OpHostAlloc                     // cudaHostAlloc of pinned host memory: waits for the whole device
+	OpCompute                       // launch Kernel on Stream; completes when the kernel has run (at enqueue when Async)
+	OpHostAlloc                     // cudaHostAlloc of pinned host memory: does not wait for other work
 	OpHostFree                      // cudaFreeHost: waits for the whole device
 )
 
@@ -91,11 +95,12 @@ func (k OpKind) OnStream() bool {
 func (k OpKind) NeedsStream() bool { return k.OnStream() || k == OpStreamSync }
 
 // DeviceWide says whether the op waits, as CUDA does, for every stream's work
-// submitted before it (cudaDeviceSynchronize, cudaFree, cudaHostAlloc,
-// cudaFreeHost).
+// submitted before it (cudaDeviceSynchronize, cudaFree, cudaFreeHost). On the
+// H200 cudaHostAlloc returned in 35–43 ms while a 200 ms kernel ran on another
+// stream: it does not wait (docs/cuda-facts.md).
 func (k OpKind) DeviceWide() bool {
 	switch k {
-	case OpDeviceSync, OpFree, OpHostAlloc, OpHostFree:
+	case OpDeviceSync, OpFree, OpHostFree:
 		return true
 	}
 	return false
@@ -107,6 +112,12 @@ func (k OpKind) DeviceWide() bool {
 func (k OpKind) Synchronizes() bool {
 	return k.DeviceWide() || k == OpStreamSync || k == OpEventSync
 }
+
+// CanBeAsync says whether an Op of this kind may set Async: the device work
+// a host call enqueues and need not wait for (a copy, a kernel launch).
+// cudaMallocAsync, cudaFreeAsync and cudaEventRecord return at enqueue
+// whatever Async says.
+func (k OpKind) CanBeAsync() bool { return k == OpCopyIn || k == OpCompute }
 
 // Valid says whether k names one of the operations above.
 func (k OpKind) Valid() bool { _, ok := opNames[k]; return ok }
@@ -132,6 +143,12 @@ type Kernel struct {
 	// not call it, leaves the copy to Run.
 	Stage func(ctx context.Context) error
 	Run   func(ctx context.Context) error
+	// Scratch is device memory the kernel allocates from the device's
+	// stream-ordered pool on its stream when it starts and frees there when
+	// it ends (an MSM's sort buffers and buckets). A model takes it from the
+	// same pool as the designs' buffers, so that a cached block the kernel
+	// left behind is one an allocation can meet; zero is none.
+	Scratch int64
 }
 
 // Op is one request to a device.
@@ -142,6 +159,15 @@ type Op struct {
 	Event  Event
 	Bytes  int64
 	Kernel *Kernel
+	// Async makes a copy or a kernel launch (CanBeAsync) return to the host
+	// as soon as it is enqueued on Stream, as cudaMemcpyAsync and a kernel
+	// launch do: its Result then reports only what the call itself refused.
+	// Its completion on the device is observed later, by a StreamSync of
+	// Stream, an EventSync of an event recorded behind it, or a device-wide
+	// call; the work's own error is reported by the first such
+	// synchronization that names Stream (Op.Stream, or the event's stream),
+	// as CUDA reports a failed kernel at the next sync.
+	Async bool
 }
 
 // Result is the outcome of an Op.

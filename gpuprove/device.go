@@ -19,14 +19,19 @@ import (
 //
 // Each gpu.Stream is a CUDA stream created on first use. The stream-ordered
 // operations are ordered by gpu/model's Streams — the state machine the
-// emulated and the simulated device share — which starts each one, on a
-// goroutine of its own, once the one before it on its stream has been
-// reported; each is reported only when it has really completed: a copy or
-// kernel after a stream sync, an allocation or a free when the call has
-// returned (CUDA orders them on the stream; the host does not wait for them).
-// Device-wide operations (cudaFree, cudaDeviceSynchronize, pinned host
-// alloc/free) and event syncs run on a goroutine of their own, since they
-// block for as long as other streams work.
+// emulated and the simulated device share — which starts each one's CUDA
+// call, on a goroutine of its own, once the one before it on its stream has
+// run. A synchronous copy or kernel is reported when it has really completed
+// (after a stream sync); an Async one, a cudaFreeAsync and a cudaEventRecord
+// return to the caller at enqueue, as in CUDA, and their completion is seen
+// by a later stream, event or device sync, which waits (through the same
+// order) until every call it covers has been made and then makes the CUDA
+// synchronization; a failed Async op is reported by that sync. So a free
+// behind an async kernel is pending until a sync observes it, which is what
+// cudaMemPoolTrimTo and the pool's cross-stream reuse meet. cudaMallocAsync
+// returns its pointer, so it is made in stream order and returns then.
+// cudaFree, cudaDeviceSynchronize and cudaFreeHost wait for every stream
+// that way; cudaHostAlloc does not wait (docs/cuda-facts.md).
 //
 // A partition's data moves at OpCopyIn: the production runtime attaches the
 // partition's kernel, whose Stage copies the inputs into the buffer the op
@@ -45,7 +50,7 @@ type Device struct {
 	order   *model.Streams // which stream-ordered operation may run when
 	streams map[gpu.Stream]*stream
 	bufs    map[gpu.Buffer]buffer
-	events  map[gpu.Event]cuda.Event
+	events  map[gpu.Event]*recorded
 	next    uint64
 	closed  bool
 	wg      sync.WaitGroup
@@ -105,7 +110,7 @@ func NewDevice(cd *cuda.Device, opt DeviceOptions) (*Device, error) {
 	}
 	d := &Device{cd: cd, index: cd.Index(), name: props.Name, limit: props.TotalMemory, reserved: opt.Reserved,
 		order: model.NewStreams(), streams: map[gpu.Stream]*stream{}, bufs: map[gpu.Buffer]buffer{},
-		events: map[gpu.Event]cuda.Event{}, next: 1000}
+		events: map[gpu.Event]*recorded{}, next: 1000}
 	// Return what earlier runs of this process left in the pool, so the
 	// ballast is measured against memory that is really free.
 	if err := cd.TrimPool(0); err != nil {
@@ -165,42 +170,81 @@ func (d *Device) streamLocked(id gpu.Stream) (*stream, error) {
 }
 
 // enqueueLocked runs f after everything enqueued on stream op.Stream before
-// it has been reported; f reports its own completion.
-func (d *Device) enqueueLocked(op gpu.Op, f func(s *stream)) error {
+// it has run; f returns the CUDA call's error, which an Async op (op.Async)
+// leaves with its stream for the next synchronization of it to report. It
+// returns the item f became.
+func (d *Device) enqueueLocked(op gpu.Op, f func(s *stream) error) (*model.Item, error) {
 	s, err := d.streamLocked(op.Stream)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := d.order.Enqueue(model.ItemWork, op, func() { f(s) }); err != nil {
-		return fmt.Errorf("device %d: %w", d.index, err)
+	it, err := d.order.Enqueue(model.ItemWork, op, func() error { return f(s) })
+	if err != nil {
+		return nil, fmt.Errorf("device %d: %w", d.index, err)
 	}
 	d.startLocked()
-	return nil
+	return it, nil
 }
 
 // startLocked starts, each on a goroutine, the operations the stream order
-// lets run now; each tells the order when it has run.
+// lets run now, each telling the order when it has run, and the host waits
+// whose streams have run up to where they wait.
 func (d *Device) startLocked() {
 	for _, o := range d.order.Outputs() {
-		if o.Kind != model.OutStart {
-			continue
+		switch o.Kind {
+		case model.OutStart:
+			it := o.Item
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				err := it.Tag.(func() error)()
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				if ferr := d.order.FinishErr(it, err); ferr != nil {
+					panic(fmt.Sprintf("gpuprove: %v", ferr)) // only a started item is ever finished
+				}
+				d.startLocked()
+			}()
+		case model.OutMet:
+			w := o.Wait
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				w.Tag.(func(*model.Wait))(w)
+			}()
 		}
-		it := o.Item
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			it.Tag.(func())()
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			if err := d.order.Finish(it); err != nil {
-				panic(fmt.Sprintf("gpuprove: %v", err)) // only a started item is ever finished
-			}
-			d.startLocked()
-		}()
 	}
 }
 
-// Submit starts op; done is called exactly once when it has completed.
+// waitLocked makes op a host wait: once every stream it covers has run the
+// operations enqueued before it (so that no CUDA call it must cover is still
+// to be made), call makes the CUDA call on a goroutine of its own, since it
+// may block for as long as other streams work; the errors of async work the
+// wait reports are added to its result.
+func (d *Device) waitLocked(op gpu.Op, on *model.Item, call func(w *model.Wait) gpu.Result, done func(gpu.Result)) {
+	tag := func(w *model.Wait) {
+		r := call(w)
+		d.mu.Lock()
+		aerr := d.order.Errors(w)
+		d.mu.Unlock()
+		if aerr != nil {
+			r.Err = errors.Join(r.Err, d.wrap(aerr))
+		}
+		done(r)
+	}
+	switch {
+	case on != nil:
+		d.order.WaitItem(on, op, tag)
+	case op.Kind.DeviceWide():
+		d.order.WaitDevice(op, tag)
+	default:
+		d.order.WaitStream(op, tag)
+	}
+	d.startLocked()
+}
+
+// Submit starts op; done is called exactly once when it has completed (an
+// Async copy or kernel, a cudaFreeAsync and a cudaEventRecord: once enqueued).
 func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	if done == nil {
 		done = func(gpu.Result) {}
@@ -217,7 +261,13 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		fail(fmt.Errorf("device %d: %s needs a stream", d.index, op.Kind))
 		return
 	}
+	if op.Async && !op.Kind.OnStream() {
+		d.mu.Unlock()
+		fail(fmt.Errorf("device %d: %s cannot be asynchronous", d.index, op.Kind))
+		return
+	}
 	var err error
+	now := false // done at enqueue
 	switch op.Kind {
 	case gpu.OpMemInfo:
 		d.mu.Unlock()
@@ -246,13 +296,17 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		done(gpu.Result{})
 		return
 	case gpu.OpMallocAsync:
-		err = d.enqueueLocked(op, func(s *stream) {
+		// The pointer is the result, so the call is made (and returns) in
+		// stream order: behind an async kernel on its own stream it waits
+		// for that kernel, which the designs never ask for.
+		_, err = d.enqueueLocked(op, func(s *stream) error {
 			p, err := d.cd.MallocAsync(op.Bytes, s.cs)
 			if err != nil {
 				done(gpu.Result{Err: err})
-				return
+				return nil
 			}
 			done(gpu.Result{Buffer: d.addBuffer(buffer{kind: bufPool, ptr: p, bytes: op.Bytes})})
+			return nil
 		})
 	case gpu.OpFreeAsync:
 		b, ok := d.bufs[op.Buffer]
@@ -261,21 +315,24 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		err = d.enqueueLocked(op, func(s *stream) {
-			if err := d.cd.FreeAsync(b.ptr, s.cs); err != nil {
-				done(gpu.Result{Err: fmt.Errorf("device %d: %w", d.index, err)})
-				return
-			}
-			done(gpu.Result{})
-		})
+		// cudaFreeAsync returns at once; the free is made behind the work
+		// before it on the stream and stays pending until a sync.
+		op.Async, now = true, true
+		_, err = d.enqueueLocked(op, func(s *stream) error { return d.cd.FreeAsync(b.ptr, s.cs) })
 	case gpu.OpStreamSync:
-		err = d.enqueueLocked(op, func(s *stream) {
-			done(gpu.Result{Err: d.wrap(d.cd.StreamSync(s.cs))})
-		})
+		d.waitLocked(op, nil, func(*model.Wait) gpu.Result {
+			s, err := d.streamOf(op.Stream)
+			if err == nil {
+				err = d.cd.StreamSync(s.cs)
+			}
+			return gpu.Result{Err: d.wrap(err)}
+		}, done)
 	case gpu.OpRecordEvent:
 		d.next++
 		id := gpu.Event(d.next)
-		err = d.enqueueLocked(op, func(s *stream) {
+		rec := &recorded{}
+		op.Async, now = true, true
+		rec.item, err = d.enqueueLocked(op, func(s *stream) error {
 			e, err := d.cd.NewEvent()
 			if err == nil {
 				if err = d.cd.RecordEvent(e, s.cs); err != nil {
@@ -283,43 +340,55 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 				}
 			}
 			if err != nil {
-				done(gpu.Result{Err: d.wrap(err)})
-				return
+				return err
 			}
 			d.mu.Lock()
-			d.events[id] = e
+			rec.e = e
+			d.mu.Unlock()
+			return nil
+		})
+		if err == nil {
+			d.events[id] = rec
 			d.mu.Unlock()
 			done(gpu.Result{Event: id})
-		})
+			return
+		}
 	case gpu.OpEventSync:
-		e, ok := d.events[op.Event]
+		rec, ok := d.events[op.Event]
 		if !ok {
 			err = fmt.Errorf("device %d: sync on unknown event %d", d.index, op.Event)
 			break
 		}
-		d.mu.Unlock()
-		// An event sync waits for its own stream only.
-		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.EventSync(e))} }, done)
-		return
+		// An event sync waits for its own stream only, up to the record.
+		d.waitLocked(op, rec.item, func(w *model.Wait) gpu.Result {
+			d.mu.Lock()
+			e := rec.e
+			d.mu.Unlock()
+			if e == 0 {
+				return gpu.Result{Waited: w.Waited} // the record failed: its error is the stream's
+			}
+			return gpu.Result{Err: d.wrap(d.cd.EventSync(e)), Waited: w.Waited}
+		}, done)
 	case gpu.OpCopyIn:
 		b, ok := d.bufs[op.Buffer]
 		if !ok || b.kind == bufHost || op.Bytes < 0 || op.Bytes > b.bytes {
 			err = fmt.Errorf("device %d: copy %d bytes into buffer %d: not a device buffer that large", d.index, op.Bytes, op.Buffer)
 			break
 		}
-		err = d.enqueueLocked(op, func(s *stream) {
+		now = op.Async
+		_, err = d.enqueueLocked(op, func(s *stream) error {
 			d.mu.Lock()
 			s.staging = op.Buffer
 			d.mu.Unlock()
-			done(d.runStage(s, op.Kernel))
+			return d.report(op, done, d.runStage(s, op.Kernel))
 		})
 	case gpu.OpCompute:
-		err = d.enqueueLocked(op, func(s *stream) { done(d.runKernel(s, op.Kernel)) })
+		now = op.Async
+		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runKernel(s, op.Kernel)) })
 	case gpu.OpDeviceSync:
-		busy := d.order.Busy()
-		d.mu.Unlock()
-		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.Sync()), Waited: busy} }, done)
-		return
+		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
+			return gpu.Result{Err: d.wrap(d.cd.Sync()), Waited: w.Waited}
+		}, done)
 	case gpu.OpFree:
 		b, ok := d.bufs[op.Buffer]
 		if !ok || b.kind != bufMalloc {
@@ -327,20 +396,21 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		busy := d.order.Busy()
-		d.mu.Unlock()
-		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: busy} }, done)
-		return
+		// cudaFree synchronizes the device: it waits for every stream's
+		// work, including what is enqueued here and not yet issued.
+		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
+			return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: w.Waited}
+		}, done)
 	case gpu.OpHostAlloc:
-		busy := d.order.Busy()
 		d.mu.Unlock()
+		// cudaHostAlloc does not wait for the device (docs/cuda-facts.md),
+		// but takes tens of milliseconds: off the caller's goroutine.
 		d.blocking(func() gpu.Result {
-			// cudaHostAlloc waits for the whole device.
 			p, err := d.cd.HostAlloc(op.Bytes)
 			if err != nil {
-				return gpu.Result{Err: err, Waited: busy}
+				return gpu.Result{Err: err}
 			}
-			return gpu.Result{Buffer: d.addBuffer(buffer{kind: bufHost, host: p, bytes: op.Bytes}), Waited: busy}
+			return gpu.Result{Buffer: d.addBuffer(buffer{kind: bufHost, host: p, bytes: op.Bytes})}
 		}, done)
 		return
 	case gpu.OpHostFree:
@@ -350,17 +420,43 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
-		busy := d.order.Busy()
-		d.mu.Unlock()
-		d.blocking(func() gpu.Result { return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: busy} }, done)
-		return
+		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
+			return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: w.Waited}
+		}, done)
 	default:
 		err = fmt.Errorf("device %d: unknown op %s", d.index, op.Kind)
 	}
 	d.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil:
 		fail(err)
+	case now:
+		done(gpu.Result{})
 	}
+}
+
+// report completes a synchronous copy or kernel with its result; an Async
+// one returned at enqueue, so its error goes to its stream instead.
+func (d *Device) report(op gpu.Op, done func(gpu.Result), r gpu.Result) error {
+	if op.Async {
+		return r.Err
+	}
+	done(r)
+	return nil
+}
+
+// recorded is an event as the designs name it: the stream item that records
+// it, and the CUDA event once that has run.
+type recorded struct {
+	item *model.Item
+	e    cuda.Event
+}
+
+// streamOf returns the CUDA stream for id (made on first use).
+func (d *Device) streamOf(id gpu.Stream) (*stream, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.streamLocked(id)
 }
 
 func (d *Device) wrap(err error) error {
@@ -456,7 +552,9 @@ func (d *Device) Close() error {
 		errs = append(errs, d.cd.DestroyStream(s.cs))
 	}
 	for _, e := range d.events {
-		errs = append(errs, d.cd.DestroyEvent(e))
+		if e.e != 0 {
+			errs = append(errs, d.cd.DestroyEvent(e.e))
+		}
 	}
 	for _, b := range d.bufs {
 		switch b.kind {

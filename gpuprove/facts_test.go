@@ -90,12 +90,12 @@ func TestCUDAFacts(t *testing.T) {
 		}
 		t.Logf("%s: on the device:\n%s", td.Pos, facts.Format(lines))
 		if crossStreamReuse(td.Expected) {
-			// Device makes a stream's cudaFreeAsync only once the kernel
-			// before it has been reported, so the freed block is not yet
-			// pending when another stream allocates: that allocation runs
-			// out of memory instead of reusing it. What the probe measured
-			// cannot arise through this driver until its stream-ordered
-			// calls return at enqueue (docs/cuda-model.md).
+			// cudaFreeAsync returns at enqueue through Device, but the CUDA
+			// call is made only once the kernel before it on its stream
+			// has run (its goroutine syncs the stream), so the freed block
+			// is not yet pending in CUDA when another stream allocates:
+			// that allocation runs out of memory instead of reusing it
+			// (docs/cuda-model.md).
 			t.Logf("%s: known divergence: no cross-stream pool reuse through Device", td.Pos)
 			return td.Expected
 		}
@@ -105,17 +105,10 @@ func TestCUDAFacts(t *testing.T) {
 
 // realDivergences are the known differences between this device and the
 // measured behaviour the model reproduces (docs/cuda-model.md).
-var realDivergences = map[string]string{
-	// Run on the H200 (driver 580): cudaHostAlloc of 64 MiB returned after
-	// 43 ms while another stream's kernel ran, not after the kernel; only
-	// cudaFreeHost waited. The probe's 190 ms was the two calls together.
-	"host_alloc": "cudaHostAlloc does not wait for the device on the H200",
-	// Device reports a kernel only after a stream sync, and makes a stream's
-	// next CUDA call only after the op before it has been reported: a
-	// cudaFreeAsync behind a kernel returns with the kernel, not at once.
-	"free_async": "Device makes stream-ordered calls one reported op at a time",
-	"record":     "Device makes stream-ordered calls one reported op at a time",
-}
+// cudaHostAlloc not waiting for the kernel, and cudaFreeAsync and
+// cudaEventRecord returning at enqueue, were divergences until the model and
+// Device took them up; none is left but the cross-stream reuse above.
+var realDivergences = map[string]string{}
 
 // crossStreamReuse says whether a case's expected output has an allocation
 // that reused a block of another stream.

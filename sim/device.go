@@ -20,7 +20,10 @@ import (
 //     host→device copies share one copy engine (the bus) the same way; the two
 //     engines run concurrently.
 //   - Host calls cost what the profile says (cudaMalloc, cudaMemGetInfo,
-//     pinned allocation, pool growth per GiB).
+//     pinned allocation, a first and a repeated pool growth).
+//   - A kernel takes the profile's scratch from the pool while it runs.
+//   - An Async copy or launch returns to the host at once; its completion is
+//     seen by a later synchronization.
 //
 // Submit never calls done inline: completions are events on the kernel's
 // timeline, so an actor never re-enters itself.
@@ -45,7 +48,7 @@ type simItem struct {
 	label  string
 	engine *psServer
 	name   string // "compute" or "copy", for timelines
-	done   func(gpu.Result)
+	done   func(gpu.Result) // nil for an Async op: its call returned at enqueue
 }
 
 // simWait is what the driver keeps with a host wait.
@@ -139,9 +142,17 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			}
 			cost = d.k.jitter(cost)
 			tag = &simItem{work: float64(cost), label: op.Kernel.Partition, engine: d.compute, name: "compute", done: done}
+			if op.Kernel.Scratch == 0 {
+				k := *op.Kernel
+				k.Scratch = d.k.profile.KernelScratch(k.Size)
+				op.Kernel = &k
+			}
 		}
 	case gpu.OpHostAlloc:
-		tag = &simWait{start: now, cost: ms(d.prof.HostAllocMs + d.prof.HostAllocMsPerGiB*float64(op.Bytes)/float64(gib)), done: done}
+		after = ms(d.prof.HostAllocMs + d.prof.HostAllocMsPerGiB*float64(op.Bytes)/float64(gib))
+	}
+	if it, ok := tag.(*simItem); ok && op.Async {
+		it.done = nil
 	}
 	if op.Kind.Synchronizes() {
 		if tag == nil {
@@ -150,10 +161,27 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	c := d.m.Submit(op, tag)
 	d.dispatch()
+	if c.Item != nil && op.Async {
+		reply(0, gpu.Result{})
+		return
+	}
 	if c.Item != nil || c.Wait != nil {
 		return // completes through the model's outputs
 	}
-	reply(after+ms(d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib)), c.Result)
+	reply(after+d.growth(c), c.Result)
+}
+
+// growth is the host time a pool growth costs: the profile's per-call cost
+// (plus its per-GiB term) for a first growth, its repeated-growth cost for a
+// growth back to a size the pool had before.
+func (d *Device) growth(c model.Call) time.Duration {
+	switch {
+	case c.Grew == 0:
+		return 0
+	case !c.FirstGrowth:
+		return ms(d.prof.PoolRegrowthMs)
+	}
+	return ms(d.prof.PoolGrowthMs + d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib))
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
@@ -176,7 +204,10 @@ func (d *Device) dispatch() {
 			}})
 		case model.OutComplete:
 			w := o.Item.Tag.(*simItem)
-			r := gpu.Result{Waited: o.Item.Waited}
+			if w.done == nil {
+				continue
+			}
+			r := gpu.Result{Waited: o.Item.Waited, Err: o.Item.Err}
 			d.k.At(d.k.now, func() { w.done(r) })
 		case model.OutMet:
 			d.met(o.Wait)

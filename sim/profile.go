@@ -52,6 +52,13 @@ type DeviceProfile struct {
 	VRAMGiB            float64 `json:"vram_gib"`
 	ContextMiB         float64 `json:"context_mib"` // device memory the CUDA context itself holds
 	PoolGrowthMsPerGiB float64 `json:"pool_growth_ms_per_gib"`
+	// PoolGrowthMs is the host time of a cudaMallocAsync that grows the pool
+	// past the largest size it has had, whatever the growth (the H200: about
+	// 10 ms a call, docs/cuda-facts.md); PoolGrowthMsPerGiB adds to it.
+	PoolGrowthMs float64 `json:"pool_growth_ms,omitempty"`
+	// PoolRegrowthMs replaces both for a growth back to a size the pool had
+	// before a trim.
+	PoolRegrowthMs float64 `json:"pool_regrowth_ms,omitempty"`
 	H2DGBps            float64 `json:"h2d_gbps"`
 	MallocMs           float64 `json:"malloc_ms"`
 	MemInfoMs          float64 `json:"mem_info_ms"`
@@ -64,6 +71,10 @@ type DeviceProfile struct {
 type PartitionProfile struct {
 	VRAMGiB  float64 `json:"vram_gib"`
 	Exponent float64 `json:"exponent"`
+	// ScratchGiB is device memory the compute kernel takes from the
+	// stream-ordered pool while it runs (an MSM's sort buffers and buckets),
+	// at the reference size, scaled like VRAMGiB; 0: none.
+	ScratchGiB float64 `json:"scratch_gib,omitempty"`
 }
 
 // StageProfile is the cost of one stage: base_ms + per_constraint_ns·R·(n/R)^exponent
@@ -129,7 +140,8 @@ func (p *Profile) validate() error {
 		{"device.pool_growth_ms_per_gib", d.PoolGrowthMsPerGiB, false}, {"device.malloc_ms", d.MallocMs, false},
 		{"device.mem_info_ms", d.MemInfoMs, false}, {"device.host_alloc_ms_per_gib", d.HostAllocMsPerGiB, false},
 		{"device.host_alloc_ms", d.HostAllocMs, false}, {"device.context_mib", d.ContextMiB, false},
-		{"partition.vram_gib", p.Partition.VRAMGiB, true},
+		{"partition.vram_gib", p.Partition.VRAMGiB, true}, {"partition.scratch_gib", p.Partition.ScratchGiB, false},
+		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)
@@ -200,6 +212,23 @@ func (p *Profile) PartitionVRAM(size int) int64 {
 		exp = 1
 	}
 	g := p.Partition.VRAMGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
+	return int64(g * float64(gib))
+}
+
+// KernelScratch is the pool memory the compute kernel of a partition of size
+// constraints takes while it runs.
+func (p *Profile) KernelScratch(size int) int64 {
+	if p.Partition.ScratchGiB == 0 {
+		return 0
+	}
+	if size <= 0 {
+		size = p.ReferenceConstraints
+	}
+	exp := p.Partition.Exponent
+	if exp == 0 {
+		exp = 1
+	}
+	g := p.Partition.ScratchGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
 	return int64(g * float64(gib))
 }
 

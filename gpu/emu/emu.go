@@ -41,10 +41,17 @@ type Options struct {
 	// CopyBandwidth is host→device bytes per second; 0 makes copies instant
 	// (they still wait their turn on the stream).
 	CopyBandwidth float64
-	// PoolGrowCost is how long growing the pool by one GiB keeps the host
-	// waiting in MallocAsync (docs/cuda-facts.md: ~9.5 ms on the H200); 0 is
-	// free.
+	// PoolGrowCost is how long a MallocAsync that grows the pool keeps the
+	// host waiting, whatever it grows by (docs/cuda-facts.md: about 10 ms a
+	// call on the H200, 9.3 ms for 1 GiB and 9.9 ms for 8 GiB); 0 is free.
 	PoolGrowCost time.Duration
+	// PoolRegrowCost is the same for a growth back to a size the pool had
+	// before a trim (cheaper on the H200); 0 is free.
+	PoolRegrowCost time.Duration
+	// HostAllocCost is how long a pinned host allocation keeps the host
+	// (docs/cuda-facts.md: 35–43 ms for 64 MiB on the H200, without
+	// waiting for the device); 0 is free.
+	HostAllocCost time.Duration
 }
 
 // Stats is a snapshot of the device's memory ledger.
@@ -75,10 +82,10 @@ type Device struct {
 var _ gpu.Device = (*Device)(nil)
 
 // work is what the driver keeps with a stream item: the host call to
-// complete, and the outcome of running it.
+// complete when it completes (nil for an Async op, whose call returned at
+// enqueue).
 type work struct {
 	done func(gpu.Result)
-	err  error
 }
 
 // New returns an emulated device. It fails on a capacity that is not positive.
@@ -142,14 +149,31 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	var tag any = done
 	if op.Kind == gpu.OpCopyIn || op.Kind == gpu.OpCompute {
-		tag = &work{done: done}
+		w := &work{done: done}
+		if op.Async {
+			w.done = nil
+		}
+		tag = w
 	}
 	c := d.m.Submit(op, tag)
 	calls, starts := d.dispatchLocked()
+	if c.Item != nil && op.Async {
+		// A launch returns once it is enqueued; its completion is seen by
+		// a later synchronization.
+		calls = append([]func(){func() { done(gpu.Result{}) }}, calls...)
+	}
 	if c.Item == nil && c.Wait == nil {
 		r := c.Result
-		if c.Grew > 0 && d.opt.PoolGrowCost > 0 && r.Err == nil {
-			cost := time.Duration(float64(d.opt.PoolGrowCost) * float64(c.Grew) / (1 << 30))
+		var cost time.Duration
+		switch {
+		case op.Kind == gpu.OpHostAlloc:
+			cost = d.opt.HostAllocCost
+		case c.Grew > 0 && c.FirstGrowth:
+			cost = d.opt.PoolGrowCost
+		case c.Grew > 0:
+			cost = d.opt.PoolRegrowCost
+		}
+		if cost > 0 && r.Err == nil {
 			d.wg.Add(1)
 			starts = append(starts, func() {
 				defer d.wg.Done()
@@ -189,7 +213,10 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 			})
 		case model.OutComplete:
 			w := o.Item.Tag.(*work)
-			r := gpu.Result{Waited: o.Item.Waited, Err: w.err}
+			if w.done == nil {
+				continue
+			}
+			r := gpu.Result{Waited: o.Item.Waited, Err: o.Item.Err}
 			calls = append(calls, func() { w.done(r) })
 		case model.OutMet:
 			done := o.Wait.Tag.(func(gpu.Result))
@@ -217,8 +244,7 @@ func (d *Device) runItem(it *model.Item) {
 		err = d.runKernel(k)
 	}
 	d.mu.Lock()
-	it.Tag.(*work).err = err
-	if ferr := d.m.Finish(it); ferr != nil {
+	if ferr := d.m.FinishErr(it, err); ferr != nil {
 		panic(fmt.Sprintf("emu: %v", ferr)) // the driver finished what the model did not start
 	}
 	calls, starts := d.dispatchLocked()

@@ -26,7 +26,8 @@ func TestCUDAFacts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := New(Options{Capacity: p.Bytes(), Pool: p.Policy(), CopyBandwidth: 55e9, PoolGrowCost: 9500 * time.Microsecond})
+		d, err := New(Options{Capacity: p.Bytes(), Pool: p.Policy(), CopyBandwidth: 55e9, PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond,
+			HostAllocCost: 38500 * time.Microsecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,6 +70,7 @@ type Device struct {
 	inject   int
 	waits    int // cross-stream pool waits
 	devWaits int
+	poolPeak int64 // the most the pool has ever reserved
 }
 
 // New returns a device model. It fails on a total that is not positive or a
@@ -151,6 +152,10 @@ type Call struct {
 	// Grew is how many bytes a MallocAsync grew the pool by (growth costs
 	// host time: the driver charges it).
 	Grew int64
+	// FirstGrowth says the growth took the pool past the largest size it
+	// has had; a growth back to a size it had before a trim is a repeated
+	// one, which drivers may charge less (docs/cuda-facts.md).
+	FirstGrowth bool
 	// Item is the stream item the op became (copy, kernel): the host call
 	// completes at the item's OutComplete, with Result.Waited = Item.Waited.
 	Item *Item
@@ -171,6 +176,9 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 	}
 	if op.Kind.NeedsStream() && op.Stream == 0 {
 		return fail("needs a stream")
+	}
+	if op.Async && !op.Kind.OnStream() {
+		return fail("cannot be asynchronous: the host call waits")
 	}
 	switch op.Kind {
 	case gpu.OpMemInfo:
@@ -225,7 +233,7 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 	case gpu.OpStreamSync:
 		s := d.stream(op.Stream)
 		seq := s.submitted
-		w := &Wait{Op: op, Tag: tag, targets: []target{{s, seq}}, observe: func() { d.observe(s, seq) }}
+		w := &Wait{Op: op, Tag: tag, targets: []target{{s, seq}}, errStream: s.id, observe: func() { d.observe(s, seq) }}
 		d.addWait(w)
 		return Call{Wait: w}
 
@@ -243,7 +251,7 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 		if !ok {
 			return fail("event %d was never recorded", op.Event)
 		}
-		w := &Wait{Op: op, Tag: tag, targets: []target{{ev.s, ev.seq}}, Waited: ev.s.id != op.Stream,
+		w := &Wait{Op: op, Tag: tag, targets: []target{{ev.s, ev.seq}}, Waited: ev.s.id != op.Stream, errStream: ev.s.id,
 			observe: func() { d.observe(ev.s, ev.seq) }}
 		d.addWait(w)
 		return Call{Wait: w}
@@ -261,18 +269,23 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 		if op.Kernel == nil {
 			return fail("no kernel")
 		}
+		if op.Kernel.Scratch < 0 {
+			return fail("kernel scratch of %d bytes", op.Kernel.Scratch)
+		}
 		it := &Item{Kind: ItemWork, Op: op, Tag: tag}
+		if op.Kernel.Scratch > 0 {
+			d.scratch(it, op.Kernel.Scratch)
+		}
 		d.enqueue(d.stream(op.Stream), it)
 		return Call{Item: it}
 
 	case gpu.OpHostAlloc:
+		// On the H200 cudaHostAlloc returned while another stream's kernel
+		// ran (docs/cuda-facts.md): it costs host time, not a wait.
 		if op.Bytes <= 0 {
 			return fail("pinned allocation of %d bytes", op.Bytes)
 		}
-		bytes := op.Bytes
-		return d.deviceWide(op, tag, func(r *gpu.Result) {
-			r.Buffer = d.newBuffer(buffer{kind: bufHost, bytes: bytes})
-		})
+		return Call{Result: gpu.Result{Buffer: d.newBuffer(buffer{kind: bufHost, bytes: op.Bytes})}}
 
 	case gpu.OpHostFree:
 		b, ok := d.buffers[op.Buffer]
@@ -311,7 +324,37 @@ func (d *Device) mallocAsync(op gpu.Op) Call {
 		d.waits++
 	}
 	b := d.newBuffer(buffer{kind: bufPool, bytes: op.Bytes})
-	return Call{Result: gpu.Result{Buffer: b, Waited: len(deps) > 0}, Grew: grow}
+	first := grow > 0 && d.pool.reserved > d.poolPeak
+	d.poolPeak = max(d.poolPeak, d.pool.reserved)
+	return Call{Result: gpu.Result{Buffer: b, Waited: len(deps) > 0}, Grew: grow, FirstGrowth: first}
+}
+
+// scratch makes kernel item it take bytes from the pool on its stream when it
+// starts and free them there when it ends, as an MSM's cudaMallocAsync and
+// cudaFreeAsync inside the kernel do. The allocation takes blocks freed on
+// the stream or completed anywhere, then grows the pool; it never waits on
+// another stream (the kernel is already running). If it cannot be met the
+// kernel fails with out-of-memory without running.
+func (d *Device) scratch(it *Item, bytes int64) {
+	var got bool
+	it.start = func() {
+		s := d.stream(it.Stream)
+		if _, _, ok := d.pool.allocate(bytes, s, d.Free(), false); !ok {
+			d.ooms++
+			it.Err = fmt.Errorf("kernel %s scratch: %w", it.Op.Kernel.Partition, gpu.OOM(d.opt.Index, bytes, d.Free()))
+			return
+		}
+		got = true
+		d.checkLedger()
+	}
+	it.end = func() {
+		if !got {
+			return
+		}
+		s := d.stream(it.Stream)
+		d.pool.complete(d.pool.release(bytes, s, it.Seq))
+		d.checkLedger()
+	}
 }
 
 // deviceWide makes op wait for every stream-ordered item submitted so far on
@@ -319,7 +362,7 @@ func (d *Device) mallocAsync(op gpu.Op) Call {
 // effect.
 func (d *Device) deviceWide(op gpu.Op, tag any, effect func(*gpu.Result)) Call {
 	targets, other := d.busyTargets(op.Stream)
-	w := &Wait{Op: op, Tag: tag, targets: targets, Waited: other, effect: effect}
+	w := &Wait{Op: op, Tag: tag, targets: targets, Waited: other, errStream: op.Stream, effect: effect}
 	w.observe = func() {
 		if w.Waited {
 			d.devWaits++
@@ -368,6 +411,9 @@ func (d *Device) Return(w *Wait) gpu.Result {
 	r := gpu.Result{Waited: w.Waited}
 	if w.effect != nil {
 		w.effect(&r)
+	}
+	if err := d.Errors(w); err != nil {
+		r.Err = fmt.Errorf("device %d: %s: %w", d.opt.Index, w.Op.Kind, err)
 	}
 	return r
 }

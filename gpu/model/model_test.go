@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ const gib = 1 << 30
 // prints the call's immediate result and every decision it caused.
 //
 //	model total=<GiB> [reuse=on|off] [threshold=<GiB>]
-//	submit <name> <op> [s=<stream>] [gib=<n>] [ref=<name>]
-//	finish <name>     the work item <name> became has ended on the device
+//	submit <name> <op> [s=<stream>] [gib=<n>] [ref=<name>] [async] [scratch=<GiB>]
+//	finish <name> [fail]   the work item <name> became has ended on the device (failed)
 //	return <name>     the host returns from the wait <name> became
 //	stats
 func TestModel(t *testing.T) {
@@ -56,6 +57,7 @@ func TestModel(t *testing.T) {
 			case "submit":
 				name, kind := f[1], opKinds[f[2]]
 				o := gpu.Op{Kind: kind}
+				var scratch int64
 				for _, kv := range f[3:] {
 					k, v, _ := strings.Cut(kv, "=")
 					switch k {
@@ -67,10 +69,15 @@ func TestModel(t *testing.T) {
 						o.Bytes = int64(g * gib)
 					case "ref":
 						o.Buffer, o.Event = gpu.Buffer(ids[v]), gpu.Event(ids[v])
+					case "async":
+						o.Async = true
+					case "scratch":
+						g, _ := strconv.ParseFloat(v, 64)
+						scratch = int64(g * gib)
 					}
 				}
 				if kind == gpu.OpCompute {
-					o.Kernel = &gpu.Kernel{Partition: name}
+					o.Kernel = &gpu.Kernel{Partition: name, Scratch: scratch}
 				}
 				c := d.Submit(o, name)
 				res = describe(c.Result)
@@ -84,6 +91,9 @@ func TestModel(t *testing.T) {
 				}
 				if c.Grew > 0 {
 					res += fmt.Sprintf(", grew %s", gpu.FormatBytes(c.Grew))
+					if !c.FirstGrowth {
+						res += " (again)"
+					}
 				}
 				if c.Result.Buffer != 0 {
 					ids[name] = uint64(c.Result.Buffer)
@@ -92,7 +102,11 @@ func TestModel(t *testing.T) {
 					ids[name] = uint64(c.Result.Event)
 				}
 			case "finish":
-				if err := d.Finish(items[f[1]]); err != nil {
+				var werr error
+				if len(f) > 2 && f[2] == "fail" {
+					werr = errors.New("kernel failed")
+				}
+				if err := d.FinishErr(items[f[1]], werr); err != nil {
 					res = "error: " + err.Error()
 				}
 			case "return":
@@ -117,6 +131,9 @@ func TestModel(t *testing.T) {
 					res += fmt.Sprintf("; complete %s", o.Item.Tag)
 					if o.Item.Waited {
 						res += " (waited)"
+					}
+					if o.Item.Err != nil {
+						res += " (" + o.Item.Err.Error() + ")"
 					}
 				case OutMet:
 					res += fmt.Sprintf("; met %s", o.Wait.Tag)

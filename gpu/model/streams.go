@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -47,10 +48,17 @@ type Item struct {
 	// Waited is set when the item's start was held back by a wait on
 	// another stream ahead of it on its own stream.
 	Waited bool
+	// Err is the work's outcome, given to FinishErr (or set before the item
+	// started, when what it needed failed: the item then completes without
+	// starting). The error of an Async op is kept by its stream until a
+	// synchronization of that stream takes it (TakeErr).
+	Err error
 
 	dep     *stream // ItemWait
 	depSeq  uint64
 	reached func() // ItemMark: what reaching it does (a free completes)
+	start   func() // ItemWork: what starting it takes (a kernel's scratch)
+	end     func() // ItemWork: what ending it gives back
 }
 
 // OutputKind says what an Output reports.
@@ -97,9 +105,10 @@ type Wait struct {
 	// of another stream than the one it names.
 	Waited bool
 
-	targets []target
-	effect  func(*gpu.Result) // the call's own effect at Return
-	observe func()            // what returning observes
+	targets   []target
+	errStream gpu.Stream        // whose async errors the call reports
+	effect    func(*gpu.Result) // the call's own effect at Return
+	observe   func()            // what returning observes
 }
 
 type target struct {
@@ -111,11 +120,12 @@ type stream struct {
 	id        gpu.Stream
 	queue     []*Item
 	head      int
-	running   bool   // the head item is started (or being retired)
-	blocked   bool   // listed in Streams.blocked
-	held      bool   // a wait on another stream held it since its last start
-	submitted uint64 // Seq of the last item enqueued
-	completed uint64 // Seq of the last item completed
+	running   bool    // the head item is started (or being retired)
+	blocked   bool    // listed in Streams.blocked
+	held      bool    // a wait on another stream held it since its last start
+	submitted uint64  // Seq of the last item enqueued
+	completed uint64  // Seq of the last item completed
+	errs      []error // errors of async work no synchronization has reported
 }
 
 // Streams is the stream-ordering half of the model: FIFO queues of items, the
@@ -205,11 +215,16 @@ func (ss *Streams) waitOn(s, dep *stream, seq uint64) {
 
 // Finish reports that a started ItemWork has completed on the device. It is
 // an error to finish an item that is not the started head of its stream.
-func (ss *Streams) Finish(it *Item) error {
+func (ss *Streams) Finish(it *Item) error { return ss.FinishErr(it, nil) }
+
+// FinishErr is Finish for work that ended with err (nil: it succeeded). The
+// error of an Async op stays with its stream until a synchronization takes it.
+func (ss *Streams) FinishErr(it *Item, err error) error {
 	s, ok := ss.streams[it.Stream]
 	if !ok || it.Kind != ItemWork || it.State != Started || s.head >= len(s.queue) || s.queue[s.head] != it {
 		return fmt.Errorf("finish %s on stream %d (seq %d): not the started head of its stream", it.Op.Kind, it.Stream, it.Seq)
 	}
+	it.Err = err
 	ss.finish(s, it)
 	ss.pump(s)
 	return nil
@@ -223,6 +238,15 @@ func (ss *Streams) pump(s *stream) {
 		switch it.Kind {
 		case ItemWork:
 			it.State, it.Waited, s.held = Started, s.held, false
+			if it.start != nil {
+				it.start()
+			}
+			if it.Err != nil {
+				// What the work needed failed (its scratch did not fit):
+				// it completes, failed, without running.
+				ss.finish(s, it)
+				continue
+			}
 			ss.emit(Output{Kind: OutStart, Item: it})
 			return
 		case ItemWait:
@@ -257,9 +281,65 @@ func (ss *Streams) finish(s *stream, it *Item) {
 	s.running = false
 	it.State = Complete
 	if it.Kind == ItemWork {
+		if it.end != nil {
+			it.end()
+		}
+		if it.Op.Async && it.Err != nil {
+			s.errs = append(s.errs, it.Err)
+		}
 		ss.emit(Output{Kind: OutComplete, Item: it})
 	}
 	ss.checkWaiters()
+}
+
+// TakeErr returns, joined, the errors of the async work of stream id that no
+// synchronization has reported yet, and forgets them.
+func (ss *Streams) TakeErr(id gpu.Stream) error {
+	s, ok := ss.streams[id]
+	if !ok || len(s.errs) == 0 {
+		return nil
+	}
+	err := errors.Join(s.errs...)
+	s.errs = nil
+	return err
+}
+
+// Errors takes the async errors a met wait reports: those of the stream its
+// op names (for an event sync, the event's stream).
+func (ss *Streams) Errors(w *Wait) error {
+	if w.errStream == 0 {
+		return nil
+	}
+	return ss.TakeErr(w.errStream)
+}
+
+// WaitStream registers a host wait for everything enqueued on op.Stream so
+// far (cudaStreamSynchronize); it is met, through an OutMet, once that has
+// completed.
+func (ss *Streams) WaitStream(op gpu.Op, tag any) *Wait {
+	s := ss.stream(op.Stream)
+	w := &Wait{Op: op, Tag: tag, targets: []target{{s, s.submitted}}, errStream: s.id}
+	ss.addWait(w)
+	return w
+}
+
+// WaitItem registers a host wait for it and everything before it on its
+// stream (cudaEventSynchronize of an event recorded as it).
+func (ss *Streams) WaitItem(it *Item, op gpu.Op, tag any) *Wait {
+	s := ss.stream(it.Stream)
+	w := &Wait{Op: op, Tag: tag, targets: []target{{s, it.Seq}}, Waited: s.id != op.Stream, errStream: s.id}
+	ss.addWait(w)
+	return w
+}
+
+// WaitDevice registers a host wait for everything enqueued on every stream
+// so far (cudaDeviceSynchronize, and the calls that synchronize the device);
+// Waited says whether a stream other than op.Stream had work.
+func (ss *Streams) WaitDevice(op gpu.Op, tag any) *Wait {
+	targets, other := ss.busyTargets(op.Stream)
+	w := &Wait{Op: op, Tag: tag, targets: targets, Waited: other, errStream: op.Stream}
+	ss.addWait(w)
+	return w
 }
 
 // addWait registers a host wait; it is met at once when its targets are.
