@@ -47,7 +47,7 @@ type simItem struct {
 	work   float64 // solo ns on its engine
 	label  string
 	engine *psServer
-	name   string // "compute" or "copy", for timelines
+	name   string           // "compute" or "copy", for timelines
 	done   func(gpu.Result) // nil for an Async op: its call returned at enqueue
 }
 

@@ -58,13 +58,13 @@ type DeviceProfile struct {
 	PoolGrowthMs float64 `json:"pool_growth_ms,omitempty"`
 	// PoolRegrowthMs replaces both for a growth back to a size the pool had
 	// before a trim.
-	PoolRegrowthMs float64 `json:"pool_regrowth_ms,omitempty"`
-	H2DGBps            float64 `json:"h2d_gbps"`
-	MallocMs           float64 `json:"malloc_ms"`
-	MemInfoMs          float64 `json:"mem_info_ms"`
-	HostAllocMsPerGiB  float64 `json:"host_alloc_ms_per_gib"`
-	HostAllocMs        float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
-	Source             string  `json:"source,omitempty"`
+	PoolRegrowthMs    float64 `json:"pool_regrowth_ms,omitempty"`
+	H2DGBps           float64 `json:"h2d_gbps"`
+	MallocMs          float64 `json:"malloc_ms"`
+	MemInfoMs         float64 `json:"mem_info_ms"`
+	HostAllocMsPerGiB float64 `json:"host_alloc_ms_per_gib"`
+	HostAllocMs       float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
+	Source            string  `json:"source,omitempty"`
 }
 
 // PartitionProfile describes the device memory one partition holds.
