@@ -112,24 +112,8 @@ func countProofs(dir string) int {
 	return len(m)
 }
 
-// storeFailed returns how many partitions of the store's one job failed for
-// good.
-func storeFailed(t *testing.T, dir string) int {
-	t.Helper()
-	st, err := store.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	jobs, err := st.Jobs()
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("jobs: %v %v", jobs, err)
-	}
-	return jobs[0].Failed
-}
-
-// storeState returns the proved partitions of the store's one job.
-func storeState(t *testing.T, dir string) map[int]store.Partition {
+// storeJob returns the store's one job and its partitions.
+func storeJob(t *testing.T, dir string) (store.JobSummary, []store.Partition) {
 	t.Helper()
 	st, err := store.Open(dir, nil)
 	if err != nil {
@@ -144,6 +128,19 @@ func storeState(t *testing.T, dir string) map[int]store.Partition {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return jobs[0], parts
+}
+
+// storeFailed returns how many partitions of the store's one job failed for
+// good.
+func storeFailed(t *testing.T, dir string) int {
+	job, _ := storeJob(t, dir)
+	return job.Failed
+}
+
+// storeState returns the proved partitions of the store's one job.
+func storeState(t *testing.T, dir string) map[int]store.Partition {
+	_, parts := storeJob(t, dir)
 	out := map[int]store.Partition{}
 	for _, p := range parts {
 		if p.State == store.Proved {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/consensys/gnark/backend/witness"
 	urfave "github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/actors"
@@ -184,40 +185,7 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sol, err := prover.Synthesize(k, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := prover.Prep(k, sol)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := g.Backend.Stage(ctx, k, p)
-			if err != nil {
-				t.Fatalf("%s %d partition %d: stage: %v", tc.circuit, tc.target, part, err)
-			}
-			got, err := g.Backend.Compute(ctx, k, st)
-			st.Release()
-			if err != nil {
-				t.Fatalf("%s %d partition %d: compute: %v", tc.circuit, tc.target, part, err)
-			}
-			// The CPU backend clobbers a, b, c: it runs second.
-			cst, _ := prover.CPU{}.Stage(ctx, k, p)
-			want, err := prover.CPU{}.Compute(ctx, k, cst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.A.Equal(&want.A) || !got.B1.Equal(&want.B1) || !got.K.Equal(&want.K) || !got.Z.Equal(&want.Z) {
-				t.Fatalf("%s %d partition %d: GPU sums differ from the CPU's: A %v, B1 %v, K %v, Z %v", tc.circuit,
-					k.Constraints(), part, got.A.Equal(&want.A), got.B1.Equal(&want.B1), got.K.Equal(&want.K), got.Z.Equal(&want.Z))
-			}
-			bg2, err := prover.BG2(ctx, k, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.B2 == nil || !got.B2.Equal(&bg2) {
-				t.Fatalf("%s %d partition %d: b_g2 on the device %v differs from the CPU's", tc.circuit, k.Constraints(), part, got.B2)
-			}
+			got, p := sumsEqualCPU(t, g.Backend, k, w, fmt.Sprintf("%s %d partition %d", tc.circuit, k.Constraints(), part))
 			if _, err := prover.Finalize(k, got, got.B2, p, rand.Reader); err != nil {
 				t.Fatalf("%s %d partition %d: %v", tc.circuit, k.Constraints(), part, err)
 			}
@@ -274,19 +242,6 @@ func TestStreamedKeysUnderATinyLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	w, err := prover.Witness(k, []byte("tiny"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := prover.Synthesize(k, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := prover.Prep(k, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := g.Backend.Preload(k); err != nil {
 		t.Fatal(err)
 	}
@@ -298,27 +253,11 @@ func TestStreamedKeysUnderATinyLimit(t *testing.T) {
 	if plan.Tier == gpuprove.TierDevice || plan.ChunkPoints >= len(k.PK.G1.A) || !plan.Fits() {
 		t.Fatalf("plan under a 1 GiB limit: %+v", plan)
 	}
-	st, err := g.Backend.Stage(ctx, k, p)
+	w, err := prover.Witness(k, []byte("tiny"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := g.Backend.Compute(ctx, k, st)
-	st.Release()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cst, _ := prover.CPU{}.Stage(ctx, k, p)
-	want, err := prover.CPU{}.Compute(ctx, k, cst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg2, err := prover.BG2(ctx, k, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.A.Equal(&want.A) || !got.B1.Equal(&want.B1) || !got.K.Equal(&want.K) || !got.Z.Equal(&want.Z) || got.B2 == nil || !got.B2.Equal(&bg2) {
-		t.Fatalf("streamed sums differ from the CPU's: A %v, B1 %v, K %v, Z %v", got.A.Equal(&want.A), got.B1.Equal(&want.B1), got.K.Equal(&want.K), got.Z.Equal(&want.Z))
-	}
+	got, p := sumsEqualCPU(t, g.Backend, k, w, "mimc 2^20 under 1 GiB")
 	if _, err := prover.Finalize(k, got, got.B2, p, rand.Reader); err != nil {
 		t.Fatal(err)
 	}
@@ -453,4 +392,49 @@ func TestDeviceOpsAndLimit(t *testing.T) {
 	if r := submit(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: buf}); r.Err == nil {
 		t.Fatal("second free of a pool buffer succeeded")
 	}
+}
+
+// sumsEqualCPU synthesizes and prepares w, stages and computes it on the GPU
+// backend, and checks the G1 sums (and b_g2, when the backend computed it)
+// against the CPU's; it returns the GPU's result and the prepared partition.
+func sumsEqualCPU(t *testing.T, b *gpuprove.Backend, k *prover.Keys, w witness.Witness, name string) (*prover.Computed, *prover.Prepared) {
+	t.Helper()
+	ctx := context.Background()
+	sol, err := prover.Synthesize(k, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prover.Prep(k, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Stage(ctx, k, p)
+	if err != nil {
+		t.Fatalf("%s: stage: %v", name, err)
+	}
+	got, err := b.Compute(ctx, k, st)
+	st.Release()
+	if err != nil {
+		t.Fatalf("%s: compute: %v", name, err)
+	}
+	// The CPU backend clobbers a, b, c: it runs second.
+	cst, _ := prover.CPU{}.Stage(ctx, k, p)
+	want, err := prover.CPU{}.Compute(ctx, k, cst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.A.Equal(&want.A) || !got.B1.Equal(&want.B1) || !got.K.Equal(&want.K) || !got.Z.Equal(&want.Z) {
+		t.Fatalf("%s: GPU sums differ from the CPU's: A %v, B1 %v, K %v, Z %v", name,
+			got.A.Equal(&want.A), got.B1.Equal(&want.B1), got.K.Equal(&want.K), got.Z.Equal(&want.Z))
+	}
+	if prover.ComputesBG2(b) {
+		bg2, err := prover.BG2(ctx, k, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.B2 == nil || !got.B2.Equal(&bg2) {
+			t.Fatalf("%s: b_g2 on the device %v differs from the CPU's", name, got.B2)
+		}
+	}
+	return got, p
 }
