@@ -40,7 +40,7 @@ func ParsePriority(s string) (Priority, error) {
 }
 
 // Designs lists the lock designs by name.
-var Designs = []string{"single", "split-devsync", "split", "budget"}
+var Designs = []string{"single", "split-first", "split-devsync", "split", "budget"}
 
 // JobSpec is what the scheduler needs to know of a job.
 type JobSpec struct {

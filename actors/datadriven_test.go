@@ -85,11 +85,17 @@ func describe(e Event) string {
 		// Whether an op had to wait depends on how far the emulated
 		// device's stream goroutines got, so the protocol leaves it out.
 		s := "    op " + e.Op
+		if e.Async {
+			s += " (returns at enqueue)"
+		}
 		if e.Err != "" {
 			s += ": " + e.Err
 		}
 		return s
 	case EvOOM:
+		if e.Fallback {
+			return "    oom " + e.Op + " (fallback)"
+		}
 		return "    oom " + e.Op
 	case EvFallback:
 		return "  fallback"

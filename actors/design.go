@@ -37,8 +37,9 @@ type design struct {
 
 var designs = map[string]design{
 	"single":        {name: "single", locks: []string{"gpu"}, compute: "gpu", new: func() protocol { return &singleProto{} }},
-	"split-devsync": {name: "split-devsync", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &devsyncProto{} }},
-	"split":         {name: "split", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &splitProto{} }},
+	"split-first":   {name: "split-first", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &splitProto{v: splitFirst} }},
+	"split-devsync": {name: "split-devsync", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &splitProto{v: splitDevsync} }},
+	"split":         {name: "split", locks: []string{"mem", "compute"}, compute: "compute", staging: "mem", new: func() protocol { return &splitProto{v: splitFinal} }},
 	"budget":        {name: "budget", locks: []string{"compute"}, compute: "compute", staging: "budget", new: func() protocol { return &budgetProto{} }},
 }
 

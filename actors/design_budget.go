@@ -8,8 +8,13 @@ import "github.com/cuzk/cuzk/gpu"
 // the hot path.
 //
 //	reserve budget(VRAM) → MallocAsync → CopyIn
-//	lock compute → Compute → FreeAsync → RecordEvent → unlock compute
-//	EventSync → return budget(VRAM)
+//	lock compute → launch → FreeAsync → RecordEvent → EventSync → unlock compute
+//	return budget(VRAM)
+//
+// The launch returns at once and the free is enqueued right behind the
+// kernel on the same stream, as in cuzk; the event recorded after the free
+// is synchronized under compute_mtx, since that is where the kernel is seen
+// to end.
 //
 // The hazards it is built against, step by step:
 //
@@ -33,8 +38,7 @@ import "github.com/cuzk/cuzk/gpu"
 //  3. So A records an event after the free and returns the reservation only
 //     when EventSync on that event completes: the block is then observed and
 //     cached in the pool, and any stream's next MallocAsync takes it at once.
-//     The event sync waits only for A's own stream, never for B's kernel, so
-//     it is short and A holds no lock while waiting.
+//     The event sync waits only for A's own stream, never for B's kernel.
 //
 // With the ledger never above the device's memory, what the pool holds
 // (live, pending and cached blocks) stays within it too, and an allocation
@@ -78,7 +82,7 @@ func (s *budgetProto) granted(w *worker, lock string) {
 	case budgetWaitCompute:
 		w.beginStage(StageCompute)
 		s.step = budgetCompute
-		w.submit(gpu.Op{Kind: gpu.OpCompute, Kernel: w.kernel()})
+		w.submit(gpu.Op{Kind: gpu.OpCompute, Kernel: w.kernel(), Async: true})
 	}
 }
 
@@ -98,19 +102,19 @@ func (s *budgetProto) done(w *worker, op gpu.Op, r gpu.Result) {
 		s.step = budgetWaitCompute
 		w.acquire("compute", 0)
 	case budgetCompute:
-		w.endStage(nil)
 		s.step = budgetFree
 		w.submit(gpu.Op{Kind: gpu.OpFreeAsync, Buffer: s.buf})
 	case budgetFree:
-		w.vramChange(-w.cur.vram)
 		s.step = budgetRecord
 		w.submit(gpu.Op{Kind: gpu.OpRecordEvent})
 	case budgetRecord:
 		s.event = r.Event
-		w.release("compute")
 		s.step = budgetSync
 		w.submit(gpu.Op{Kind: gpu.OpEventSync, Event: s.event})
 	case budgetSync:
+		w.endStage(nil)
+		w.vramChange(-w.cur.vram)
+		w.release("compute")
 		w.release("budget")
 		w.finish()
 	}

@@ -5,7 +5,10 @@ import "github.com/cuzk/cuzk/gpu"
 // singleProto is cuzk's Phase 8/9 design: one "gpu" lock per device, held
 // from allocation to free.
 //
-//	lock gpu → Malloc → CopyIn → Compute → Free → unlock gpu
+//	lock gpu → Malloc → CopyIn → launch → StreamSync → Free → unlock gpu
+//
+// The kernel launch returns at once; the stream sync that reads the results
+// back waits for it, and only then is the buffer freed.
 //
 // Nothing on the device ever runs beside the holder's work, so it cannot OOM
 // (short of one partition not fitting) and no wait is hidden; the cost is that
@@ -23,6 +26,7 @@ const (
 	singleAlloc
 	singleCopy
 	singleCompute
+	singleSync
 	singleFree
 )
 
@@ -52,8 +56,11 @@ func (s *singleProto) done(w *worker, op gpu.Op, r gpu.Result) {
 		w.endStage(nil)
 		w.beginStage(StageCompute)
 		s.step = singleCompute
-		w.submit(gpu.Op{Kind: gpu.OpCompute, Kernel: w.kernel()})
+		w.submit(gpu.Op{Kind: gpu.OpCompute, Kernel: w.kernel(), Async: true})
 	case singleCompute:
+		s.step = singleSync
+		w.submit(gpu.Op{Kind: gpu.OpStreamSync})
+	case singleSync:
 		w.endStage(nil)
 		s.step = singleFree
 		w.submit(gpu.Op{Kind: gpu.OpFree, Buffer: s.buf})

@@ -41,6 +41,13 @@ type Event struct {
 	Bytes     int64
 	Count     int
 	Err       string
+	// Async marks an EvDeviceOp that returned at enqueue (an asynchronous
+	// copy or kernel launch): its Took is the call's, not the work's.
+	Async bool
+	// Fallback marks an EvOOM met on a design's fallback path (split:
+	// allocating under compute_mtx) rather than on its first attempt to
+	// stage (pre-staging under mem_mtx).
+	Fallback bool
 }
 
 // Observer receives events. It is called on the actors' goroutines and must

@@ -49,6 +49,12 @@ type worker struct {
 	held        map[string]uint64 // lock → id of a lease held
 	bufs        map[gpu.Buffer]gpu.OpKind
 	vram        int64 // bytes this worker has reported to the device ledger
+	// unsynced is set while the stream holds work that returned at enqueue
+	// (an async launch or copy, a FreeAsync) and no sync of it has
+	// returned: after a failure the worker syncs the stream before the
+	// partition leaves, so that its errors and frees stay with it.
+	unsynced bool
+	fellBack bool // the design fell back in this attempt
 
 	failErr error // set while cleaning up after a failed attempt
 }
@@ -131,6 +137,7 @@ func (w *worker) begin(m assign) {
 	w.bufs = map[gpu.Buffer]gpu.OpKind{}
 	w.vram = 0
 	w.failErr = nil
+	w.fellBack = false
 	w.startCPU(StageSynthesize)
 }
 
@@ -198,14 +205,20 @@ func (w *worker) stageName(work Work) string {
 // protocol's state.
 func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
 	e := Event{Kind: EvDeviceOp, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
-		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes}
+		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes, Async: op.Async}
 	if err != nil {
 		e.Err = err.Error()
 	}
 	w.env.emit(e)
 	if isOOM(err) {
 		w.env.emit(Event{Kind: EvOOM, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
-			Bytes: op.Bytes, Err: err.Error(), Stage: w.stage})
+			Bytes: op.Bytes, Err: err.Error(), Stage: w.stage, Fallback: w.fellBack})
+	}
+	switch {
+	case op.Async || op.Kind == gpu.OpFreeAsync:
+		w.unsynced = true
+	case op.Kind.Synchronizes() && err == nil:
+		w.unsynced = false
 	}
 	switch op.Kind {
 	case gpu.OpMalloc, gpu.OpMallocAsync:
@@ -254,8 +267,11 @@ func (w *worker) release(lock string) {
 	w.c.Send(w.locks[lock], releaseLease{worker: w.index, id: id})
 }
 
+// submit starts op on the worker's stream; a synchronization names it too,
+// so that it reports the errors of the worker's own async work and knows
+// whether it waited for another stream.
 func (w *worker) submit(op gpu.Op) {
-	if op.Kind.NeedsStream() {
+	if op.Kind.NeedsStream() || op.Kind.Synchronizes() {
 		op.Stream = w.stream
 	}
 	w.start(DeviceWork{Device: w.device, Partition: w.cur.p, Op: op})
@@ -272,7 +288,18 @@ func (w *worker) vramChange(delta int64) {
 	w.c.Send(w.dev, vramDelta{worker: w.index, bytes: delta})
 }
 
+// oom is the design's own out-of-memory: what op (cudaMemGetInfo) found free
+// is less than the partition needs. It is reported as an EvOOM, like the
+// device's, and returned as the attempt's error.
+func (w *worker) oom(op gpu.Op, free int64) error {
+	err := opErr(w, op, gpu.OOM(w.device, w.cur.vram, free))
+	w.env.emit(Event{Kind: EvOOM, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
+		Bytes: w.cur.vram, Err: err.Error(), Stage: w.stage, Fallback: w.fellBack})
+	return err
+}
+
 func (w *worker) fallback(reason error) {
+	w.fellBack = true
 	w.env.emit(Event{Kind: EvFallback, Device: w.device, Worker: w.index, Partition: w.cur.p, Stage: w.stage,
 		Bytes: w.cur.vram, Err: reason.Error()})
 }
@@ -333,6 +360,13 @@ func (w *worker) cleanup() {
 		} else {
 			w.submit(gpu.Op{Kind: gpu.OpFree, Buffer: b})
 		}
+		return
+	}
+	if w.unsynced {
+		// Whatever it reports belongs to this failed attempt; the sync
+		// is cleanup, and its outcome (success or not) ends it.
+		w.unsynced = false
+		w.submit(gpu.Op{Kind: gpu.OpStreamSync})
 		return
 	}
 	for _, lock := range sortedKeys(w.held) {

@@ -15,19 +15,20 @@ type collector struct {
 	record  bool
 	next    actors.Observer // a further observer (a trace writer), may be nil
 
-	firstSubmit time.Duration
-	submitted   int
-	lastDone    time.Duration
-	outstanding map[string]bool // jobs not yet done
-	proved      int
-	failed      int
-	retries     int
-	ooms        int
-	fallbacks   int
-	waitedOps   int
-	leaseWait   map[string][]time.Duration
-	leaseHold   map[string][]time.Duration
-	lockOrder   []string
+	firstSubmit  time.Duration
+	submitted    int
+	lastDone     time.Duration
+	outstanding  map[string]bool // jobs not yet done
+	proved       int
+	failed       int
+	retries      int
+	ooms         int
+	fallbackOOMs int // of ooms, those met on a fallback path
+	fallbacks    int
+	waitedOps    int
+	leaseWait    map[string][]time.Duration
+	leaseHold    map[string][]time.Duration
+	lockOrder    []string
 
 	// Recorded for timelines.
 	stages  []stageSpan
@@ -136,6 +137,9 @@ func (c *collector) Observe(e actors.Event) {
 		}
 	case actors.EvOOM:
 		c.ooms++
+		if e.Fallback {
+			c.fallbackOOMs++
+		}
 		c.mark(e, "OOM")
 	case actors.EvFallback:
 		c.fallbacks++

@@ -31,17 +31,22 @@ type Report struct {
 
 	// Throughput is partitions proved per second between the first submission
 	// and the last proof.
-	Throughput      float64     `json:"partitions_per_s"`
-	SecondsPerJob10 float64     `json:"s_per_10_partition_job"`
-	GPUBusyPct      float64     `json:"gpu_busy_pct"`
-	VRAMPeakGiB     float64     `json:"vram_peak_gib"`
-	OOMs            int         `json:"ooms"`
-	Fallbacks       int         `json:"fallbacks"`
-	DeviceWaits     int         `json:"device_wide_waits"` // syncs/frees that waited for another stream's work
-	DeviceWaitedS   float64     `json:"device_wide_waited_s"`
-	PoolWaits       int         `json:"pool_cross_stream_waits"`
-	Locks           []LockStats `json:"locks"`
-	Events          int64       `json:"events"`
+	Throughput      float64 `json:"partitions_per_s"`
+	SecondsPerJob10 float64 `json:"s_per_10_partition_job"`
+	GPUBusyPct      float64 `json:"gpu_busy_pct"`
+	VRAMPeakGiB     float64 `json:"vram_peak_gib"`
+	OOMs            int     `json:"ooms"`
+	// OOMsFirst are the OOMs of a first attempt to stage (a split design's
+	// pre-stage under mem_mtx, any other design's allocation); OOMsFallback
+	// those met on a fallback path (under compute_mtx). They add up to OOMs.
+	OOMsFirst     int         `json:"ooms_pre_stage"`
+	OOMsFallback  int         `json:"ooms_fallback"`
+	Fallbacks     int         `json:"fallbacks"`
+	DeviceWaits   int         `json:"device_wide_waits"` // syncs/frees that waited for another stream's work
+	DeviceWaitedS float64     `json:"device_wide_waited_s"`
+	PoolWaits     int         `json:"pool_cross_stream_waits"`
+	Locks         []LockStats `json:"locks"`
+	Events        int64       `json:"events"`
 }
 
 // LockStats summarizes the leases of one lock over all devices.
@@ -60,7 +65,7 @@ func buildReport(r *resolved, k *Kernel, c *collector, j *memJournal, acc device
 		Devices: r.devices, VRAMGiB: round(float64(r.vram)/float64(gib), 2), ReuseAcross: r.cfg.Pool.ReuseAcrossStreams,
 		Seed: r.seed, Complete: complete, SimulatedS: round(k.now.Seconds(), 3),
 		Partitions: c.proved, Failed: c.failed, Retries: c.retries, Duplicates: j.duplicates, Crashes: crashes,
-		OOMs: c.ooms, Fallbacks: c.fallbacks, DeviceWaits: acc.deviceWaits, DeviceWaitedS: round(acc.deviceWaited.Seconds(), 3),
+		OOMs: c.ooms, OOMsFirst: c.ooms - c.fallbackOOMs, OOMsFallback: c.fallbackOOMs, Fallbacks: c.fallbacks, DeviceWaits: acc.deviceWaits, DeviceWaitedS: round(acc.deviceWaited.Seconds(), 3),
 		PoolWaits: acc.poolWaits, VRAMPeakGiB: round(float64(acc.peak)/float64(gib), 2), Events: k.events,
 	}
 	span := c.lastDone - max(c.firstSubmit, 0)
@@ -114,7 +119,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "throughput  %.3f partitions/s   %.1f s per 10-partition job\n", r.Throughput, r.SecondsPerJob10)
 	fmt.Fprintf(&b, "GPU busy    %.1f %%\n", r.GPUBusyPct)
 	fmt.Fprintf(&b, "VRAM peak   %.2f GiB of %.2f GiB\n", r.VRAMPeakGiB, r.VRAMGiB)
-	fmt.Fprintf(&b, "OOM         %d   fallbacks %d\n", r.OOMs, r.Fallbacks)
+	fmt.Fprintf(&b, "OOM         %d (%d pre-stage, %d in a fallback)   fallbacks %d\n", r.OOMs, r.OOMsFirst, r.OOMsFallback, r.Fallbacks)
 	fmt.Fprintf(&b, "waits       %d device-wide waits (%.1f s), %d pool cross-stream waits\n", r.DeviceWaits, r.DeviceWaitedS, r.PoolWaits)
 	if r.Crashes > 0 || r.Duplicates > 0 {
 		fmt.Fprintf(&b, "crashes     %d process crash(es), %d partitions proved twice\n", r.Crashes, r.Duplicates)

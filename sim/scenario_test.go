@@ -277,6 +277,9 @@ func TestH200PredictionsMatchHardware(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, design := range actors.Designs {
+			if design == "split-first" {
+				continue // never run on the H200: it fails partitions by design
+			}
 			for _, workers := range []int{2, 3} {
 				m, ok := measured[fmt.Sprintf("%s/%d", design, workers)]
 				if !ok {
@@ -328,29 +331,25 @@ func readBenchTable(t *testing.T, path string) map[string]benchRow {
 	return rows
 }
 
-// Phase 10's split-devsync on the 16 GiB card OOMs when its three workers'
-// partitions meet; retried at once, a partition meets them again and some
-// fail for good. With a retry backoff the model's same OOMs are retried
-// after the others have moved on, and every partition is proved.
-func TestRetryBackoffSavesPartitions(t *testing.T) {
-	s, err := LoadScenario("phase10-devsync")
+// Phase 10 as first written fails partitions on the 16 GiB card because its
+// fallback cannot use what the pool caches: a cause no wait removes. A retry
+// backoff (on the virtual clock) spaces the retries out and still every run
+// fails partitions, each after its attempts.
+func TestRetryBackoffDoesNotCureTheFirstSplit(t *testing.T) {
+	s, err := LoadScenario("phase10-first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := map[time.Duration]int{}
-	for _, b := range []time.Duration{0, 250 * time.Millisecond} {
+	for _, b := range []time.Duration{0, 250 * time.Millisecond, 2 * time.Second} {
 		res, err := Run(s, Options{RetryBackoff: &b})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := res.Report
-		if !r.Complete || r.OOMs == 0 {
-			t.Fatalf("backoff %v: complete %v, %d OOMs", b, r.Complete, r.OOMs)
+		t.Logf("backoff %v: %d proved, %d failed, %d OOMs (%d in a fallback)", b, r.Partitions, r.Failed, r.OOMs, r.OOMsFallback)
+		if !r.Complete || r.Failed == 0 || r.OOMsFallback == 0 || r.Retries == 0 {
+			t.Errorf("backoff %v: complete %v, %d failed, %d fallback OOMs, %d retries; want failures from fallback OOMs after retries",
+				b, r.Complete, r.Failed, r.OOMsFallback, r.Retries)
 		}
-		failed[b] = r.Failed
-		t.Logf("backoff %v: %d proved, %d failed, %d OOMs", b, r.Partitions, r.Failed, r.OOMs)
-	}
-	if failed[0] == 0 || failed[250*time.Millisecond] != 0 {
-		t.Errorf("failed partitions: %d without backoff, %d with 250 ms; want some, then none", failed[0], failed[250*time.Millisecond])
 	}
 }
