@@ -258,9 +258,12 @@ func TestRequestLimits(t *testing.T) {
 		{"bad priority", job(func(r *cuzkv1.SubmitProofRequest) { r.Priority = 9 }), codes.InvalidArgument},
 		{"long idempotency key", job(func(r *cuzkv1.SubmitProofRequest) { r.IdempotencyKey = strings.Repeat("k", 257) }), codes.InvalidArgument},
 		{"no keys made", job(func(r *cuzkv1.SubmitProofRequest) { r.GetExample().Keys.Constraints = 2048 }), codes.FailedPrecondition},
-		{"outside circuit", job(func(r *cuzkv1.SubmitProofRequest) {
+		{"outside circuit's key set not made", job(func(r *cuzkv1.SubmitProofRequest) {
 			r.Circuit = &cuzkv1.SubmitProofRequest_Outside{Outside: &cuzkv1.OutsideCircuit{KeySet: "x", Witnesses: [][]byte{{1}}}}
-		}), codes.Unimplemented},
+		}), codes.FailedPrecondition},
+		{"outside circuit without witnesses", job(func(r *cuzkv1.SubmitProofRequest) {
+			r.Circuit = &cuzkv1.SubmitProofRequest_Outside{Outside: &cuzkv1.OutsideCircuit{KeySet: "x"}}
+		}), codes.InvalidArgument},
 	} {
 		err := c.call(ctx, "SubmitProof", c2.req, &cuzkv1.SubmitProofResponse{})
 		if status.Code(err) != c2.code {
