@@ -48,10 +48,21 @@ type JobSpec struct {
 	Partitions int
 	// Pending lists the partitions to prove; nil means all of them. Resume
 	// passes the ones the store has not recorded as proved.
-	Pending  []int
-	Size     int   // constraints per partition
-	VRAM     int64 // device bytes one partition holds during stage and compute
+	Pending []int
+	Size    int   // constraints per partition
+	VRAM    int64 // device bytes one partition holds during stage and compute
+	// Copy is how many of those bytes staging copies from the host; zero
+	// is all of VRAM (the rest is written on the device).
+	Copy     int64
 	Priority Priority
+}
+
+// copyBytes is what staging copies from the host.
+func (j JobSpec) copyBytes() int64 {
+	if j.Copy == 0 {
+		return j.VRAM
+	}
+	return j.Copy
 }
 
 // Config configures the actors. Defaults are applied by (Config).WithDefaults.

@@ -96,7 +96,7 @@ func (s *budgetProto) done(w *worker, op gpu.Op, r gpu.Result) {
 		s.buf = r.Buffer
 		w.vramChange(w.cur.vram)
 		s.step = budgetCopy
-		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.vram})
+		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.copy})
 	case budgetCopy:
 		w.endStage(nil)
 		s.step = budgetWaitCompute

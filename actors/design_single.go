@@ -51,7 +51,7 @@ func (s *singleProto) done(w *worker, op gpu.Op, r gpu.Result) {
 		s.buf = r.Buffer
 		w.vramChange(w.cur.vram)
 		s.step = singleCopy
-		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.vram})
+		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.copy})
 	case singleCopy:
 		w.endStage(nil)
 		w.beginStage(StageCompute)

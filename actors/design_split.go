@@ -147,7 +147,7 @@ func (s *splitProto) done(w *worker, op gpu.Op, r gpu.Result) {
 		} else {
 			s.step = splitFallbackCopy
 		}
-		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.vram})
+		w.submit(gpu.Op{Kind: gpu.OpCopyIn, Buffer: s.buf, Bytes: w.cur.copy})
 	case splitCopy:
 		w.release("mem")
 		w.endStage(nil)

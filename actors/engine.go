@@ -163,6 +163,9 @@ func validateJob(j JobSpec) error {
 	if j.VRAM <= 0 {
 		return fmt.Errorf("VRAM per partition must be positive, got %d", j.VRAM)
 	}
+	if j.Copy < 0 || j.Copy > j.VRAM {
+		return fmt.Errorf("copy of %d bytes per partition: must be between 0 and its VRAM, %d", j.Copy, j.VRAM)
+	}
 	if j.Priority < PriorityLow || j.Priority > PriorityCritical {
 		return fmt.Errorf("unknown priority %d", int(j.Priority))
 	}

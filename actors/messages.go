@@ -57,6 +57,7 @@ type assign struct {
 	p       PartitionID
 	size    int
 	vram    int64
+	copy    int64 // bytes staged from the host (≤ vram)
 }
 
 // attemptEnded reports the end of an attempt; err nil means the partition is

@@ -58,12 +58,13 @@ type simWait struct {
 	done  func(gpu.Result)
 }
 
-func newDevice(k *Kernel, index int, total int64, prof DeviceProfile, policy gpu.PoolPolicy) *Device {
+func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceProfile, policy gpu.PoolPolicy) *Device {
 	name := prof.Name
 	if name == "" {
 		name = "simulated GPU"
 	}
-	m, err := model.New(model.Options{Index: index, Total: total, Context: int64(prof.ContextMiB * (1 << 20)), Pool: policy})
+	taken := int64(prof.ContextMiB*(1<<20)) + mem.Resident
+	m, err := model.New(model.Options{Index: index, Total: total, Context: taken, Pool: policy})
 	if err != nil {
 		// The scenario's checks keep memory positive and the context inside
 		// it; anything else is a bug here.
@@ -71,7 +72,7 @@ func newDevice(k *Kernel, index int, total int64, prof DeviceProfile, policy gpu
 	}
 	d := &Device{
 		k:    k,
-		info: gpu.Info{Index: index, Name: name, Total: total},
+		info: gpu.Info{Index: index, Name: name, Total: max(total-mem.Resident-mem.Headroom, 1)},
 		prof: prof,
 		m:    m,
 	}

@@ -37,6 +37,7 @@ type Kernel struct {
 	cpu     *CPU
 	devices []*Device
 	vram    []int64 // per device, bytes
+	mem     DeviceMemory
 	pool    gpu.PoolPolicy
 	faults  *faultState
 	events  int64
@@ -46,10 +47,27 @@ type Kernel struct {
 
 var _ actors.Runtime = (*Kernel)(nil)
 
+// DeviceMemory is what a simulated device holds outside the designs.
+type DeviceMemory struct {
+	// Resident is taken at start with cudaMalloc (keys, buffers, a
+	// ballast): never free, never the pool's.
+	Resident int64
+	// Headroom is left out of the memory the device reports to the designs
+	// (gpu.Info.Total), for what allocates behind their ledger.
+	Headroom int64
+}
+
 // NewKernel returns a kernel at virtual time zero with one simulated device
 // per entry of vram (its memory in bytes), all of the profile's kind.
 func NewKernel(p *Profile, vram []int64, pool gpu.PoolPolicy, seed uint64) *Kernel {
+	return NewKernelWith(p, vram, DeviceMemory{}, pool, seed)
+}
+
+// NewKernelWith is NewKernel with memory taken on every device before the
+// designs start.
+func NewKernelWith(p *Profile, vram []int64, mem DeviceMemory, pool gpu.PoolPolicy, seed uint64) *Kernel {
 	k := &Kernel{
+		mem:     mem,
 		seed:    seed,
 		rng:     rand.New(rand.NewPCG(seed, 0x6375_7a6b_6163_746f)),
 		noise:   rand.New(rand.NewPCG(seed, 0x6375_7a6b_6d6f_646c)),
@@ -75,7 +93,7 @@ func (k *Kernel) boot() {
 	k.cpu = newCPU(k, k.profile.Host)
 	k.devices = make([]*Device, len(k.vram))
 	for i, v := range k.vram {
-		k.devices[i] = newDevice(k, i, v, k.profile.Device, k.pool)
+		k.devices[i] = newDevice(k, i, v, k.mem, k.profile.Device, k.pool)
 	}
 }
 

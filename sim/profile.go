@@ -71,6 +71,9 @@ type DeviceProfile struct {
 type PartitionProfile struct {
 	VRAMGiB  float64 `json:"vram_gib"`
 	Exponent float64 `json:"exponent"`
+	// CopyGiB is how much of VRAMGiB staging copies from the host, scaled
+	// like it; 0: all of it.
+	CopyGiB float64 `json:"copy_gib,omitempty"`
 	// ScratchGiB is device memory the compute kernel takes from the
 	// stream-ordered pool while it runs (an MSM's sort buffers and buckets),
 	// at the reference size, scaled like VRAMGiB; 0: none.
@@ -141,6 +144,7 @@ func (p *Profile) validate() error {
 		{"device.mem_info_ms", d.MemInfoMs, false}, {"device.host_alloc_ms_per_gib", d.HostAllocMsPerGiB, false},
 		{"device.host_alloc_ms", d.HostAllocMs, false}, {"device.context_mib", d.ContextMiB, false},
 		{"partition.vram_gib", p.Partition.VRAMGiB, true}, {"partition.scratch_gib", p.Partition.ScratchGiB, false},
+		{"partition.copy_gib", p.Partition.CopyGiB, false},
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
@@ -213,6 +217,26 @@ func (p *Profile) PartitionVRAM(size int) int64 {
 	}
 	g := p.Partition.VRAMGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
 	return int64(g * float64(gib))
+}
+
+// PartitionCopy is how many bytes staging a partition of size constraints
+// copies from the host (its VRAM when the profile does not say).
+func (p *Profile) PartitionCopy(size int) int64 {
+	if p.Partition.CopyGiB == 0 {
+		return p.PartitionVRAM(size)
+	}
+	return min(p.partitionGiB(p.Partition.CopyGiB, size), p.PartitionVRAM(size))
+}
+
+func (p *Profile) partitionGiB(g float64, size int) int64 {
+	if size <= 0 {
+		size = p.ReferenceConstraints
+	}
+	exp := p.Partition.Exponent
+	if exp == 0 {
+		exp = 1
+	}
+	return int64(g * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp) * float64(gib))
 }
 
 // KernelScratch is the pool memory the compute kernel of a partition of size

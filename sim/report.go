@@ -18,6 +18,8 @@ type Report struct {
 	WorkersPerDevice int     `json:"workers_per_device"`
 	Devices          int     `json:"devices"`
 	VRAMGiB          float64 `json:"vram_gib"`
+	ResidentGiB      float64 `json:"resident_gib,omitempty"`
+	HeadroomGiB      float64 `json:"headroom_gib,omitempty"`
 	ReuseAcross      bool    `json:"pool_reuse_across_streams"`
 	Seed             uint64  `json:"seed"`
 
@@ -62,7 +64,8 @@ type LockStats struct {
 func buildReport(r *resolved, k *Kernel, c *collector, j *memJournal, acc deviceTotals, complete bool, crashes int) *Report {
 	rep := &Report{
 		Scenario: r.name, Profile: r.profile.Name, Design: r.cfg.Design, WorkersPerDevice: r.cfg.WorkersPerDevice,
-		Devices: r.devices, VRAMGiB: round(float64(r.vram)/float64(gib), 2), ReuseAcross: r.cfg.Pool.ReuseAcrossStreams,
+		Devices: r.devices, VRAMGiB: round(float64(r.vram)/float64(gib), 2),
+		ResidentGiB: round(float64(r.mem.Resident)/float64(gib), 2), HeadroomGiB: round(float64(r.mem.Headroom)/float64(gib), 2), ReuseAcross: r.cfg.Pool.ReuseAcrossStreams,
 		Seed: r.seed, Complete: complete, SimulatedS: round(k.now.Seconds(), 3),
 		Partitions: c.proved, Failed: c.failed, Retries: c.retries, Duplicates: j.duplicates, Crashes: crashes,
 		OOMs: c.ooms, OOMsFirst: c.ooms - c.fallbackOOMs, OOMsFallback: c.fallbackOOMs, Fallbacks: c.fallbacks, DeviceWaits: acc.deviceWaits, DeviceWaitedS: round(acc.deviceWaited.Seconds(), 3),

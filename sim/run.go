@@ -43,7 +43,7 @@ func simulate(start StartFunc, r *resolved) (*Result, error) {
 	for i := range vram {
 		vram[i] = r.vram
 	}
-	k := NewKernel(r.profile, vram, r.cfg.Pool, r.seed)
+	k := NewKernelWith(r.profile, vram, r.mem, r.cfg.Pool, r.seed)
 	journal := newMemJournal()
 	col := newCollector(k, journal, r.record)
 	col.next = r.observer

@@ -23,7 +23,15 @@ type Scenario struct {
 	Seed        uint64 `json:"seed"`
 	Devices     int    `json:"devices"`
 	// VRAMGiB overrides the profile's device memory when positive.
-	VRAMGiB          float64 `json:"vram_gib,omitempty"`
+	VRAMGiB float64 `json:"vram_gib,omitempty"`
+	// ResidentGiB is device memory taken before the designs start, outside
+	// the pool (resident keys, chunk buffers, tables, a --vram-limit
+	// ballast): cudaMemGetInfo never counts it free. Default 0.
+	ResidentGiB float64 `json:"resident_gib,omitempty"`
+	// HeadroomGiB is memory the designs' ledger leaves to what allocates
+	// behind its back (a kernel's pool scratch): the devices report
+	// vram − resident − headroom as theirs (gpu.Info.Total). Default 0.
+	HeadroomGiB      float64 `json:"headroom_gib,omitempty"`
 	Design           string  `json:"design"`
 	WorkersPerDevice int     `json:"workers_per_device"`
 	MaxAttempts      int     `json:"max_attempts,omitempty"`
@@ -120,6 +128,9 @@ func (s *Scenario) validate() error {
 	if s.VRAMGiB < 0 || math.IsNaN(s.VRAMGiB) {
 		return fmt.Errorf("field vram_gib: must be positive, got %g", s.VRAMGiB)
 	}
+	if s.ResidentGiB < 0 || math.IsNaN(s.ResidentGiB) || s.HeadroomGiB < 0 || math.IsNaN(s.HeadroomGiB) {
+		return fmt.Errorf("fields resident_gib and headroom_gib: must be non-negative, got %g and %g", s.ResidentGiB, s.HeadroomGiB)
+	}
 	if s.WorkersPerDevice < 0 {
 		return fmt.Errorf("field workers_per_device: must be at least 1, got %d", s.WorkersPerDevice)
 	}
@@ -214,6 +225,7 @@ type resolved struct {
 	seed     uint64
 	devices  int
 	vram     int64
+	mem      DeviceMemory
 	cfg      actors.Config
 	jobs     []timedJob
 	faults   []FaultConfig
@@ -243,6 +255,11 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 		vramGiB = o.VRAMGiB
 	}
 	r.vram = int64(vramGiB * float64(gib))
+	r.mem = DeviceMemory{Resident: int64(s.ResidentGiB * float64(gib)), Headroom: int64(s.HeadroomGiB * float64(gib))}
+	if left := r.vram - int64(s.profile.Device.ContextMiB*(1<<20)) - r.mem.Resident - r.mem.Headroom; left <= 0 {
+		return nil, fmt.Errorf("scenario %s: %s of device memory leaves nothing to the designs after the context, %s resident and %s of headroom",
+			r.name, gpu.FormatBytes(r.vram), gpu.FormatBytes(r.mem.Resident), gpu.FormatBytes(r.mem.Headroom))
+	}
 	pool := gpu.DefaultPoolPolicy()
 	if s.Pool != nil {
 		if s.Pool.ReuseAcrossStreams != nil {
@@ -292,7 +309,7 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 			r.jobs = append(r.jobs, timedJob{
 				at: ms(j.SubmitAtMs + float64(i)*j.EveryMs),
 				job: actors.JobSpec{ID: id, Partitions: j.Partitions, Size: size,
-					VRAM: s.profile.PartitionVRAM(size), Priority: prio},
+					VRAM: s.profile.PartitionVRAM(size), Copy: s.profile.PartitionCopy(size), Priority: prio},
 			})
 		}
 	}
