@@ -18,7 +18,6 @@ import (
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/gpu"
-	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
@@ -261,11 +260,8 @@ func daemonSetup(c *cli.Context, log io.Writer) service.SetupFunc {
 // keyTier is where the GPU backend keeps a key set's points (its plan on
 // the first device: device, pinned or host); nil on other backends.
 func keyTier(b prover.Backend) func(*prover.Keys) string {
-	p, ok := b.(interface {
-		Devices() []int
-		Plan(int, *prover.Keys) (gpuprove.Plan, error)
-	})
-	if !ok {
+	p := prover.CapabilitiesOf(b).Keys
+	if p == nil {
 		return nil
 	}
 	return func(k *prover.Keys) string {
@@ -273,19 +269,19 @@ func keyTier(b prover.Backend) func(*prover.Keys) string {
 		if len(devs) == 0 {
 			return ""
 		}
-		plan, err := p.Plan(devs[0], k)
+		plan, err := p.DevicePlan(devs[0], k)
 		if err != nil {
 			return ""
 		}
-		return plan.Tier
+		return plan.KeyTier()
 	}
 }
 
 // evictDeviceKeys frees the device copies of keys idle that long, on a
 // backend that keeps them; nil on one that does not.
 func evictDeviceKeys(b prover.Backend, m *metrics.Metrics) func(time.Duration) (int64, error) {
-	h, ok := b.(keyHolder)
-	if !ok {
+	h := prover.CapabilitiesOf(b).Keys
+	if h == nil {
 		return nil
 	}
 	return func(idle time.Duration) (int64, error) {

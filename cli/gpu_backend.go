@@ -45,20 +45,18 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 // worker), so that the first ones do not wait for it; the solver's memory
 // for them too, where prep copies out of it.
 func preloadKeys(b prover.Backend, k *prover.Keys, inFlight int) error {
-	if _, ok := b.(prover.PrepAllocator); ok {
+	caps := prover.CapabilitiesOf(b)
+	if caps.Prep != nil {
 		k.ReserveSolves(inFlight)
 	}
-	if p, ok := b.(interface{ Preload(*prover.Keys) error }); ok {
-		if err := p.Preload(k); err != nil {
-			return fmt.Errorf("load keys onto the GPU: %w", err)
-		}
+	if caps.Keys == nil {
+		return nil
 	}
-	if p, ok := b.(interface {
-		ReservePinned(*prover.Keys, int) error
-	}); ok {
-		if err := p.ReservePinned(k, inFlight); err != nil {
-			return fmt.Errorf("pin host memory for staging: %w", err)
-		}
+	if err := caps.Keys.Preload(k); err != nil {
+		return fmt.Errorf("load keys onto the GPU: %w", err)
+	}
+	if err := caps.Keys.ReservePinned(k, inFlight); err != nil {
+		return fmt.Errorf("pin host memory for staging: %w", err)
 	}
 	return nil
 }
@@ -89,28 +87,16 @@ func bg2Where(b prover.Backend) string {
 	return "cpu"
 }
 
-// keyHolder is a backend that keeps proving keys on its devices.
-type keyHolder interface {
-	Devices() []int
-	Resident(device int) int64
-	EvictIdleOn(device int, idle time.Duration) (int64, error)
-	Pinned() int64
-}
-
-// reportKeys records the keys resident on b's devices, and its pinned
-// staging memory, in the metrics.
+// reportKeys records what b holds on its devices for key sets, and its
+// pinned staging memory, in the metrics.
 func reportKeys(b prover.Backend, m *metrics.Metrics) {
-	h, ok := b.(keyHolder)
-	if !ok {
+	h := prover.CapabilitiesOf(b).Keys
+	if h == nil {
 		return
 	}
 	for _, i := range h.Devices() {
-		if u, ok := b.(interface{ Usage(int) gpuprove.Usage }); ok {
-			x := u.Usage(i)
-			m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables)
-			continue
-		}
-		m.SetKeysResident(i, h.Resident(i))
+		x := h.Held(i)
+		m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables)
 	}
 	m.SetPinnedHost(h.Pinned())
 }
@@ -120,27 +106,24 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 func printPlan(w io.Writer, b prover.Backend, devices []gpu.Device, k *prover.Keys) error {
 	fmt.Fprintf(w, "%s, %d constraints, domain %d: one partition's buffer %s\n", k.Circuit, k.Constraints(), k.PK.Domain.Cardinality,
 		gpu.FormatBytes(runner.FootprintFor(b, k)))
-	planner, ok := b.(interface {
-		Plan(int, *prover.Keys) (gpuprove.Plan, error)
-	})
+	planner := prover.CapabilitiesOf(b).Keys
 	var errs []error
 	for _, d := range devices {
 		info := d.Info()
-		if !ok {
+		if planner == nil {
 			fmt.Fprintf(w, "device %d (%s): %s for partitions\n", info.Index, info.Name, gpu.FormatBytes(info.Total))
 			if need := runner.FootprintFor(b, k); need > info.Total {
 				errs = append(errs, fmt.Errorf("device %d: one partition needs %s, %s available", info.Index, gpu.FormatBytes(need), gpu.FormatBytes(info.Total)))
 			}
 			continue
 		}
-		p, err := planner.Plan(info.Index, k)
+		p, err := planner.DevicePlan(info.Index, k)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "device %d (%s): %s", info.Index, info.Name, p)
 		if !p.Fits() {
-			errs = append(errs, fmt.Errorf("device %d: %w: it needs %s for the key set and %s for one partition, %s available",
-				info.Index, gpuprove.ErrDoesNotFit, gpu.FormatBytes(p.Reserved()), gpu.FormatBytes(p.Partition), gpu.FormatBytes(p.Free)))
+			errs = append(errs, fmt.Errorf("device %d: %w (the plan above)", info.Index, gpuprove.ErrDoesNotFit))
 		}
 	}
 	return errors.Join(errs...)
@@ -150,8 +133,8 @@ func printPlan(w io.Writer, b prover.Backend, devices []gpu.Device, k *prover.Ke
 // used for idle, and keeps the metrics current. Freeing waits for the whole
 // device (cudaFree), so it happens only for keys idle that long.
 func evictIdleKeys(b prover.Backend, m *metrics.Metrics, idle time.Duration, log func(device int, freed int64, err error)) (stop func()) {
-	h, ok := b.(keyHolder)
-	if !ok || idle <= 0 {
+	h := prover.CapabilitiesOf(b).Keys
+	if h == nil || idle <= 0 {
 		return func() {}
 	}
 	return every(idleCheck(idle), func() {

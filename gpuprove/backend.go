@@ -45,7 +45,12 @@ type Backend struct {
 	rr int // next device for calls that come without a placement
 }
 
-var _ prover.Backend = (*Backend)(nil)
+var (
+	_ prover.Backend     = (*Backend)(nil)
+	_ prover.KeyPlacer   = (*Backend)(nil)
+	_ prover.Footprinter = (*Backend)(nil)
+	_ prover.BG2Computer = (*Backend)(nil)
+)
 
 // BackendOptions configures a Backend.
 type BackendOptions struct {
@@ -178,12 +183,22 @@ func (b *Backend) Plan(i int, k *prover.Keys) (Plan, error) {
 	return dk.plan(k, keyLayout(k).total)
 }
 
-// Usage is what the backend holds on device i, by kind.
-func (b *Backend) Usage(i int) Usage {
+// Held implements prover.KeyPlacer: what the backend holds on device i, by
+// kind.
+func (b *Backend) Held(i int) prover.Held {
 	if dk, ok := b.devs[i]; ok {
 		return dk.usage()
 	}
-	return Usage{}
+	return prover.Held{}
+}
+
+// DevicePlan implements prover.KeyPlacer: Plan as a prover.DevicePlan.
+func (b *Backend) DevicePlan(i int, k *prover.Keys) (prover.DevicePlan, error) {
+	p, err := b.Plan(i, k)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Devices are the CUDA indices of the backend's devices.

@@ -204,7 +204,7 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 	} else {
 		t.Logf("split MSMs: %d zero, %d one, %d other scalars", zero, one, other)
 	}
-	u := g.Backend.Usage(0)
+	u := g.Backend.Held(0)
 	t.Logf("device 0 holds: %+v", u)
 	if streamed := opt.KeyTier == gpuprove.TierPinned || opt.KeyTier == gpuprove.TierHost; streamed {
 		if u.Keys != 0 || u.Host <= 0 || u.Chunks <= 0 {

@@ -232,19 +232,10 @@ func (dk *deviceKeys) reserved() int64 {
 
 func (dk *deviceKeys) resident() int64 { return dk.usage().Keys }
 
-// Usage is what a backend holds on one device, by kind.
-type Usage struct {
-	Keys    int64 // key points resident on the device
-	Host    int64 // key points on the host, streamed
-	Chunks  int64 // chunk buffers of streamed points
-	Scratch int64 // room for the largest MSM's scratch
-	Tables  int64 // NTT tables
-}
-
-func (dk *deviceKeys) usage() Usage {
+func (dk *deviceKeys) usage() prover.Held {
 	dk.mu.Lock()
 	defer dk.mu.Unlock()
-	u := Usage{Tables: dk.tables}
+	u := prover.Held{Tables: dk.tables}
 	for _, r := range dk.keys {
 		u.Keys += r.onDevice()
 		if r.plan.Tier != TierDevice {

@@ -63,6 +63,9 @@ type Plan struct {
 	Beside int `json:"partitions_beside"`
 }
 
+// KeyTier is where the key's points live (prover.DevicePlan).
+func (p Plan) KeyTier() string { return p.Tier }
+
 // Reserved is what the backend holds on the device for the key set.
 func (p Plan) Reserved() int64 { return p.Keys + p.Chunks + p.Scratch + p.Tables }
 

@@ -243,8 +243,8 @@ func Prep(k *Keys, s *Solution) (*Prepared, error) { return PrepInto(k, s, nil) 
 
 // PrepFor is Prep into the memory backend b gives, when it gives any.
 func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) {
-	a, ok := b.(PrepAllocator)
-	if !ok {
+	a := CapabilitiesOf(b).Prep
+	if a == nil {
 		return Prep(k, s)
 	}
 	mem, err := a.PrepMemory(k)
@@ -413,18 +413,9 @@ type Backend interface {
 	Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error)
 }
 
-// BG2Computer is a Backend whose Compute can also run the G2 MSM of b_g2,
-// filling Computed.B2; ComputesBG2 says whether it does with its settings.
-type BG2Computer interface {
-	ComputesBG2() bool
-}
-
 // ComputesBG2 says whether b's Compute fills Computed.B2, so that the BG2
 // stage has nothing left to do.
-func ComputesBG2(b Backend) bool {
-	g, ok := b.(BG2Computer)
-	return ok && g.ComputesBG2()
-}
+func ComputesBG2(b Backend) bool { return CapabilitiesOf(b).ComputesBG2 }
 
 // BG2 computes Σ wB·[B]₂, the G2 MSM of the B wires.
 func BG2(ctx context.Context, k *Keys, p *Prepared) (curve.G2Jac, error) {

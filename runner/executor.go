@@ -276,29 +276,13 @@ func (e *Executor) Release(p actors.PartitionID) {
 	}
 }
 
-// Footprint is the device memory one partition of these keys holds during
-// stage and compute: a, b, c on the FFT domain and the three scalar vectors.
-// The key's points are resident and counted once per device, not here.
-func Footprint(k *prover.Keys) int64 {
-	const elem = 32
-	n := int64(k.PK.Domain.Cardinality)
-	wires := int64(len(k.PK.InfinityA))
-	return elem * (3*n + 3*wires)
-}
-
-// Footprinter is a backend that knows the device buffer one partition needs
-// (the GPU backend's layout, aligned, without what it keeps per device).
-type Footprinter interface {
-	Footprint(k *prover.Keys) int64
-}
-
 // FootprintFor is the device memory one partition of k holds with backend
-// b: the backend's own figure when it has one, else Footprint.
+// b: the backend's own figure when it has one, else prover.DeviceFootprint.
 func FootprintFor(b prover.Backend, k *prover.Keys) int64 {
-	if f, ok := b.(Footprinter); ok {
-		return f.Footprint(k)
+	if f := prover.CapabilitiesOf(b).Footprint; f != nil {
+		return f(k)
 	}
-	return Footprint(k)
+	return prover.DeviceFootprint(k)
 }
 
 // ProofFile and PublicFile are the names of a partition's outputs.

@@ -13,13 +13,9 @@ import (
 
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
 )
-
-// residentKeys is a backend that keeps proving keys on its devices.
-type residentKeys interface {
-	Resident(device int) int64
-}
 
 // memInfoTimeout bounds the wait for a device's free memory: the query
 // does not wait for other work, but a wedged device must not hang GetStatus.
@@ -110,8 +106,8 @@ func (s *Server) gpuStatus(ctx context.Context, d gpu.Device, onDevice map[int]m
 	case <-time.After(memInfoTimeout):
 	case <-ctx.Done():
 	}
-	if h, ok := s.opt.Backend.(residentKeys); ok {
-		g.KeysResident = uint64(max(h.Resident(info.Index), 0))
+	if h := prover.CapabilitiesOf(s.opt.Backend).Keys; h != nil {
+		g.KeysResident = uint64(max(h.Held(info.Index).Keys, 0))
 	}
 	for id := range onDevice[info.Index] {
 		g.CurrentJobs = append(g.CurrentJobs, id)
