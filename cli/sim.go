@@ -44,9 +44,11 @@ func simCalibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "calibrate",
 		Usage: "set a profile's stage costs from a production trace of one worker on one device",
-		Description: "Reads a trace written by cuzk prove --trace or bench prove --trace-dir (gzipped or not),\n" +
-			"takes the mean of every stage's spans as its cost at the given partition size, and writes the\n" +
-			"profile with those costs; the CPU model's cores and bandwidth shares are the base profile's.",
+		Description: "Reads a trace written by cuzk prove --trace, bench prove --trace-dir or bench contention\n" +
+			"--trace-dir (gzipped or not), takes the mean of every stage's spans as its cost at the given\n" +
+			"partition size, the host→device bandwidth from its copies and a partition's device memory and\n" +
+			"copied bytes from its allocations and copies, and writes the profile; the CPU model's cores and\n" +
+			"bandwidth shares are the base profile's.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "trace", Required: true, Usage: "the production trace (`FILE`, .json or .json.gz)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
@@ -71,11 +73,18 @@ func simCalibrateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			p, devFits, err := sim.CalibrateDevice(p, data, n, c.String("trace"))
+			if err != nil {
+				return err
+			}
 			if name := c.String("name"); name != "" {
 				p.Name = name
 			}
 			for _, f := range fits {
 				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, p.Stages[f.Stage].PerConstraintNs)
+			}
+			for _, f := range devFits {
+				fmt.Fprintf(c.App.ErrWriter, "%-20s %3d ops → %g\n", f.Field, f.Count, f.Value)
 			}
 			b, err := json.MarshalIndent(p, "", "  ")
 			if err != nil {

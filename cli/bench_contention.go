@@ -1,0 +1,445 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/trace"
+)
+
+func benchContentionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "contention",
+		Usage: "drive one device through each lock design with synthetic partitions, to calibrate the simulator",
+		Description: "The production actors (scheduler, device, locks, workers) run each design over one device with\n" +
+			"synthetic partitions: a CPU stage before the device part (--before), a staged buffer of --staged\n" +
+			"bytes of which --copy are copied from the host, a full-occupancy kernel of --kernel (taking\n" +
+			"--scratch bytes from the stream-ordered pool while it runs), and a CPU stage after (--after).\n" +
+			"It prints items/s, GPU busy, lock waits and OOMs by kind per design and worker count, and with\n" +
+			"--trace-dir writes one trace per run, which `cuzk sim calibrate` reads (use one worker).\n" +
+			"--backend emu runs on the emulated device (no GPU needed); gpu on the real one.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load)"},
+			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
+			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
+			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
+			&cli.IntFlag{Name: "items", Value: 30, Usage: "synthetic partitions per run", Action: intAtLeast("items", 1)},
+			&cli.DurationFlag{Name: "kernel", Value: 200 * time.Millisecond, Usage: "how long one partition's kernel runs alone"},
+			&cli.DurationFlag{Name: "before", Value: 100 * time.Millisecond, Usage: "the CPU stage before the device part (the synthesize stage)"},
+			&cli.DurationFlag{Name: "after", Value: 50 * time.Millisecond, Usage: "the CPU stage after it (the finalize stage)"},
+			&cli.StringFlag{Name: "staged", Value: "4GiB", Usage: "device memory one partition holds from staging to the end of its kernel"},
+			&cli.StringFlag{Name: "copy", Value: "1GiB", Usage: "of that, the bytes copied from the host (at most --staged)"},
+			&cli.StringFlag{Name: "scratch", Value: "0", Usage: "pool memory the kernel takes while it runs"},
+			&cli.StringFlag{Name: "headroom", Value: "0", Usage: "memory left out of what the designs' ledger sees (for the kernel's scratch)"},
+			&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
+			&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
+			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
+			&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
+			&cli.StringFlag{Name: "trace-dir", Usage: "write a trace per run into `DIR` (trace-<design>-w<workers>.json)"},
+		},
+		Action: runBenchContention,
+	}
+}
+
+// contentionSpec is one bench's synthetic partition and device.
+type contentionSpec struct {
+	kernel, before, after time.Duration
+	staged, copy, scratch int64
+	headroom, limit       int64
+	items, maxAttempts    int
+	size                  int
+}
+
+// contentionRow is what one design × workers run measured.
+type contentionRow struct {
+	Design       string
+	Workers      int
+	Wall         time.Duration
+	Proved       int
+	Failed       int
+	ItemsPerS    float64
+	GPUBusyPct   float64
+	OOMPreStage  int
+	OOMFallback  int
+	Fallbacks    int
+	Retries      int
+	LockWaits    map[string][2]time.Duration // p50, p99
+	LockOrder    []string
+	DeviceWaited int // device ops that reported waiting for another stream
+}
+
+func runBenchContention(c *cli.Context) error {
+	spec, err := contentionSpecFrom(c)
+	if err != nil {
+		return err
+	}
+	designs := strings.Split(c.String("designs"), ",")
+	for _, d := range designs {
+		if _, err := actors.LookupDesign(d); err != nil {
+			return fmt.Errorf("--designs: %w", err)
+		}
+	}
+	var workers []int
+	for _, s := range strings.Split(c.String("workers"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--workers: %q is not a worker count", s)
+		}
+		workers = append(workers, n)
+	}
+	traceDir := c.String("trace-dir")
+	if traceDir != "" {
+		if err := os.MkdirAll(traceDir, 0o755); err != nil {
+			return fmt.Errorf("--trace-dir: %w", err)
+		}
+	}
+	var open func() (contentionDevice, error)
+	switch c.String("backend") {
+	case "emu":
+		gbps := c.Float64("copy-gbps")
+		open = func() (contentionDevice, error) { return openEmuContention(spec, gbps) }
+	case "gpu":
+		idx := c.Int("device")
+		open = func() (contentionDevice, error) { return openGPUContention(spec, idx) }
+	default:
+		return fmt.Errorf("bench contention --backend %s: want emu or gpu", c.String("backend"))
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "backend %s, %s limit, kernel %v, before %v, after %v, staged %s (copied %s), scratch %s, headroom %s, %d items a run\n",
+		c.String("backend"), gpu.FormatBytes(spec.limit), spec.kernel, spec.before, spec.after, gpu.FormatBytes(spec.staged),
+		gpu.FormatBytes(spec.copy), gpu.FormatBytes(spec.scratch), gpu.FormatBytes(spec.headroom), spec.items)
+	var rows []contentionRow
+	for _, d := range designs {
+		for _, n := range workers {
+			tracePath := ""
+			if traceDir != "" {
+				tracePath = filepath.Join(traceDir, fmt.Sprintf("trace-%s-w%d.json", d, n))
+			}
+			row, err := runContention(c.Context, open, spec, d, n, tracePath)
+			if err != nil {
+				return fmt.Errorf("%s × %d workers: %w", d, n, err)
+			}
+			rows = append(rows, row)
+		}
+	}
+	printContention(w, rows)
+	return nil
+}
+
+func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
+	s := contentionSpec{kernel: c.Duration("kernel"), before: c.Duration("before"), after: c.Duration("after"),
+		items: c.Int("items"), maxAttempts: c.Int("max-attempts")}
+	for _, f := range []struct {
+		flag string
+		to   *int64
+	}{{"staged", &s.staged}, {"copy", &s.copy}, {"scratch", &s.scratch}, {"headroom", &s.headroom}, {"vram-limit", &s.limit}} {
+		if v := strings.TrimSpace(c.String(f.flag)); v == "0" || v == "" {
+			continue // none: zero is a valid amount here
+		}
+		v, err := parseBytes(c.String(f.flag))
+		if err != nil {
+			return s, fmt.Errorf("--%s: %w", f.flag, err)
+		}
+		*f.to = v
+	}
+	n, err := parseCount(c.String("constraints"))
+	if err != nil {
+		return s, fmt.Errorf("--constraints: %w", err)
+	}
+	s.size = n
+	return s, s.validate()
+}
+
+func (s contentionSpec) validate() error {
+	switch {
+	case s.kernel < 0 || s.before < 0 || s.after < 0:
+		return errors.New("--kernel, --before and --after must not be negative")
+	case s.staged <= 0:
+		return fmt.Errorf("--staged must be positive, got %d", s.staged)
+	case s.copy < 0 || s.copy > s.staged:
+		return fmt.Errorf("--copy %s: must be between 0 and --staged (%s)", gpu.FormatBytes(s.copy), gpu.FormatBytes(s.staged))
+	case s.scratch < 0 || s.headroom < 0:
+		return errors.New("--scratch and --headroom must not be negative")
+	case s.limit <= 0:
+		return fmt.Errorf("--vram-limit must be positive, got %d", s.limit)
+	case s.headroom >= s.limit:
+		return fmt.Errorf("--headroom %s leaves nothing of the %s limit to the designs", gpu.FormatBytes(s.headroom), gpu.FormatBytes(s.limit))
+	}
+	return nil
+}
+
+// contentionDevice is an opened device and the synthetic work that runs on
+// it.
+type contentionDevice interface {
+	Device() gpu.Device
+	// Kernel is the partition's synthetic device work: a copy of the
+	// spec's bytes (Stage) and a kernel of the spec's length (Run).
+	Kernel(p actors.PartitionID) *gpu.Kernel
+	Close() error
+}
+
+// emuContention is the emulated device: copies take their bandwidth, kernels
+// hold the one compute engine for their length, scratch comes from the pool.
+type emuContention struct {
+	d    *emu.Device
+	spec contentionSpec
+}
+
+func openEmuContention(spec contentionSpec, gbps float64) (contentionDevice, error) {
+	d, err := emu.New(emu.Options{Name: "emulated", Capacity: spec.limit, CopyBandwidth: gbps * 1e9,
+		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	return &emuContention{d: d, spec: spec}, nil
+}
+
+func (e *emuContention) Device() gpu.Device { return headroomDevice{e.d, e.spec.headroom} }
+
+func (e *emuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
+	k := e.spec.kernel
+	return &gpu.Kernel{Partition: p.String(), Scratch: e.spec.scratch, Run: func(ctx context.Context) error {
+		return sleepCtx(ctx, k)
+	}}
+}
+
+func (e *emuContention) Close() error { e.d.Close(); return nil }
+
+// headroomDevice reports less memory than the device has: what the designs'
+// ledger must leave to the kernel's scratch.
+type headroomDevice struct {
+	gpu.Device
+	headroom int64
+}
+
+func (h headroomDevice) Info() gpu.Info {
+	i := h.Device.Info()
+	i.Total -= h.headroom
+	return i
+}
+
+// contentionExec is the synthetic executor: the stage before the device part
+// is the synthesize stage, the one after it the finalize stage; prep and
+// b_g2 take no time.
+type contentionExec struct {
+	dev  contentionDevice
+	spec contentionSpec
+}
+
+func (x *contentionExec) RunStage(ctx context.Context, w actors.StageWork) error {
+	switch w.Stage {
+	case actors.StageSynthesize:
+		return sleepCtx(ctx, x.spec.before)
+	case actors.StageFinalize:
+		return sleepCtx(ctx, x.spec.after)
+	}
+	return ctx.Err()
+}
+
+func (x *contentionExec) Kernel(p actors.PartitionID, device int) *gpu.Kernel { return x.dev.Kernel(p) }
+
+func (x *contentionExec) Release(actors.PartitionID) {}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runContention runs one design with n workers over a freshly opened device
+// until every item is proved or failed.
+func runContention(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n int, tracePath string) (row contentionRow, err error) {
+	dev, err := open()
+	if err != nil {
+		return row, err
+	}
+	defer func() { err = errors.Join(err, dev.Close()) }()
+	col := newContentionCollector()
+	obs := actors.Observers{col}
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			return row, fmt.Errorf("--trace-dir: %w", err)
+		}
+		tw := trace.New(f)
+		defer func() { err = errors.Join(err, tw.Close(), f.Close()) }()
+		obs = append(obs, tw)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exec := &contentionExec{dev: dev, spec: spec}
+	rt := runner.NewRuntime(ctx, exec, []gpu.Device{dev.Device()}, 1)
+	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, Observer: obs}
+	eng, err := actors.Start(rt, []gpu.Info{dev.Device().Info()}, cfg)
+	if err != nil {
+		return row, err
+	}
+	defer eng.Stop()
+	start := time.Now()
+	if err := eng.Submit(actors.JobSpec{ID: "bench", Partitions: spec.items, Size: spec.size, VRAM: spec.staged, Copy: spec.copy}); err != nil {
+		return row, err
+	}
+	select {
+	case <-col.done:
+	case <-ctx.Done():
+		return row, ctx.Err()
+	}
+	return col.row(design, n, time.Since(start)), nil
+}
+
+// contentionCollector reads a run's events.
+type contentionCollector struct {
+	mu        sync.Mutex
+	done      chan struct{}
+	proved    int
+	failed    int
+	retries   int
+	fallbacks int
+	oomFirst  int
+	oomFall   int
+	waited    int
+	waits     map[string][]time.Duration
+	order     []string
+	computeAt map[int]time.Duration // worker → start of its compute stage
+	busy      []span
+	first     time.Duration
+	started   bool
+}
+
+type span struct{ start, end time.Duration }
+
+func newContentionCollector() *contentionCollector {
+	return &contentionCollector{done: make(chan struct{}), waits: map[string][]time.Duration{}, computeAt: map[int]time.Duration{}}
+}
+
+func (c *contentionCollector) Observe(e actors.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.first, c.started = e.At, true
+	}
+	switch e.Kind {
+	case actors.EvLeaseGrant:
+		if _, ok := c.waits[e.Lock]; !ok {
+			c.order = append(c.order, e.Lock)
+		}
+		c.waits[e.Lock] = append(c.waits[e.Lock], e.Took)
+	case actors.EvStageStart:
+		if e.Stage == actors.StageCompute {
+			c.computeAt[e.Worker] = e.At
+		}
+	case actors.EvStageEnd:
+		if at, ok := c.computeAt[e.Worker]; ok && e.Stage == actors.StageCompute {
+			c.busy = append(c.busy, span{at, e.At})
+			delete(c.computeAt, e.Worker)
+		}
+	case actors.EvDeviceOp:
+		if e.Waited {
+			c.waited++
+		}
+	case actors.EvOOM:
+		if e.Fallback {
+			c.oomFall++
+		} else {
+			c.oomFirst++
+		}
+	case actors.EvFallback:
+		c.fallbacks++
+	case actors.EvPartitionDone:
+		c.proved++
+	case actors.EvPartitionFailed:
+		c.failed++
+	case actors.EvPartitionRetry:
+		c.retries++
+	case actors.EvJobDone:
+		close(c.done)
+	}
+}
+
+func (c *contentionCollector) row(design string, n int, wall time.Duration) contentionRow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := contentionRow{Design: design, Workers: n, Wall: wall, Proved: c.proved, Failed: c.failed, OOMPreStage: c.oomFirst,
+		OOMFallback: c.oomFall, Fallbacks: c.fallbacks, Retries: c.retries, DeviceWaited: c.waited,
+		LockWaits: map[string][2]time.Duration{}, LockOrder: slices.Clone(c.order)}
+	if wall > 0 {
+		r.ItemsPerS = float64(c.proved) / wall.Seconds()
+		r.GPUBusyPct = 100 * unionLength(c.busy).Seconds() / wall.Seconds()
+	}
+	for lock, ws := range c.waits {
+		ws = slices.Clone(ws)
+		slices.Sort(ws)
+		r.LockWaits[lock] = [2]time.Duration{nearestRank(ws, 50), nearestRank(ws, 99)}
+	}
+	return r
+}
+
+// unionLength is how long at least one span covers.
+func unionLength(ss []span) time.Duration {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b span) int { return int(a.start - b.start) })
+	var total, end time.Duration
+	started := false
+	var cur span
+	for _, s := range ss {
+		if !started || s.start > end {
+			if started {
+				total += end - cur.start
+			}
+			cur, end, started = s, s.end, true
+			continue
+		}
+		end = max(end, s.end)
+	}
+	if started {
+		total += end - cur.start
+	}
+	return total
+}
+
+func nearestRank(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (p*len(sorted)+99)/100 - 1
+	return sorted[max(i, 0)]
+}
+
+func printContention(w io.Writer, rows []contentionRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "design\tworkers\titems/s\tGPU busy\tproved\tfailed\tretries\tOOM pre-stage\tOOM fallback\tfallbacks\twaited ops\tlock waits p50/p99\t")
+	for _, r := range rows {
+		var locks []string
+		for _, l := range r.LockOrder {
+			q := r.LockWaits[l]
+			locks = append(locks, fmt.Sprintf("%s %s/%s", l, msWait(q[0]), msWait(q[1])))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.Design, r.Workers, r.ItemsPerS, r.GPUBusyPct,
+			r.Proved, r.Failed, r.Retries, r.OOMPreStage, r.OOMFallback, r.Fallbacks, r.DeviceWaited, strings.Join(locks, ", "))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpuprove"
+)
+
+// gpuContention is the real device: the copy moves --copy bytes from pinned
+// host memory into the partition's buffer on its stream, and the kernel is
+// a train of memsets over that buffer (full occupancy, holding the stream)
+// sized to --kernel, which takes --scratch bytes from the stream-ordered pool
+// on its stream first and frees them behind itself, as the MSM does.
+type gpuContention struct {
+	cd    *cuda.Device
+	d     *gpuprove.Device
+	spec  contentionSpec
+	host  *cuda.HostBuffer
+	perGB time.Duration // one memset of a GiB, alone
+}
+
+func openGPUContention(spec contentionSpec, index int) (contentionDevice, error) {
+	lib, err := cuda.Load("")
+	if err != nil {
+		return nil, fmt.Errorf("bench contention --backend gpu: %w", err)
+	}
+	cd, err := lib.Device(index)
+	if err != nil {
+		return nil, fmt.Errorf("bench contention --backend gpu: %w", err)
+	}
+	g := &gpuContention{cd: cd, spec: spec}
+	if spec.copy > 0 {
+		if g.host, err = cd.HostAlloc(spec.copy); err != nil {
+			return nil, err
+		}
+	}
+	if g.perGB, err = memsetRate(cd, min(spec.staged, 1<<30)); err != nil {
+		g.Close()
+		return nil, err
+	}
+	// The pinned buffer and the rate come before the device, so that the
+	// limit's ballast is measured against what is left.
+	g.d, err = gpuprove.NewDevice(cd, gpuprove.DeviceOptions{VRAMLimit: spec.limit, Reserved: func() int64 { return spec.headroom }})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// memsetRate times memsets of n bytes on a stream of their own: the kernel's
+// unit of work.
+func memsetRate(cd *cuda.Device, n int64) (time.Duration, error) {
+	buf, err := cd.Malloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("time the synthetic kernel: %w", err)
+	}
+	defer cd.Free(buf)
+	st, err := cd.NewStream()
+	if err != nil {
+		return 0, err
+	}
+	defer cd.DestroyStream(st)
+	const reps = 20
+	var per time.Duration
+	for round := range 2 { // the first warms up
+		start := time.Now()
+		for range reps {
+			if err := cd.Memset(buf, 0, n, st); err != nil {
+				return 0, err
+			}
+		}
+		if err := cd.StreamSync(st); err != nil {
+			return 0, err
+		}
+		if round == 1 {
+			per = time.Since(start) / reps
+		}
+	}
+	if per <= 0 {
+		return 0, errors.New("time the synthetic kernel: a memset took no measurable time")
+	}
+	return time.Duration(float64(per) * float64(1<<30) / float64(n)), nil
+}
+
+func (g *gpuContention) Device() gpu.Device { return g.d }
+
+func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
+	return &gpu.Kernel{Partition: p.String(),
+		Stage: func(ctx context.Context) error {
+			pl, ok := gpuprove.PlacementFrom(ctx)
+			if !ok || pl.Buffer == 0 || pl.Bytes < g.spec.copy {
+				return fmt.Errorf("%s: copy of %s without a device buffer that large", p, gpu.FormatBytes(g.spec.copy))
+			}
+			if g.host == nil {
+				return nil
+			}
+			return g.cd.CopyInAsync(pl.Buffer, g.host, 0, g.spec.copy, pl.Stream)
+		},
+		Run: func(ctx context.Context) error {
+			pl, ok := gpuprove.PlacementFrom(ctx)
+			if !ok || pl.Buffer == 0 {
+				return fmt.Errorf("%s: synthetic kernel without its buffer", p)
+			}
+			var scratch cuda.Ptr
+			if g.spec.scratch > 0 {
+				var err error
+				if scratch, err = g.cd.MallocAsync(g.spec.scratch, pl.Stream); err != nil {
+					return fmt.Errorf("%s: kernel scratch: %w", p, err)
+				}
+			}
+			per := time.Duration(float64(g.perGB) * float64(pl.Bytes) / float64(1<<30))
+			n := 1
+			if per > 0 {
+				n = max(1, int(g.spec.kernel/per))
+			}
+			var err error
+			for range n {
+				if err = ctx.Err(); err != nil {
+					break
+				}
+				if err = g.cd.Memset(pl.Buffer, 0, pl.Bytes, pl.Stream); err != nil {
+					break
+				}
+			}
+			if scratch != 0 {
+				err = errors.Join(err, g.cd.FreeAsync(scratch, pl.Stream))
+			}
+			return err
+		}}
+}
+
+func (g *gpuContention) Close() error {
+	var errs []error
+	if g.d != nil {
+		errs = append(errs, g.d.Close())
+	}
+	if g.host != nil {
+		errs = append(errs, g.cd.HostFree(g.host))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/sim"
+)
+
+// contentionRows reads bench contention's table: design/workers → columns.
+func contentionRows(t *testing.T, out string) map[string][]string {
+	t.Helper()
+	rows := map[string][]string{}
+	for _, ln := range strings.Split(out, "\n") {
+		f := strings.Fields(ln)
+		if len(f) > 10 && f[0] != "design" {
+			rows[f[0]+"/"+f[1]] = f
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no rows in:\n%s", out)
+	}
+	return rows
+}
+
+// A user calibrates the simulator from bench contention: one worker's trace
+// on the emulated device gives a profile, and the simulator then predicts
+// three workers, which the bench measures.
+func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"bench", "contention", "--designs", "budget", "--kernel", "40ms", "--before", "90ms", "--after", "10ms",
+		"--staged", "2GiB", "--copy", "1GiB", "--vram-limit", "16GiB", "--constraints", "1M"}
+	out, stderr, err := run(t, append(common, "--workers", "1", "--items", "6", "--trace-dir", dir)...)
+	if err != nil {
+		t.Fatalf("bench contention: %v\n%s", err, stderr)
+	}
+	if r := contentionRows(t, out)["budget/1"]; r == nil || r[4] != "6" || r[5] != "0" {
+		t.Fatalf("one worker: want 6 proved, none failed:\n%s", out)
+	}
+	profile := filepath.Join(dir, "profile.json")
+	if _, stderr, err := run(t, "sim", "calibrate", "--trace", filepath.Join(dir, "trace-budget-w1.json"), "--profile", "seed-16g",
+		"--constraints", "1M", "--name", "bench", "--out", profile); err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Partition.CopyGiB != 1 || p.Partition.VRAMGiB != 2 || p.Device.H2DGBps < 20 || p.Device.H2DGBps > 70 {
+		t.Errorf("calibrated partition %+v, device %+v: want 2 GiB held, 1 GiB copied, ~55 GB/s", p.Partition, p.Device)
+	}
+	scn := map[string]any{"name": "bench-w3", "profile": profile, "seed": 1, "devices": 1, "vram_gib": 16, "design": "budget",
+		"workers_per_device": 3, "jobs": []map[string]any{{"id": "bench", "partitions": 12, "size": 1 << 20}}}
+	b, _ := json.Marshal(scn)
+	scnPath := filepath.Join(dir, "scenario.json")
+	if err := os.WriteFile(scnPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.LoadScenario(scnPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(s, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err = run(t, append(common, "--workers", "3", "--items", "12")...)
+	if err != nil {
+		t.Fatalf("bench contention: %v\n%s", err, stderr)
+	}
+	measured, _ := strconv.ParseFloat(contentionRows(t, out)["budget/3"][2], 64)
+	predicted := res.Report.Throughput
+	t.Logf("three workers: predicted %.2f items/s, measured %.2f", predicted, measured)
+	if measured <= 0 || predicted < 0.7*measured || predicted > 1.3*measured {
+		t.Errorf("three workers: predicted %.2f items/s from one worker's trace, measured %.2f", predicted, measured)
+	}
+}
+
+// On a card that holds one partition, Phase 10 as first written runs out of
+// memory in its fallbacks (the previous partition's block is cached in the
+// pool, not free, and nothing trimmed it) while the final split's fallbacks
+// take that block; the bench reports the OOMs by kind.
+func TestBenchContentionReportsOOMsByKind(t *testing.T) {
+	out, stderr, err := run(t, "bench", "contention", "--designs", "split-first,split", "--workers", "3", "--items", "6",
+		"--kernel", "30ms", "--before", "5ms", "--after", "5ms", "--staged", "6GiB", "--copy", "64MiB", "--vram-limit", "8GiB")
+	if err != nil {
+		t.Fatalf("bench contention: %v\n%s", err, stderr)
+	}
+	rows := contentionRows(t, out)
+	first, split := rows["split-first/3"], rows["split/3"]
+	if first == nil || split == nil {
+		t.Fatalf("rows missing:\n%s", out)
+	}
+	if first[8] == "0" || split[8] != "0" || split[7] == "0" {
+		t.Errorf("OOMs (pre-stage, fallback): split-first %s, %s; split %s, %s; want split-first's fallbacks to fail and split's to succeed\n%s",
+			first[7], first[8], split[7], split[8], out)
+	}
+}
+
+func TestBenchContentionBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--backend", "tpu"},
+		{"--designs", "nope"},
+		{"--workers", "0"},
+		{"--copy", "2GiB", "--staged", "1GiB"},
+		{"--headroom", "16GiB", "--vram-limit", "16GiB"},
+	} {
+		if _, _, err := run(t, append([]string{"bench", "contention", "--items", "1"}, args...)...); err == nil {
+			t.Errorf("bench contention %v: accepted", args)
+		}
+	}
+}
+
+// On a GPU the same bench drives the real device; without one it is skipped,
+// and under CUZK_REQUIRE_GPU=1 it fails.
+func TestBenchContentionOnGPU(t *testing.T) {
+	if _, err := cuda.Load(""); err != nil {
+		if os.Getenv("CUZK_REQUIRE_GPU") == "1" {
+			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
+		}
+		if errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU backend: %v", err)
+		}
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--workers", "1,3", "--items", "6", "--kernel", "50ms",
+		"--staged", "1GiB", "--copy", "256MiB", "--scratch", "1GiB", "--headroom", "1GiB", "--vram-limit", "8GiB", "--trace-dir", t.TempDir())
+	if err != nil {
+		t.Fatalf("bench contention on the GPU: %v\n%s", err, stderr)
+	}
+	for key, r := range contentionRows(t, out) {
+		if r[4] != "6" {
+			t.Errorf("%s: %s proved, want 6\n%s", key, r[4], out)
+		}
+	}
+}
