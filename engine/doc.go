@@ -7,7 +7,8 @@
 // generation, or gnark's with WithKeygen("gnark")), wrapped from gnark's
 // objects (NewKeys), or read from a key directory cuzk wrote (LoadKeys) or
 // from gnark's serialized files (LoadGnarkKeys). Prove proves one witness;
-// ProveAll proves a job, one witness per partition, several at once.
+// ProveAll proves a job, one witness per partition, through the same actors,
+// lock design and runner as cuzk prove and the daemon.
 //
 //	ccs, _ := engine.Compile(&myCircuit{})
 //	keys, _ := engine.Setup(ctx, ccs)

@@ -305,3 +305,43 @@ func TestProveAllOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// ProveAll runs through the actors under every lock design, with the
+// caller's hint, and the first partition that fails stops the job, named.
+func TestProveAllUnderEachDesign(t *testing.T) {
+	ctx := context.Background()
+	ccs, err := engine.Compile(&cubic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := engine.Setup(ctx, ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := engine.Witnesses(&cubic{X: 3, Y: 35}, &cubic{X: 2, Y: 15}, &cubic{X: 4, Y: 73})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, design := range []string{"single", "split-devsync", "split", "budget"} {
+		proofs, err := engine.ProveAll(ctx, k, ws, engine.WithDesign(design), engine.WithWorkers(2), engine.WithHints(cube))
+		if err != nil || len(proofs) != 3 {
+			t.Fatalf("%s: %d proofs, %v", design, len(proofs), err)
+		}
+		for i, p := range proofs {
+			pub, _ := ws[i].Public()
+			if err := engine.Verify(k, p, pub); err != nil {
+				t.Errorf("%s: partition %d: %v", design, i, err)
+			}
+		}
+	}
+	bad, err := engine.Witnesses(&cubic{X: 3, Y: 35}, &cubic{X: 2, Y: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.ProveAll(ctx, k, bad, engine.WithHints(cube)); err == nil || !strings.Contains(err.Error(), "partition 1") {
+		t.Errorf("a job with an unsatisfied witness: %v, want an error naming partition 1", err)
+	}
+	if _, err := engine.ProveAll(ctx, k, ws, engine.WithDesign("nope"), engine.WithHints(cube)); err == nil {
+		t.Error("an unknown design was accepted")
+	}
+}

@@ -23,6 +23,7 @@ type options struct {
 	workers  int
 	rnd      io.Reader
 	gnarkSol bool
+	design   string
 }
 
 // Backends Prove and ProveAll compute on (WithBackend).
@@ -75,9 +76,15 @@ func WithSolverOptions(opts ...solver.Option) Option {
 // (which is faster and gives the same wires); for comparison.
 func WithGnarkSolver() Option { return func(o *options) { o.gnarkSol = true } }
 
-// WithWorkers is how many witnesses ProveAll proves at once; default
-// half the cores (at least one): each proof is itself parallel.
+// WithWorkers is how many workers ProveAll runs per device, each walking one
+// partition through its stages (the actors' workers, sharing the device under
+// WithDesign); default half the cores (at least one): each proof is itself
+// parallel.
 func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
+
+// WithDesign picks the lock design ProveAll's workers share each device
+// under (single, split-devsync, split or budget; default budget).
+func WithDesign(name string) Option { return func(o *options) { o.design = name } }
 
 // WithRandomness is the source of the proofs' blinding (r, s) and, for
 // Setup, of the toxic waste; default crypto/rand. ProveAll's workers read it

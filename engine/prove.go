@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -14,9 +16,14 @@ import (
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
 )
 
 // Errors a caller may want to tell apart; Prove's errors wrap them.
@@ -51,10 +58,12 @@ func Prove(ctx context.Context, keys *Keys, full witness.Witness, opts ...Option
 	return p, nil
 }
 
-// ProveAll proves a job: one witness per partition, WithWorkers of them at
-// once (each proof is parallel in itself). Proofs come back in the order of
-// the witnesses. The first failure cancels the partitions not yet started
-// and is returned, naming the partition.
+// ProveAll proves a job: one witness per partition, through the same actors,
+// lock design and service as cuzk prove and the daemon (WithDesign; WithWorkers
+// workers per device; on the GPU backend every device it opened, else one
+// emulated device). Proofs come back in the order of the witnesses, each
+// checked by gnark's verifier. The first partition that fails stops the job:
+// its queued partitions are dropped, and the error names the partition.
 func ProveAll(ctx context.Context, keys *Keys, witnesses []witness.Witness, opts ...Option) ([]groth16.Proof, error) {
 	if keys == nil {
 		return nil, errors.New("no keys")
@@ -63,52 +72,104 @@ func ProveAll(ctx context.Context, keys *Keys, witnesses []witness.Witness, opts
 	if o.workers < 1 {
 		return nil, fmt.Errorf("%d workers: at least one is needed", o.workers)
 	}
-	backend, done, err := openBackend(o)
+	if len(witnesses) == 0 {
+		return nil, nil
+	}
+	for i, w := range witnesses {
+		if w == nil {
+			return nil, fmt.Errorf("partition %d: %w: no witness", i, ErrBadWitness)
+		}
+	}
+	backend, devices, done, err := openDevices(o)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	k := o.keysFor(keys)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	proofs := make([]groth16.Proof, len(witnesses))
-	errs := make([]error, len(witnesses))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(o.workers, len(witnesses)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				p, _, err := prover.ProveWith(ctx, k, backend, witnesses[i], o.rnd, o.solver...)
-				if err != nil {
-					errs[i] = fmt.Errorf("partition %d: %w", i, err)
-					cancel()
-					continue
-				}
-				proofs[i] = p
-			}
-		}()
-	}
-feed:
-	for i := range witnesses {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	st, err := store.OpenInMemory()
+	if err != nil {
 		return nil, err
 	}
+	defer st.Close()
+	const id = "engine-job"
+	stop := &stopOnFailure{id: id}
+	cfg := actors.Config{Design: o.design, WorkersPerDevice: o.workers, MaxAttempts: 1}.WithDefaults()
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
+		Observer: stop, Randomness: o.rnd, Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	stop.svc = svc
+	defer svc.Close(context.Background())
+	k := o.keysFor(keys)
+	if len(o.solver) > 0 {
+		kk := *k
+		kk.SolverOptions = append(slices.Clip(k.SolverOptions), o.solver...)
+		k = &kk
+	}
+	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Partitions: len(witnesses), Inputs: witnesses}}
+	reps, err := svc.Run(ctx, []runner.Submission{sub}, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	if rep := reps[0]; rep.State != runner.StateDone {
+		for _, p := range rep.Partitions {
+			if p.State == "failed" {
+				return nil, fmt.Errorf("partition %d: %s", p.Index, p.LastError)
+			}
+		}
+		return nil, fmt.Errorf("job %s: %s", rep.State, rep.Error)
+	}
+	recs, err := st.Proofs(id)
+	if err != nil {
+		return nil, err
+	}
+	proofs := make([]groth16.Proof, len(witnesses))
+	for _, r := range recs {
+		p := &groth16bls.Proof{}
+		if _, err := p.ReadFrom(bytes.NewReader(r.Proof)); err != nil {
+			return nil, fmt.Errorf("partition %d: decode proof: %w", r.Index, err)
+		}
+		proofs[r.Index] = p
+	}
 	return proofs, nil
+}
+
+// stopOnFailure cancels a job when one of its partitions fails for good.
+type stopOnFailure struct {
+	id  string
+	svc *runner.Service
+}
+
+func (s *stopOnFailure) Observe(e actors.Event) {
+	if e.Kind == actors.EvPartitionFailed && e.Partition.Job == s.id && s.svc != nil {
+		// Cancel takes the service's locks: not on the actors' goroutine.
+		go s.svc.Cancel(s.id)
+	}
+}
+
+// openDevices returns the backend the options ask for, the devices the
+// actors drive (the GPUs it opened, or one emulated device for the CPU
+// backend), and what to call when done.
+func openDevices(o *options) (prover.Backend, []gpu.Device, func(), error) {
+	if o.opened == nil && (o.backend == BackendGPU || o.backend == BackendAuto) {
+		g, err := OpenGPU(o.library, o.devices...)
+		switch {
+		case err == nil:
+			return g.Backend, g.GPUDevices(), func() { g.Close() }, nil
+		case o.backend == BackendGPU || !errors.Is(err, cuda.ErrUnavailable):
+			return nil, nil, nil, err
+		}
+	}
+	backend, done, err := openBackend(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dev, err := emu.New(emu.Options{Capacity: 1 << 40})
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return backend, []gpu.Device{dev}, func() { dev.Close(); done() }, nil
 }
 
 // keysFor returns the prover's keys, with gnark's solver if asked for: a

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -63,8 +64,9 @@ func (p *partition) timingsCopy() prover.Timings {
 type job struct {
 	keys      *prover.Keys
 	seed      []byte
-	witnesses []WitnessFile // a user's circuit: one per partition
-	cancelled bool          // its stages fail with ErrCancelled from now on
+	witnesses []WitnessFile     // a user's circuit: one per partition
+	inputs    []witness.Witness // or held in memory
+	cancelled bool              // its stages fail with ErrCancelled from now on
 }
 
 // ErrCancelled fails the stages of a cancelled job: a partition in flight
@@ -76,6 +78,7 @@ var ErrCancelled = errors.New("job cancelled")
 type Executor struct {
 	backend prover.Backend
 	journal Journal
+	rnd     io.Reader // the proofs' blinding; crypto/rand unless a test says
 
 	mu    sync.Mutex
 	jobs  map[string]*job
@@ -85,17 +88,17 @@ type Executor struct {
 // NewExecutor returns an executor that computes with backend and records
 // each partition's synthesis and proof in journal.
 func NewExecutor(backend prover.Backend, journal Journal) *Executor {
-	return &Executor{backend: backend, journal: journal,
+	return &Executor{backend: backend, journal: journal, rnd: rand.Reader,
 		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
 }
 
 // AddJob tells the executor how to build the witnesses of a job: from the
 // files of a user's circuit when witnesses are given, else from the seed of
 // an example circuit.
-func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, witnesses []WitnessFile) {
+func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, witnesses []WitnessFile, inputs []witness.Witness) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.jobs[id] = &job{keys: k, seed: seed, witnesses: witnesses}
+	e.jobs[id] = &job{keys: k, seed: seed, witnesses: witnesses, inputs: inputs}
 }
 
 // Cancel makes every later stage of job id fail with ErrCancelled.
@@ -188,6 +191,12 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 
 // witness is partition p's witness.
 func (j *job) witness(p int) (witness.Witness, error) {
+	if len(j.inputs) > 0 {
+		if p < 0 || p >= len(j.inputs) {
+			return nil, fmt.Errorf("partition %d of a job of %d witnesses", p, len(j.inputs))
+		}
+		return j.inputs[p], nil
+	}
 	if len(j.witnesses) == 0 {
 		return prover.Witness(j.keys, j.seed, p)
 	}
@@ -201,7 +210,7 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 	if st.comp == nil || st.prep == nil {
 		return fmt.Errorf("partition %s: finalize before compute", p)
 	}
-	proof, err := prover.Finalize(j.keys, st.comp, &st.bg2, st.prep, rand.Reader)
+	proof, err := prover.Finalize(j.keys, st.comp, &st.bg2, st.prep, e.rnd)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.Partition, err)
 	}

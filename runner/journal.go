@@ -54,9 +54,12 @@ func (j *StoreJournal) Expect(req Submission) {
 		out = absPath(out)
 	}
 	params := map[string]string{ParamKeys: keys, ParamOut: out}
-	if len(req.Witnesses) > 0 {
+	switch {
+	case len(req.Inputs) > 0:
+		params[ParamWitnesses] = witnessesInMemory
+	case len(req.Witnesses) > 0:
 		params[ParamWitnesses] = encodeWitnessFiles(req.Witnesses)
-	} else {
+	default:
 		params[ParamTarget], params[ParamLayout] = strconv.Itoa(req.Target), req.Keys.Layout.String()
 	}
 	j.mu.Lock()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/consensys/gnark/backend/witness"
+
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/prover"
@@ -22,6 +24,10 @@ type JobRequest struct {
 	// per partition (Partitions is their number; Seed is unused). Empty: an
 	// example circuit, whose witnesses come from Seed.
 	Witnesses []WitnessFile
+	// Inputs are witnesses held in memory, one per partition, for callers
+	// in Go (package engine). They are not recorded: a job of inputs cannot
+	// be resumed by another process.
+	Inputs []witness.Witness
 }
 
 // Submission is a job request with what the store records beside it so that
@@ -54,6 +60,9 @@ func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, erro
 	var target int
 	var layout circuits.Layout
 	var wits []WitnessFile
+	if s := job.Params[ParamWitnesses]; s == witnessesInMemory {
+		return Submission{}, fmt.Errorf("job %s: its witnesses were in the memory of the process that submitted it: it cannot be resumed", id)
+	}
 	if s, ok := job.Params[ParamWitnesses]; ok {
 		// A user's circuit: the keys are whatever the directory holds (the
 		// hash below says whether they are the job's), the witnesses the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 	"time"
@@ -61,6 +62,9 @@ type ServiceOptions struct {
 	// Preload, if not nil, is called once for each key set before the first
 	// job that uses it (the GPU backend puts the key's points on the devices).
 	Preload func(*prover.Keys) error
+	// Randomness is the source of the proofs' blinding (r, s); nil is
+	// crypto/rand. Only tests set it: whoever knows it learns witnesses.
+	Randomness io.Reader
 }
 
 // Service proves jobs submitted at any time, on actors started once, and
@@ -168,6 +172,9 @@ func StartService(opt ServiceOptions) (*Service, error) {
 		closing: make(chan struct{})}
 	s.journal = &serviceJournal{StoreJournal: NewStoreJournal(opt.Store), s: s}
 	s.exec = &drainExecutor{Executor: NewExecutor(opt.Backend, s.journal)}
+	if opt.Randomness != nil {
+		s.exec.rnd = &lockedReader{r: opt.Randomness}
+	}
 	s.stages, s.cancelStages = context.WithCancel(context.Background())
 	cfg := opt.Config
 	cfg.Journal = s.journal
@@ -252,8 +259,8 @@ func (s *Service) Submit(sub Submission) error {
 	if sub.Keys == nil || sub.Partitions < 1 || sub.Pending != nil {
 		return fmt.Errorf("submit job %q: %w: want keys, at least one partition and no pending list", sub.ID, ErrInvalid)
 	}
-	if len(sub.Witnesses) > 0 && len(sub.Witnesses) != sub.Partitions {
-		return fmt.Errorf("submit job %q: %w: %d witnesses for %d partitions", sub.ID, ErrInvalid, len(sub.Witnesses), sub.Partitions)
+	if len(sub.Witnesses) > 0 && len(sub.Witnesses) != sub.Partitions || len(sub.Inputs) > 0 && len(sub.Inputs) != sub.Partitions {
+		return fmt.Errorf("submit job %q: %w: %d witness files and %d inputs for %d partitions", sub.ID, ErrInvalid, len(sub.Witnesses), len(sub.Inputs), sub.Partitions)
 	}
 	s.submitMu.Lock()
 	defer s.submitMu.Unlock()
@@ -385,7 +392,7 @@ func (s *Service) start(sub Submission) error {
 		}
 	}
 	s.journal.Expect(sub)
-	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses)
+	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses, sub.Inputs)
 	if err := s.engine.Submit(spec); err != nil {
 		s.mu.Lock()
 		delete(s.jobs, sub.ID)
@@ -787,4 +794,17 @@ func (d *drainExecutor) drain(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stages still running: %w", ctx.Err())
 	}
+}
+
+// lockedReader lets concurrent finalizes share a reader that is not safe for
+// concurrent use.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }

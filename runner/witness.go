@@ -21,6 +21,10 @@ import (
 // whose content changed.
 const ParamWitnesses = "witnesses"
 
+// witnessesInMemory is ParamWitnesses of a job whose witnesses were held in
+// memory (JobRequest.Inputs).
+const witnessesInMemory = "memory"
+
 // ErrBadWitnessFile: a witness file cannot be read, is not gnark's binary
 // witness encoding, or does not fit the keys' circuit.
 var ErrBadWitnessFile = errors.New("bad witness file")
