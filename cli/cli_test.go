@@ -48,7 +48,7 @@ func TestProveVerifyAndTamper(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, p := range rep.Partitions {
-		if p.State != "proved" || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 {
+		if p.State != "proved" || p.Stages["compute"] <= 0 || p.Stages["synthesize"] <= 0 || p.Stages["finalize"] <= 0 {
 			t.Errorf("partition %d: %+v", p.Index, p)
 		}
 	}

@@ -104,6 +104,9 @@ type tracked struct {
 	err     string        // EvJobDone's error: partitions failed
 	live    map[int]Running
 	ran     map[int]Running // where each partition last ran in this service
+	// took is each partition's stage times in this service, from the
+	// events: the store's are recorded with the proof, before finalize ends.
+	took map[int]map[string]time.Duration
 	ended   bool
 	keys    *prover.Keys
 	started time.Time
@@ -372,7 +375,8 @@ func (s *Service) start(sub Submission) error {
 	}
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
-	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{}, keys: sub.Keys, started: time.Now()}
+	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{},
+		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now()}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
@@ -406,7 +410,8 @@ func (s *Service) start(sub Submission) error {
 // submitted.
 func (s *Service) Observe(e actors.Event) {
 	switch e.Kind {
-	case actors.EvStageStart, actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed, actors.EvJobDone:
+	case actors.EvStageStart, actors.EvStageEnd, actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed,
+		actors.EvPartitionCancelled, actors.EvJobDone:
 	default:
 		return
 	}
@@ -420,7 +425,16 @@ func (s *Service) Observe(e actors.Event) {
 	case actors.EvStageStart:
 		r := Running{Stage: e.Stage.String(), Device: e.Device, Worker: e.Worker}
 		t.live[e.Partition.Partition], t.ran[e.Partition.Partition] = r, r
-	case actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed:
+	case actors.EvStageEnd:
+		if e.Err == "" {
+			m := t.took[e.Partition.Partition]
+			if m == nil {
+				m = map[string]time.Duration{}
+				t.took[e.Partition.Partition] = m
+			}
+			m[e.Stage.String()] = e.Took
+		}
+	case actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed, actors.EvPartitionCancelled:
 		delete(t.live, e.Partition.Partition)
 	case actors.EvJobDone:
 		if !t.ended {
@@ -447,9 +461,13 @@ func (s *Service) Status(id string) (JobStatus, error) {
 	t := s.jobs[id]
 	for _, p := range parts {
 		ps := PartitionStatus{Index: p.Index, State: p.State.String(), Attempts: p.Attempts, LastError: p.LastError}
-		if len(p.Timings) > 0 {
+		timings := p.Timings
+		if t != nil && len(t.took[p.Index]) > 0 {
+			timings = t.took[p.Index]
+		}
+		if len(timings) > 0 {
 			ps.StagesMS = map[string]float64{}
-			for stage, d := range p.Timings {
+			for stage, d := range timings {
 				ps.StagesMS[stage] = float64(d.Microseconds()) / 1000
 			}
 		}
