@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,8 +79,15 @@ type Config struct {
 	// them.
 	RetryBackoff time.Duration
 	Pool         gpu.PoolPolicy
-	Observer     Observer // may be nil
-	Journal      Journal  // may be nil: nothing is recorded
+	// Before and After are the CPU stages a worker runs, in order, before
+	// and after the device part of a partition; the defaults are
+	// synthesize, prep and b_g2, finalize. A model may leave a stage out
+	// (cuzk synthesizes in a pipeline of its own) or move one; the
+	// production executor needs the defaults. After must end with finalize,
+	// where a proof becomes durable.
+	Before, After []Stage
+	Observer      Observer // may be nil
+	Journal       Journal  // may be nil: nothing is recorded
 }
 
 // WithDefaults returns c with its zero fields set to the defaults.
@@ -95,6 +103,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Pool == (gpu.PoolPolicy{}) {
 		c.Pool = gpu.DefaultPoolPolicy()
+	}
+	if c.Before == nil {
+		c.Before = []Stage{StageSynthesize, StagePrep}
+	}
+	if c.After == nil {
+		c.After = []Stage{StageBG2, StageFinalize}
 	}
 	return c
 }
@@ -116,6 +130,27 @@ func (c Config) Validate() error {
 	}
 	if c.RetryBackoff < 0 {
 		return fmt.Errorf("retry backoff must not be negative, got %s", c.RetryBackoff)
+	}
+	return validatePipeline(c.Before, c.After)
+}
+
+// validatePipeline checks the CPU stages around the device part: CPU stages
+// only, each at most once, finalize last.
+func validatePipeline(before, after []Stage) error {
+	seen := map[Stage]bool{}
+	for _, st := range append(slices.Clone(before), after...) {
+		switch st {
+		case StageSynthesize, StagePrep, StageBG2, StageFinalize:
+		default:
+			return fmt.Errorf("stage %s cannot run before or after the device part: it is not a CPU stage", st)
+		}
+		if seen[st] {
+			return fmt.Errorf("stage %s listed twice around the device part", st)
+		}
+		seen[st] = true
+	}
+	if len(after) == 0 || after[len(after)-1] != StageFinalize {
+		return fmt.Errorf("the stages after the device part must end with %s, got %v", StageFinalize, after)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 // design: its leases, stages and device ops, in order. Run with -rewrite
 // after changing a protocol on purpose.
 //
-//	protocol design=D capacity=GiB vram=GiB [attempts=N]
+//	protocol design=D capacity=GiB vram=GiB [attempts=N] [before=s,s] [after=s,s]
 func TestProtocols(t *testing.T) {
 	datadriven.RunTest(t, "testdata/protocols.txt", func(t *testing.T, td *datadriven.TestData) string {
 		switch td.Cmd {
@@ -35,6 +35,22 @@ func TestProtocols(t *testing.T) {
 			if td.HasArg("attempts") {
 				td.ScanArgs(t, "attempts", &attempts)
 			}
+			stages := func(key string) []Stage {
+				if !td.HasArg(key) {
+					return nil
+				}
+				var names string
+				td.ScanArgs(t, key, &names)
+				out := []Stage{}
+				for _, n := range strings.Split(names, ",") {
+					for st := StageSynthesize; st <= StageFinalize; st++ {
+						if st.String() == n {
+							out = append(out, st)
+						}
+					}
+				}
+				return out
+			}
 			rec := newRecorder()
 			d, err := emu.New(emu.Options{Capacity: int64(capacity) * gib})
 			if err != nil {
@@ -42,7 +58,8 @@ func TestProtocols(t *testing.T) {
 			}
 			defer d.Close()
 			rt := syncRuntime{runner.NewRuntime(context.Background(), newFakeExec(0, 0), []gpu.Device{d}, 1)}
-			eng, err := Start(rt, []gpu.Info{d.Info()}, Config{Design: design, WorkersPerDevice: 1, MaxAttempts: attempts, Observer: rec})
+			eng, err := Start(rt, []gpu.Info{d.Info()}, Config{Design: design, WorkersPerDevice: 1, MaxAttempts: attempts, Observer: rec,
+				Before: stages("before"), After: stages("after")})
 			if err != nil {
 				return err.Error()
 			}

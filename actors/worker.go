@@ -138,7 +138,7 @@ func (w *worker) begin(m assign) {
 	w.vram = 0
 	w.failErr = nil
 	w.fellBack = false
-	w.startCPU(StageSynthesize)
+	w.nextStage(0)
 }
 
 func (w *worker) startCPU(s Stage) {
@@ -180,17 +180,29 @@ func (w *worker) workDone(m WorkDone) {
 		w.fail(fmt.Errorf("%s: %s: %w", w.cur.p, w.stageName(m.Work), err))
 		return
 	}
-	switch m.Work.(StageWork).Stage {
-	case StageSynthesize:
-		w.startCPU(StagePrep)
-	case StagePrep:
-		w.proto = w.design.new()
-		w.proto.start(w)
-	case StageBG2:
-		w.startCPU(StageFinalize)
-	case StageFinalize:
+	w.nextStage(m.Work.(StageWork).Stage)
+}
+
+// nextStage goes on from the CPU stage done (0: none yet) along the
+// configured stages: those before the device part, the design's protocol,
+// those after it; the partition is done after the last.
+func (w *worker) nextStage(done Stage) {
+	before, after := w.env.cfg.Before, w.env.cfg.After
+	if i := slices.Index(after, done); i >= 0 {
+		if i+1 < len(after) {
+			w.startCPU(after[i+1])
+			return
+		}
 		w.end(nil)
+		return
 	}
+	i := slices.Index(before, done) // -1 when done is 0
+	if i+1 < len(before) {
+		w.startCPU(before[i+1])
+		return
+	}
+	w.proto = w.design.new()
+	w.proto.start(w)
 }
 
 func (w *worker) stageName(work Work) string {
@@ -322,10 +334,10 @@ func (w *worker) endStage(err error) {
 	w.stage = 0
 }
 
-// finish ends the device part; the partition goes on to b_g2.
+// finish ends the device part; the partition goes on to the stages after it.
 func (w *worker) finish() {
 	w.proto = nil
-	w.startCPU(StageBG2)
+	w.startCPU(w.env.cfg.After[0])
 }
 
 // fail ends the attempt with err once the worker has cleaned up.

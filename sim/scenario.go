@@ -35,6 +35,12 @@ type Scenario struct {
 	Design           string  `json:"design"`
 	WorkersPerDevice int     `json:"workers_per_device"`
 	MaxAttempts      int     `json:"max_attempts,omitempty"`
+	// StagesBefore and StagesAfter are the CPU stages a worker runs before
+	// and after the device part, by name (actors.Config.Before and After);
+	// default synthesize, prep and b_g2, finalize. A stage left out is not
+	// charged (cuzk synthesizes in a pipeline of its own).
+	StagesBefore []string `json:"stages_before,omitempty"`
+	StagesAfter  []string `json:"stages_after,omitempty"`
 	// RetryBackoffMS is actors.Config.RetryBackoff in milliseconds.
 	RetryBackoffMS float64       `json:"retry_backoff_ms,omitempty"`
 	Pool           *PoolConfig   `json:"pool,omitempty"`
@@ -118,6 +124,14 @@ func ParseScenario(src string, data []byte) (*Scenario, error) {
 		return nil, fmt.Errorf("scenario %s: field profile: %w", src, err)
 	}
 	s.profile = p
+	vram := p.Device.VRAMGiB
+	if s.VRAMGiB > 0 {
+		vram = s.VRAMGiB
+	}
+	if s.ResidentGiB+s.HeadroomGiB+p.Device.ContextMiB/1024 >= vram {
+		return nil, fmt.Errorf("scenario %s: fields resident_gib and headroom_gib: %g and %g GiB leave nothing of %g GiB to the designs",
+			src, s.ResidentGiB, s.HeadroomGiB, vram)
+	}
 	return &s, nil
 }
 
@@ -146,6 +160,15 @@ func (s *Scenario) validate() error {
 	if s.Design != "" {
 		if err := (actors.Config{Design: s.Design}).WithDefaults().Validate(); err != nil {
 			return fmt.Errorf("field design: %w", err)
+		}
+	}
+	if s.StagesBefore != nil || s.StagesAfter != nil {
+		before, after, err := s.pipeline()
+		if err != nil {
+			return err
+		}
+		if err := (actors.Config{Before: before, After: after}).WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("fields stages_before, stages_after: %w", err)
 		}
 	}
 	if s.Pool != nil && s.Pool.ReleaseThresholdGiB != nil && *s.Pool.ReleaseThresholdGiB < 0 {
@@ -198,6 +221,30 @@ func (s *Scenario) validate() error {
 		}
 	}
 	return nil
+}
+
+// pipeline reads the stage names of StagesBefore and StagesAfter; nil keeps
+// the engine's default for either.
+func (s *Scenario) pipeline() (before, after []actors.Stage, err error) {
+	read := func(field string, names []string) ([]actors.Stage, error) {
+		if names == nil {
+			return nil, nil
+		}
+		out := []actors.Stage{}
+		for _, n := range names {
+			st, ok := stageByName(n)
+			if !ok {
+				return nil, fmt.Errorf("field %s: unknown stage %q (want synthesize, prep, b_g2 or finalize)", field, n)
+			}
+			out = append(out, st)
+		}
+		return out, nil
+	}
+	if before, err = read("stages_before", s.StagesBefore); err != nil {
+		return nil, nil, err
+	}
+	after, err = read("stages_after", s.StagesAfter)
+	return before, after, err
 }
 
 // Options override a scenario's settings for one run; zero values keep the
@@ -272,8 +319,12 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	if o.Pool != nil {
 		pool = *o.Pool
 	}
+	before, after, err := s.pipeline()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", r.name, err)
+	}
 	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool,
-		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond))}
+		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond)), Before: before, After: after}
 	if o.Design != "" {
 		r.cfg.Design = o.Design
 	}
