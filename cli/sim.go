@@ -24,7 +24,7 @@ func simCommand() *cli.Command {
 			"The same scenario and seed always give the same report.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Usage: "embedded scenario name or path to a scenario file (JSON); required"},
-			&cli.StringFlag{Name: "design", Usage: "override the scenario's lock design (single, split-devsync, split, budget)"},
+			&cli.StringFlag{Name: "design", Usage: "override the scenario's lock design (single, split-first, split-devsync, split, budget)"},
 			&cli.IntFlag{Name: "workers", Usage: "override the workers per device", Action: intAtLeast("workers", 1)},
 			&cli.Uint64Flag{Name: "seed", Usage: "override the scenario's seed"},
 			&cli.Float64Flag{Name: "vram-gib", Usage: "override the device memory, GiB", Action: positiveFloat("vram-gib")},
