@@ -274,22 +274,26 @@ func TestMedian(t *testing.T) {
 // failed on a plain resume, and are proved by resume --retry-failed on a card
 // large enough.
 func TestResumeRetriesFailedPartitions(t *testing.T) {
-	keys, out, st := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "store")
-	// A card with room for one partition's buffer: under split-devsync the
-	// second worker pre-stages while the first still holds its buffer, runs
-	// out of memory and, with one attempt, fails for good.
-	_, stderr, err := run(t, "prove", "--circuit", "porep", "--constraints", "2K", "--partitions", "2", "--backend", "cpu",
-		"--design", "split-devsync", "--workers", "2", "--vram-limit", "1MiB", "--max-attempts", "1", "--keys", keys, "--setup-if-missing",
-		"--store", st, "--out", out)
-	if err == nil || !strings.Contains(err.Error(), "1 of 2 partitions failed") {
-		t.Fatalf("prove on a 1 MiB card: %v\n%s", err, stderr)
+	keys, dir, st := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "store")
+	// The proofs' directory is under a file: no partition can write its
+	// proof, and with one attempt each fails for good.
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	out := filepath.Join(blocker, "out")
+	_, stderr, err := run(t, "prove", "--circuit", "porep", "--constraints", "2K", "--partitions", "2", "--backend", "cpu",
+		"--max-attempts", "1", "--keys", keys, "--setup-if-missing", "--store", st, "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 partitions failed") {
+		t.Fatalf("prove into a directory that cannot be made: %v\n%s", err, stderr)
+	}
+	os.Remove(blocker)
 	if _, stderr, err := run(t, "resume", "--store", st, "--backend", "cpu"); err != nil || !strings.Contains(stderr, "no unfinished jobs") {
 		t.Fatalf("plain resume of a failed job: %v\n%s", err, stderr)
 	}
 	stdout, stderr, err := run(t, "resume", "--store", st, "--backend", "cpu", "--design", "budget", "--vram-limit", "1GiB",
 		"--retry-failed", "--json")
-	if err != nil || strings.Count(stderr, "reopened") != 1 || !strings.Contains(stdout, `"proved": 2`) {
+	if err != nil || strings.Count(stderr, "reopened") != 2 || !strings.Contains(stdout, `"proved": 2`) {
 		t.Fatalf("resume --retry-failed: %v\n%s\n%s", err, stdout, stderr)
 	}
 	proofs, _ := filepath.Glob(filepath.Join(out, "*.proof"))

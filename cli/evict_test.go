@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,14 @@ func (b *holdingBackend) EvictIdleOn(i int, idle time.Duration) (int64, error) {
 }
 
 func (b *holdingBackend) Pinned() int64 { return 1 << 20 }
+
+func (b *holdingBackend) Held(i int) prover.Held { return prover.Held{Keys: b.Resident(i)} }
+
+func (b *holdingBackend) Preload(*prover.Keys) error            { return nil }
+func (b *holdingBackend) ReservePinned(*prover.Keys, int) error { return nil }
+func (b *holdingBackend) DevicePlan(int, *prover.Keys) (prover.DevicePlan, error) {
+	return nil, errors.New("no plan")
+}
 
 // Keys on the devices show in the metrics; once idle long enough they are
 // evicted, and the metrics say so.
