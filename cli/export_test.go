@@ -200,18 +200,8 @@ func TestSetupR1CS(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rangecheck.r1cs")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ccs.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	keys := filepath.Join(dir, "keys")
-	if _, stderr, err := run(t, "setup", "--r1cs", path, "--keys", keys, "--keygen", "cpu"); err != nil {
-		t.Fatalf("setup --r1cs: %v\n%s", err, stderr)
-	}
+	setupR1CSFile(t, ccs, path, keys)
 	k, err := engine.LoadKeys(filepath.Join(keys, "rangecheck"))
 	if err != nil {
 		t.Fatal(err)

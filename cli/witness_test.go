@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
@@ -60,19 +61,8 @@ func TestProveWitnessFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rpath := filepath.Join(dir, "cubic.r1cs")
-	f, err := os.Create(rpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ccs.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	keys := filepath.Join(dir, "keys")
-	if _, stderr, err := run(t, "setup", "--r1cs", rpath, "--keys", keys, "--keygen", "cpu"); err != nil {
-		t.Fatalf("setup --r1cs: %v\n%s", err, stderr)
-	}
+	setupR1CSFile(t, ccs, filepath.Join(dir, "cubic.r1cs"), keys)
 	ks := filepath.Join(keys, "cubic")
 	w0, w1 := filepath.Join(dir, "w0.bin"), filepath.Join(dir, "w1.bin")
 	writeWitness(t, w0, 3, 35)
@@ -129,5 +119,24 @@ func TestProveWitnessFiles(t *testing.T) {
 	jobs, err := s.Jobs()
 	if err != nil || len(jobs) != 1 || !strings.Contains(jobs[0].Params[runner.ParamWitnesses], "w1.bin") {
 		t.Fatalf("store: %v %+v", err, jobs)
+	}
+}
+
+// setupR1CSFile writes ccs to path as gnark serializes it and makes its keys
+// with cuzk setup --r1cs into keys/<file's name>.
+func setupR1CSFile(t *testing.T, ccs constraint.ConstraintSystem, path, keys string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ccs.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, "setup", "--r1cs", path, "--keys", keys, "--keygen", "cpu"); err != nil {
+		t.Fatalf("setup --r1cs: %v\n%s", err, stderr)
 	}
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"io"
 	"runtime"
-	"sync"
 
 	"github.com/consensys/gnark/constraint/solver"
 
@@ -92,23 +91,10 @@ func WithDesign(name string) Option { return func(o *options) { o.design = name 
 // witnesses.
 func WithRandomness(r io.Reader) Option {
 	return func(o *options) {
-		o.rnd = nil // crypto/rand
-		if r != nil {
-			o.rnd = &lockedReader{r: r}
-		}
+		// nil is crypto/rand; ProveAll's service serializes the reads of
+		// its concurrent proofs.
+		o.rnd = r
 	}
-}
-
-// lockedReader lets several proofs draw from one reader.
-type lockedReader struct {
-	mu sync.Mutex
-	r  io.Reader
-}
-
-func (l *lockedReader) Read(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.r.Read(p)
 }
 
 func collect(opts []Option) *options {

@@ -102,9 +102,10 @@ func ProveAll(ctx context.Context, keys *Keys, witnesses []witness.Witness, opts
 	defer svc.Close(context.Background())
 	k := o.keysFor(keys)
 	if len(o.solver) > 0 {
-		kk := *k
-		kk.SolverOptions = append(slices.Clip(k.SolverOptions), o.solver...)
-		k = &kk
+		// A copy with the caller's solver options, for the runner's
+		// synthesize stage; the keys others use keep theirs.
+		k = &prover.Keys{Circuit: k.Circuit, Layout: k.Layout, CS: k.CS, PK: k.PK, VK: k.VK, Hash: k.Hash, Dir: k.Dir,
+			Solver: k.Solver, SolverOptions: append(slices.Clip(k.SolverOptions), o.solver...)}
 	}
 	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Partitions: len(witnesses), Inputs: witnesses}}
 	reps, err := svc.Run(ctx, []runner.Submission{sub}, time.Minute)
