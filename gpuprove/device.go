@@ -26,10 +26,13 @@ import (
 // return to the caller at enqueue, as in CUDA, and their completion is seen
 // by a later stream, event or device sync, which waits (through the same
 // order) until every call it covers has been made and then makes the CUDA
-// synchronization; a failed Async op is reported by that sync. So a free
-// behind an async kernel is pending until a sync observes it, which is what
-// cudaMemPoolTrimTo and the pool's cross-stream reuse meet. cudaMallocAsync
-// returns its pointer, so it is made in stream order and returns then.
+// synchronization; a failed Async op is reported by that sync. An async
+// copy or kernel counts as run once its CUDA calls are issued (a synchronous
+// one once its stream has drained), so the cudaFreeAsync behind an async
+// kernel is made at once, behind the running kernel on the CUDA stream: it is
+// pending until a sync observes it, which is what cudaMemPoolTrimTo and the
+// pool's cross-stream reuse meet. cudaMallocAsync returns its pointer, so it
+// is made in stream order and returns then.
 // cudaFree, cudaDeviceSynchronize and cudaFreeHost wait for every stream
 // that way; cudaHostAlloc does not wait (docs/cuda-facts.md).
 //
@@ -77,6 +80,10 @@ type stream struct {
 	id      gpu.Stream
 	cs      cuda.Stream
 	staging gpu.Buffer // the buffer the last OpCopyIn named: the next kernel's
+	// issued is set once an async copy or kernel has been issued to CUDA
+	// (its host call returned, its device work may still run) and cleared
+	// by a sync of the stream or the device.
+	issued bool
 }
 
 // DeviceOptions configures a Device.
@@ -200,6 +207,9 @@ func (d *Device) startLocked() {
 				err := it.Tag.(func() error)()
 				d.mu.Lock()
 				defer d.mu.Unlock()
+				if s, ok := d.streams[it.Stream]; ok && it.Op.Async && it.Op.Kind.CanBeAsync() {
+					s.issued = true
+				}
 				if ferr := d.order.FinishErr(it, err); ferr != nil {
 					panic(fmt.Sprintf("gpuprove: %v", ferr)) // only a started item is ever finished
 				}
@@ -323,7 +333,11 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		d.waitLocked(op, nil, func(*model.Wait) gpu.Result {
 			s, err := d.streamOf(op.Stream)
 			if err == nil {
-				err = d.cd.StreamSync(s.cs)
+				if err = d.cd.StreamSync(s.cs); err == nil {
+					d.mu.Lock()
+					s.issued = false
+					d.mu.Unlock()
+				}
 			}
 			return gpu.Result{Err: d.wrap(err)}
 		}, done)
@@ -380,14 +394,23 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			d.mu.Lock()
 			s.staging = op.Buffer
 			d.mu.Unlock()
-			return d.report(op, done, d.runStage(s, op.Kernel))
+			return d.report(op, done, d.runStage(s, op.Kernel, !op.Async))
 		})
 	case gpu.OpCompute:
 		now = op.Async
-		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runKernel(s, op.Kernel)) })
+		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runKernel(s, op.Kernel, !op.Async)) })
 	case gpu.OpDeviceSync:
+		other := d.issuedElsewhereLocked(op.Stream)
 		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
-			return gpu.Result{Err: d.wrap(d.cd.Sync()), Waited: w.Waited}
+			err := d.cd.Sync()
+			if err == nil {
+				d.mu.Lock()
+				for _, s := range d.streams {
+					s.issued = false
+				}
+				d.mu.Unlock()
+			}
+			return gpu.Result{Err: d.wrap(err), Waited: w.Waited || other}
 		}, done)
 	case gpu.OpFree:
 		b, ok := d.bufs[op.Buffer]
@@ -398,8 +421,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		delete(d.bufs, op.Buffer)
 		// cudaFree synchronizes the device: it waits for every stream's
 		// work, including what is enqueued here and not yet issued.
+		other := d.issuedElsewhereLocked(op.Stream)
 		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
-			return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: w.Waited}
+			return gpu.Result{Err: d.wrap(d.cd.Free(b.ptr)), Waited: w.Waited || other}
 		}, done)
 	case gpu.OpHostAlloc:
 		d.mu.Unlock()
@@ -420,8 +444,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			break
 		}
 		delete(d.bufs, op.Buffer)
+		other := d.issuedElsewhereLocked(op.Stream)
 		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
-			return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: w.Waited}
+			return gpu.Result{Err: d.wrap(d.cd.HostFree(b.host)), Waited: w.Waited || other}
 		}, done)
 	default:
 		err = fmt.Errorf("device %d: unknown op %s", d.index, op.Kind)
@@ -450,6 +475,19 @@ func (d *Device) report(op gpu.Op, done func(gpu.Result), r gpu.Result) error {
 type recorded struct {
 	item *model.Item
 	e    cuda.Event
+}
+
+// issuedElsewhereLocked says whether a stream other than own has async work
+// issued to CUDA that no sync has covered: a device-wide call may wait for
+// it (its Waited is then reported, conservatively, even if that work has
+// just ended).
+func (d *Device) issuedElsewhereLocked(own gpu.Stream) bool {
+	for id, s := range d.streams {
+		if id != own && s.issued {
+			return true
+		}
+	}
+	return false
 }
 
 // streamOf returns the CUDA stream for id (made on first use).
@@ -486,36 +524,40 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 }
 
 // runStage copies a partition's inputs into the buffer an OpCopyIn named, on
-// its stream, when the op carries a kernel that can stage; the op completes
-// when the copy has.
-func (d *Device) runStage(s *stream, k *gpu.Kernel) gpu.Result {
+// its stream, when the op carries a kernel that can stage; with drain the op
+// completes when the copy has, else once it is issued.
+func (d *Device) runStage(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
 	if k == nil || k.Stage == nil {
 		return gpu.Result{}
 	}
-	return d.runPartition(s, k.Partition, "staging", "stage", k.Stage)
+	return d.runPartition(s, k.Partition, "staging", "stage", k.Stage, drain)
 }
 
 // runKernel runs a partition's compute on stream s, into the buffer the
-// stream's last OpCopyIn named, and reports it when the stream has drained.
-func (d *Device) runKernel(s *stream, k *gpu.Kernel) gpu.Result {
+// stream's last OpCopyIn named; with drain it reports it when the stream has
+// drained, else once its work is issued (an async launch: the next call on
+// the stream, a cudaFreeAsync say, is then made behind the running kernel).
+func (d *Device) runKernel(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
 	if k == nil || k.Run == nil {
 		return gpu.Result{}
 	}
-	return d.runPartition(s, k.Partition, "kernel", "kernel", k.Run)
+	return d.runPartition(s, k.Partition, "kernel", "kernel", k.Run, drain)
 }
 
 // runPartition runs f, a partition's stage or kernel, on stream s with the
-// stream's placement, and returns once whatever f left queued on the stream
-// is done. A panicking f fails its op (named doing in the error), not the
-// process.
-func (d *Device) runPartition(s *stream, partition, doing, what string, f func(context.Context) error) (r gpu.Result) {
+// stream's placement, and with drain returns once whatever f left queued on
+// the stream is done. A panicking f fails its op (named doing in the error),
+// not the process.
+func (d *Device) runPartition(s *stream, partition, doing, what string, f func(context.Context) error, drain bool) (r gpu.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = gpu.Result{Err: fmt.Errorf("device %d: %s %s panicked: %v", d.index, doing, partition, p)}
 		}
 	}()
 	err := f(WithPlacement(context.Background(), d.placement(s)))
-	err = errors.Join(err, d.cd.StreamSync(s.cs))
+	if drain {
+		err = errors.Join(err, d.cd.StreamSync(s.cs))
+	}
 	if err != nil {
 		return gpu.Result{Err: fmt.Errorf("device %d: %s %s: %w", d.index, what, partition, err)}
 	}

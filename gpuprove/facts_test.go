@@ -90,12 +90,12 @@ func TestCUDAFacts(t *testing.T) {
 		}
 		t.Logf("%s: on the device:\n%s", td.Pos, facts.Format(lines))
 		if crossStreamReuse(td.Expected) {
-			// cudaFreeAsync returns at enqueue through Device, but the CUDA
-			// call is made only once the kernel before it on its stream
-			// has run (its goroutine syncs the stream), so the freed block
-			// is not yet pending in CUDA when another stream allocates:
-			// that allocation runs out of memory instead of reusing it
-			// (docs/cuda-model.md).
+			// The probe's kernel is a synchronous op: Device makes the
+			// cudaFreeAsync behind it only once the kernel has run (its
+			// goroutine syncs the stream), so the freed block is not yet
+			// pending in CUDA when another stream allocates, and that
+			// allocation runs out of memory instead of reusing it. Behind an
+			// async launch the free is made at once (docs/cuda-model.md).
 			t.Logf("%s: known divergence: no cross-stream pool reuse through Device", td.Pos)
 			return td.Expected
 		}
