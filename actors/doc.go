@@ -6,9 +6,11 @@
 // through its stages.
 //
 // The lock design — how workers share one GPU — is a swappable part: each
-// design is a protocol in a file of its own (design_single.go,
-// design_split_devsync.go, design_split.go, design_budget.go), registered in
-// design.go, and LookupDesign tells tools its lock names.
+// design is a protocol of its own (design_single.go, design_budget.go, and
+// Phase 10's three versions in design_split.go with their notes in
+// design_split_first.go and design_split_devsync.go), registered in
+// design.go, and LookupDesign tells tools its lock names. The designs launch
+// kernels asynchronously, as cuzk does, and observe their end with a sync.
 //
 // Everything the actors take from the world comes through a Runtime: the
 // clock, a seeded random source, timers (After), and Start, which begins a
