@@ -135,6 +135,10 @@ func ParseScenario(src string, data []byte) (*Scenario, error) {
 	return &s, nil
 }
 
+// maxPartitions is the most partitions a job has, as the store, the CLI and
+// the daemon accept.
+const maxPartitions = 100000
+
 func (s *Scenario) validate() error {
 	if s.Devices < 1 {
 		return fmt.Errorf("field devices: must be at least 1, got %d", s.Devices)
@@ -184,8 +188,8 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("field jobs[%d].id: missing", i)
 		case ids[j.ID]:
 			return fmt.Errorf("field jobs[%d].id: %q used twice", i, j.ID)
-		case j.Partitions < 1:
-			return fmt.Errorf("field jobs[%d].partitions: must be at least 1, got %d", i, j.Partitions)
+		case j.Partitions < 1 || j.Partitions > maxPartitions:
+			return fmt.Errorf("field jobs[%d].partitions: must be 1 to %d, got %d", i, maxPartitions, j.Partitions)
 		case j.Count < 0:
 			return fmt.Errorf("field jobs[%d].count: must be at least 1, got %d", i, j.Count)
 		case j.Size < 0:
