@@ -89,14 +89,22 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 		return nil, fmt.Errorf("no keys for %s at %d constraints in %s: make them with\n  cuzk setup --circuit %s --constraints %d --keys <dir>\nor pass --setup-if-missing",
 			ks.circuit.Name(), ks.target, ks.dir, ks.circuit.Name(), ks.target)
 	}
-	k, err = runSetup(ks, log)
-	if err != nil {
+	if k, err = runSetup(ks, log); err != nil {
 		return nil, err
+	}
+	if k == nil {
+		if k, err = prover.Load(ks.dir, ks.circuit.Name(), ks.layout); err != nil {
+			return nil, err
+		}
 	}
 	k.Solver = ks.solver
 	return k, nil
 }
 
+// runSetup makes the keys ks names and writes them to ks.dir. keygen
+// (--keygen gpu or cpu) writes the proving key as it makes it and holds no
+// keys after (nil Keys: Load reads them); gnark's setup holds them all, and
+// they come back.
 func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints) → %s\n", ks.circuit.Name(), ks.layout, ks.target, ks.dir)
 	// A key directory that cannot be written is found out before the
@@ -110,7 +118,18 @@ func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 		return nil, err
 	}
 	defer closeMul()
-	k, err := prover.SetupWith(ks.circuit, ks.target, mul)
+	if mul != nil {
+		wr, err := prover.SetupTo(ks.circuit, ks.target, mul, ks.dir, keygen.DumpOptions{})
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "setup: keys made by %s\n", how)
+		fmt.Fprintf(log, "setup: %d constraints, %d wires, domain 2^%d, took %s; key hash %s\n",
+			wr.Constraints, wr.Wires, log2(wr.Domain), time.Since(start).Round(time.Millisecond), wr.Hash[:16])
+		slog.Debug("keys written", "dir", ks.dir)
+		return nil, nil
+	}
+	k, err := prover.SetupWith(ks.circuit, ks.target, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@
 package keygen
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -20,13 +21,9 @@ import (
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
-	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
-
-	"github.com/cuzk/cuzk/internal/par"
 )
 
 // Multiplier computes batch fixed-base scalar multiplications: out[i] =
@@ -115,7 +112,8 @@ func randomNonZero(rnd io.Reader, e *fr.Element) error {
 // them. Circuits with commitments (api.Commit) get gnark's commitment keys:
 // the commitment wires' K in the verifying key, each commitment's Pedersen
 // basis made of its private committed wires' K (see KLayout,
-// commitmentKeys).
+// commitmentKeys). Setup holds every scalar and point at once; SetupDump
+// writes the same proving key as it is made.
 func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey, *groth16bls.VerifyingKey, error) {
 	if mul == nil {
 		mul = CPUMultiplier{}
@@ -123,73 +121,13 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	commitments, ok := r1cs.CommitmentInfo.(constraint.Groth16Commitments)
-	if !ok {
-		return nil, nil, fmt.Errorf("keygen: constraint system has %T commitments, not Groth16's", r1cs.CommitmentInfo)
-	}
-	nbPublic := r1cs.GetNbPublicVariables()
-	nbWires := r1cs.NbInternalVariables + nbPublic + r1cs.GetNbSecretVariables()
-	kl, err := NewKLayout(commitments, nbPublic, nbWires)
-	if err != nil {
-		return nil, nil, fmt.Errorf("keygen: %w", err)
-	}
-	domain := fft.NewDomain(uint64(r1cs.GetNbConstraints()))
-	n := int(domain.Cardinality)
-
-	tw, err := drawToxicWaste(rnd, domain.Cardinality)
+	sc, st, err := prepare(r1cs, rnd)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := newStages(nbWires, r1cs.GetNbConstraints())
-
-	A, B, C, err := evaluateABC(r1cs, domain, tw.tau)
-	if err != nil {
-		return nil, nil, err
-	}
-	st.done("evaluate")
-
-	// K: (β·A + α·B + C) of each wire, divided by γ for the wires the
-	// verifier sees (public and commitment wires, to the verifying key) and
-	// the private committed ones (to their commitment's basis), by δ for the
-	// rest (to the proving key); C is not needed after.
-	vkK, pkK := make([]fr.Element, kl.NbVK), make([]fr.Element, kl.NbPK)
-	basisK := make([][]fr.Element, len(kl.Bases))
-	for c, n := range kl.Bases {
-		basisK[c] = make([]fr.Element, n)
-	}
-	par.Range(nbWires, 1024, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var k, t fr.Element
-			k.Mul(&A[i], &tw.beta)
-			t.Mul(&B[i], &tw.alpha)
-			k.Add(&k, &t).Add(&k, &C[i])
-			if kl.vkScaled(i, nbPublic) {
-				k.Mul(&k, &tw.gammaInv)
-			} else {
-				k.Mul(&k, &tw.deltaInv)
-			}
-			*kl.place(i, nbPublic, vkK, pkK, basisK) = k
-		}
-	})
-	C = nil
-
-	// Z[j] = (τⁿ − 1)/δ · τ^bitrev(j) for j < n−1: gnark multiplies the n
-	// powers in natural order, bit-reverses the points and keeps n−1 of them
-	// (deg H = n−2); reversing the scalars instead gives the same points.
-	Z := make([]fr.Element, n)
-	var zdt fr.Element
-	zdt.Exp(tw.tau, new(big.Int).SetUint64(uint64(n)))
-	one := fr.One()
-	zdt.Sub(&zdt, &one).Mul(&zdt, &tw.deltaInv)
-	powers(Z, zdt, tw.tau)
-	fft.BitReverse(Z)
-	Z = Z[:n-1]
-
-	pk := &groth16bls.ProvingKey{Domain: *domain}
+	Z := sc.zScalars()
+	pk := sc.provingKeyHeader()
 	vk := &groth16bls.VerifyingKey{}
-	pk.InfinityA, pk.NbInfinityA, A = filterZero(A)
-	pk.InfinityB, pk.NbInfinityB, B = filterZero(B)
-	st.done("scalars")
 
 	_, _, g1, g2 := curve.Generators()
 	g1Jobs := []struct {
@@ -197,11 +135,11 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 		scalars []fr.Element
 		out     *[]curve.G1Affine
 	}{
-		{"g1.a", A, &pk.G1.A},
-		{"g1.b", B, &pk.G1.B},
+		{"g1.a", sc.A, &pk.G1.A},
+		{"g1.b", sc.B, &pk.G1.B},
 		{"g1.z", Z, &pk.G1.Z},
-		{"g1.k", pkK, &pk.G1.K},
-		{"vk.g1.k", vkK, &vk.G1.K},
+		{"g1.k", sc.pkK, &pk.G1.K},
+		{"vk.g1.k", sc.vkK, &vk.G1.K},
 	}
 	for _, j := range g1Jobs {
 		pts, err := multiplyG1(mul, g1, j.scalars)
@@ -211,30 +149,18 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 		*j.out = pts
 		st.done(j.name)
 	}
-	abd, err := multiplyG1(mul, g1, []fr.Element{tw.alpha, tw.beta, tw.delta})
-	if err != nil {
-		return nil, nil, fmt.Errorf("keygen: [α]₁, [β]₁, [δ]₁: %w", err)
+	if err := sc.fixedPoints(mul, pk, vk); err != nil {
+		return nil, nil, err
 	}
-	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = abd[0], abd[1], abd[2]
-
-	if pk.G2.B, err = multiplyG2(mul, g2, B); err != nil {
-		return nil, nil, fmt.Errorf("keygen: g2.b (%d points): %w", len(B), err)
+	if pk.G2.B, err = multiplyG2(mul, g2, sc.B); err != nil {
+		return nil, nil, fmt.Errorf("keygen: g2.b (%d points): %w", len(sc.B), err)
 	}
 	st.done("g2.b")
-	bdg, err := multiplyG2(mul, g2, []fr.Element{tw.beta, tw.delta, tw.gamma})
-	if err != nil {
-		return nil, nil, fmt.Errorf("keygen: [β]₂, [δ]₂, [γ]₂: %w", err)
-	}
-	pk.G2.Beta, pk.G2.Delta = bdg[0], bdg[1]
-
-	vk.G1.Alpha, vk.G1.Beta, vk.G1.Delta = pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta
-	vk.G2.Beta, vk.G2.Delta, vk.G2.Gamma = bdg[0], bdg[1], bdg[2]
-	if pk.CommitmentKeys, vk.CommitmentKeys, err = commitmentKeys(mul, rnd, basisK); err != nil {
+	if pk.CommitmentKeys, vk.CommitmentKeys, err = commitmentKeys(mul, rnd, sc.basisK); err != nil {
 		return nil, nil, fmt.Errorf("keygen: %w", err)
 	}
-	vk.PublicAndCommitmentCommitted = commitments.GetPublicAndCommitmentCommitted(commitments.CommitmentIndexes(), nbPublic)
-	if err := vk.Precompute(); err != nil {
-		return nil, nil, fmt.Errorf("keygen: verifying key: %w", err)
+	if err := sc.finishVK(vk); err != nil {
+		return nil, nil, err
 	}
 	st.done("vk")
 	return pk, vk, nil
@@ -285,6 +211,11 @@ func newStages(wires, constraints int) *stages {
 
 func (s *stages) done(name string) {
 	now := time.Now()
-	slog.Debug("keygen", append([]any{"stage", name, "took", now.Sub(s.last), "total", now.Sub(s.start)}, s.attrs...)...)
+	if !slog.Default().Enabled(context.Background(), slog.LevelDebug) {
+		s.last = now
+		return
+	}
+	attrs := append([]any{"stage", name, "took", now.Sub(s.last), "total", now.Sub(s.start)}, s.attrs...)
+	slog.Debug("keygen", append(attrs, ReadHostMemory().Attrs()...)...)
 	s.last = now
 }

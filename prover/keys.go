@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -182,6 +183,7 @@ func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, er
 	if !ok {
 		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
 	}
+	slog.Debug("compiled", append([]any{"circuit", c.Name(), "constraints", r1cs.GetNbConstraints()}, keygen.ReadHostMemory().Attrs()...)...)
 	k := &Keys{Circuit: c.Name(), Layout: l, CS: r1cs}
 	if mul == nil {
 		pk, vk, err := groth16.Setup(r1cs)
@@ -200,33 +202,49 @@ func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, er
 // Save writes the keys to dir: the R1CS, the proving key (raw dump, the fastest
 // to load), the verifying key, and the manifest with their hashes, last.
 func (k *Keys) Save(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create key directory: %w", err)
-	}
-	os.Remove(filepath.Join(dir, manifestFile))
-	m := Manifest{
-		Format: manifestVer, Curve: curveBLS12381, Circuit: k.Circuit, Layout: k.Layout,
-		Constraints: k.CS.GetNbConstraints(), Files: map[string]string{}, Created: time.Now().UTC(),
-	}
-	writers := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	m, err := saveFiles(dir, k.Circuit, k.Layout, k.CS.GetNbConstraints(), []keyFile{
 		{r1csFile, func(w io.Writer) error { _, err := k.CS.WriteTo(w); return err }},
 		{pkFile, k.PK.WriteDump},
 		{vkFile, func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }},
+	})
+	if err != nil {
+		return err
 	}
-	for _, f := range writers {
+	k.Hash, k.Dir = m.Hash, dir
+	return nil
+}
+
+// keyFile is one file of a key directory and what writes it.
+type keyFile struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// saveFiles writes the files of a key directory in order, hashing each, and
+// the manifest last.
+func saveFiles(dir, circuit string, layout circuits.Layout, constraints int, files []keyFile) (*Manifest, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create key directory: %w", err)
+	}
+	os.Remove(filepath.Join(dir, manifestFile))
+	m := &Manifest{
+		Format: manifestVer, Curve: curveBLS12381, Circuit: circuit, Layout: layout,
+		Constraints: constraints, Files: map[string]string{}, Created: time.Now().UTC(),
+	}
+	for _, f := range files {
 		sum, err := writeHashed(filepath.Join(dir, f.name), f.write)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m.Files[f.name] = sum
+		slog.Debug("key file written", append([]any{"file", f.name}, keygen.ReadHostMemory().Attrs()...)...)
 	}
 	m.Hash = contentHash(m.Files)
-	k.Hash, k.Dir = m.Hash, dir
 	b, _ := json.MarshalIndent(m, "", "  ")
-	return writeFileSync(filepath.Join(dir, manifestFile), append(b, '\n'))
+	if err := writeFileSync(filepath.Join(dir, manifestFile), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func writeHashed(path string, write func(io.Writer) error) (string, error) {
@@ -322,6 +340,7 @@ func Load(dir, circuit string, layout circuits.Layout) (*Keys, error) {
 		if err := readHashed(filepath.Join(dir, f.name), m.Files[f.name], f.read); err != nil {
 			return nil, err
 		}
+		slog.Debug("key file read", append([]any{"file", f.name}, keygen.ReadHostMemory().Attrs()...)...)
 	}
 	if k.CS.CurveID() != ecc.BLS12_381 {
 		return nil, fmt.Errorf("%s: constraint system is for %s", filepath.Join(dir, r1csFile), k.CS.CurveID())

@@ -1,0 +1,71 @@
+package prover
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
+)
+
+// Written is what SetupTo wrote: the manifest of the key directory and the
+// proving key's shape.
+type Written struct {
+	Manifest
+	Dir    string
+	Wires  int    // the circuit's wires, len(ProvingKey.InfinityA)
+	Domain uint64 // the domain's cardinality
+}
+
+// SetupTo compiles the circuit for target constraints, makes its keys with
+// keygen (mul; nil is keygen.CPUMultiplier, toxic waste from crypto/rand)
+// and writes them to dir as Save writes Keys — the same files, manifest
+// and hashes — but in the order that keeps host memory down: the R1CS
+// first, while it is all there is; then the proving key section by section
+// as keygen.SetupDump makes it, with the R1CS dropped once its A, B, C are
+// evaluated; then the verifying key and the manifest. It holds no proving
+// key: Load reads the keys back for proving.
+func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, opt keygen.DumpOptions) (*Written, error) {
+	l, err := c.Layout(target)
+	if err != nil {
+		return nil, err
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		return nil, err
+	}
+	sys, ok := ccs.(*cs.R1CS)
+	ccs = nil
+	if !ok {
+		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
+	}
+	constraints := sys.GetNbConstraints()
+	runtime.GC() // the compiler's garbage, before the R1CS is encoded
+	slog.Debug("compiled", append([]any{"circuit", c.Name(), "constraints", constraints}, keygen.ReadHostMemory().Attrs()...)...)
+
+	var vk *groth16bls.VerifyingKey
+	var shape keygen.KeyShape
+	m, err := saveFiles(dir, c.Name(), l, constraints, []keyFile{
+		{r1csFile, func(w io.Writer) error { _, err := sys.WriteTo(w); return err }},
+		{pkFile, func(w io.Writer) error {
+			r := sys
+			sys = nil // keygen drops the last reference after evaluating it
+			var e error
+			if vk, shape, e = keygen.SetupDump(r, mul, nil, w, opt); e != nil {
+				return fmt.Errorf("setup of %s: %w", c.Name(), e)
+			}
+			return nil
+		}},
+		{vkFile, func(w io.Writer) error { _, err := vk.WriteRawTo(w); return err }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Written{Manifest: *m, Dir: dir, Wires: shape.Wires, Domain: shape.Domain}, nil
+}

@@ -1,0 +1,64 @@
+package prover
+
+import (
+	"context"
+	"testing"
+
+	"github.com/consensys/gnark/backend/groth16"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
+)
+
+// Keys that SetupTo streams to a directory load, pass the manifest's checks
+// and prove partitions gnark verifies; what it reports of them is what
+// loads.
+func TestSetupToWritesKeysThatProve(t *testing.T) {
+	c, err := circuits.Lookup("mimc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wr, err := SetupTo(c, testSize, keygen.CPUMultiplier{}, dir, keygen.DumpOptions{Chunk: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Load(dir, "mimc", wr.Layout)
+	if err != nil {
+		t.Fatalf("load what SetupTo wrote: %v", err)
+	}
+	if k.Hash != wr.Hash || wr.Dir != dir || wr.Constraints != k.Constraints() {
+		t.Errorf("SetupTo says hash %s, %d constraints; loaded %s, %d", wr.Hash, wr.Constraints, k.Hash, k.Constraints())
+	}
+	if wr.Wires != len(k.PK.InfinityA) || wr.Domain != k.PK.Domain.Cardinality {
+		t.Errorf("SetupTo says %d wires, domain %d; the key has %d, %d", wr.Wires, wr.Domain, len(k.PK.InfinityA), k.PK.Domain.Cardinality)
+	}
+	w, err := Witness(k, []byte("stream"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
+	if err != nil {
+		t.Fatalf("prove with streamed keys: %v", err)
+	}
+	pub, _ := w.Public()
+	if err := groth16.Verify(proof, k.VK, pub); err != nil {
+		t.Fatalf("gnark rejects the proof: %v", err)
+	}
+}
+
+// A circuit that cannot be laid out at the target is an error, and leaves
+// no manifest behind.
+func TestSetupToRefusesBadTarget(t *testing.T) {
+	c, err := circuits.Lookup("mimc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := SetupTo(c, 1, nil, dir, keygen.DumpOptions{}); err == nil {
+		t.Fatal("target of 1 constraint: no error")
+	}
+	if _, err := ReadManifest(dir); err == nil {
+		t.Error("a failed setup left a manifest")
+	}
+}
