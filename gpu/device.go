@@ -1,12 +1,13 @@
 // Package gpu defines the GPU device interface that the lock designs are written
 // against, and the semantics every implementation must keep.
 //
-// Three implementations exist: the real CUDA device (package cuda), the emulated
-// device for machines without a GPU (package gpu/emu), and the simulated device
-// (package sim). Each reproduces what docs/cuda-facts.md records for the H200;
-// the emulated and the simulated device take every decision about ordering,
-// waiting and memory from one clock-free state machine (package gpu/model), and
-// the real device orders its streams with it:
+// Three implementations exist: the real CUDA device (gpuprove.Device, over
+// package cuda), the emulated device for machines without a GPU (package
+// gpu/emu), and the simulated device (package sim). Each reproduces what
+// docs/cuda-facts.md records for the H200; the emulated and the simulated
+// device take every decision about ordering, waiting and memory from one
+// clock-free state machine (package gpu/model), and the real device orders
+// its streams with it:
 //
 //   - Malloc and HostAlloc do not wait for other work; Free and HostFree wait
 //     for every in-flight kernel and copy on the device (device-synchronizing).
