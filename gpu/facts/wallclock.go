@@ -30,10 +30,22 @@ func RunWallClock(dev gpu.Device, p Probe, k Kernels, scratch gpu.Buffer, limit 
 		wg     sync.WaitGroup
 		script = NewScript(k, scratch)
 	)
+	// Each stream of a probe is one host thread. A call that makes
+	// something (an allocation, an event) returns it to that thread before
+	// its next call, which may name it: the next call waits for it when it
+	// is late (on a loaded machine), instead of naming what is not made yet.
+	last := map[gpu.Stream]chan struct{}{}
 	start := time.Now()
 	for _, st := range p.Steps {
 		if d := time.Until(start.Add(st.At)); d > 0 {
 			time.Sleep(d)
+		}
+		if prev := last[st.Stream]; prev != nil {
+			select {
+			case <-prev:
+			case <-time.After(limit):
+				return nil, fmt.Errorf("%q: the stream's last call did not return within %v", st.Line, limit)
+			}
 		}
 		mu.Lock()
 		o, name, err := script.Op(st)
@@ -42,8 +54,16 @@ func RunWallClock(dev gpu.Device, p Probe, k Kernels, scratch gpu.Buffer, limit 
 			return nil, err
 		}
 		called := time.Since(start)
+		returnedCh := make(chan struct{})
+		switch o.Kind {
+		case gpu.OpMalloc, gpu.OpMallocAsync, gpu.OpHostAlloc, gpu.OpRecordEvent:
+			last[st.Stream] = returnedCh
+		default:
+			delete(last, st.Stream)
+		}
 		wg.Add(1)
 		dev.Submit(o, func(r gpu.Result) {
+			defer close(returnedCh)
 			returned := time.Since(start)
 			free := p.Bytes() + r.Free - b.Free
 			mu.Lock()
