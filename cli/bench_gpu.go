@@ -116,6 +116,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			g.Close()
 			return err
 		}
+		if p, err := g.Backend.Plan(g.Backend.Devices()[0], k); err == nil {
+			fmt.Fprintf(c.App.ErrWriter, "bench: limit %s, %s", limitName(limit), p)
+		}
 		// One partition outside the timings: the kernels' first launches,
 		// the pool's first growth.
 		start := time.Now()
