@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One round of GPU proving on the GPU machine, from the repository root, with
 # the binaries built here in $C (see docs/gpu-proving.md): the GPU tests with
-# CUZK_REQUIRE_GPU=1, then for each size keys made by keygen on the GPU and
+# CUZK_REQUIRE_GPU=1 (gpuprove, and cuda and engine when carried), then for each size keys made by keygen on the GPU and
 # bench prove --backend gpu over every design × WORKERS × LIMITS, traces kept.
 # Everything goes to $OUT as few files (the machine returns a limited number):
 # summary.txt, logs.tgz, traces-<size>.tgz. The summary is printed last.
@@ -16,7 +16,7 @@ L=$(mktemp -d)   # logs, tarred at the end
 mkdir -p "$OUT"
 t0=$(date +%s)
 say() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$L/summary.txt"; }
-for f in cuzk gpuprove.test libcuzkgpu.so; do
+for f in cuzk gpuprove.test cuda.test engine.test libcuzkgpu.so; do
 	[ -f "$C/$f.gz" ] && gunzip -c "$C/$f.gz" > "$C/$f" && chmod +x "$C/$f"
 done
 [ -f "$C/libcuzkgpu.so" ] || { make cuda BUILD="$C" > "$L/nvcc.log" 2>&1; say "library built: $?"; }
@@ -26,9 +26,16 @@ say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
 say "$("$C/cuzk" version | tr '\n' ';')"
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-	(cd gpuprove && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/gpuprove.test" -test.v -test.count=1 -test.run "${TEST_RUN:-.}" > "$L/gpuprove-test.log" 2>&1)
-	rc=$?
-	say "gpuprove tests exit $rc: $(grep -c -- '--- PASS' "$L/gpuprove-test.log") passed, $(grep -c -- '--- FAIL' "$L/gpuprove-test.log") failed"
+	# Every GPU test binary carried (gpuprove.test always; cuda.test and
+	# engine.test when built: go test -c -o $C/<pkg>.test ./<pkg>), each in
+	# its package's directory.
+	for pkg in gpuprove cuda engine; do
+		[ -x "$C/$pkg.test" ] || continue
+		(cd "$pkg" && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/$pkg.test" -test.v -test.count=1 -test.run "${TEST_RUN:-.}" > "$L/$pkg-test.log" 2>&1)
+		r=$?
+		[ $r = 0 ] || rc=$r
+		say "$pkg tests exit $r: $(grep -c -- '--- PASS' "$L/$pkg-test.log") passed, $(grep -c -- '--- FAIL' "$L/$pkg-test.log") failed"
+	done
 fi
 for size in ${SIZES:-1M}; do
 	"$C/cuzk" setup --circuit "${CIRCUIT:-mimc}" --constraints "$size" --keys /tmp/cuzk-keys --keygen gpu > "$L/setup-$size.log" 2>&1
