@@ -11,7 +11,8 @@
 //	----
 //	s<stream> <op>: called <dur>, returned <dur> (after <dur>)[, waited for another stream][, error: ...][, free <GiB> GiB]
 //
-// ops: compute <dur>, malloc <GiB> <name>, free <name>, malloc_async <GiB>
+// ops: compute <dur>, launch <dur> (a kernel launched asynchronously: the
+// call returns at enqueue), malloc <GiB> <name>, free <name>, malloc_async <GiB>
 // <name>, free_async <name>, trim <GiB>, device_sync, stream_sync, mem_info,
 // host_alloc <MiB> <name>, host_free <name>, copy <GiB>, record <name>,
 // event_sync <name>. A copy goes into the device buffer the script allocated
@@ -116,7 +117,7 @@ func Parse(td *datadriven.TestData) (Probe, error) {
 }
 
 var arity = map[string]int{
-	"compute": 1, "malloc": 2, "free": 1, "malloc_async": 2, "free_async": 1, "trim": 1,
+	"compute": 1, "launch": 1, "malloc": 2, "free": 1, "malloc_async": 2, "free_async": 1, "trim": 1,
 	"device_sync": 0, "stream_sync": 0, "mem_info": 0, "host_alloc": 2, "host_free": 1,
 	"copy": 1, "record": 1, "event_sync": 1,
 }
@@ -176,12 +177,12 @@ func (s *Script) Op(st Step) (gpu.Op, string, error) {
 	var err error
 	var v uint64
 	switch st.Op {
-	case "compute":
+	case "compute", "launch":
 		d, perr := time.ParseDuration(a[0])
 		if perr != nil || d <= 0 {
 			return o, "", fmt.Errorf("%q: bad kernel duration", st.Line)
 		}
-		o.Kind, o.Kernel = gpu.OpCompute, s.kernels.Compute(d)
+		o.Kind, o.Kernel, o.Async = gpu.OpCompute, s.kernels.Compute(d), st.Op == "launch"
 	case "malloc":
 		o.Kind, o.Bytes = gpu.OpMalloc, gibArg(a[0])
 		return o, a[1], nil
