@@ -20,8 +20,10 @@ import (
 // L_i(τ), the i-th Lagrange polynomial of the domain at τ. Constraint i is
 // the i-th R1C instruction, as gnark numbers them.
 //
-// The terms hit wires in no useful order, so one pass over the instructions
-// (in parallel chunks) files each term under a wire range, and a second pass
+// The terms hit wires in no useful order, so a first pass over the
+// instructions (in parallel chunks, twice: to count, then to file) files
+// each term under a wire range, in an array of exactly its size, and a
+// second pass
 // (in parallel over the ranges, each wire owned by one goroutine) adds them
 // up: O(constraints + terms) work with no locks and no per-worker copies of
 // the three vectors.
@@ -43,14 +45,17 @@ func evaluateABC(r *cs.R1CS, domain *fft.Domain, tau fr.Element) (A, B, C []fr.E
 	nbRanges := min(max(1, nbWires/256), 4*workers)
 	rangeOf := func(wire uint32) int { return int(uint64(wire) * uint64(nbRanges) / uint64(nbWires)) }
 
-	// Pass 1: terms[chunk][range], rows counted from the chunk's start.
-	terms := make([][][]term, nbChunks)
-	rows := make([]int, nbChunks+1) // R1Cs per chunk, then prefix sums
+	// Pass 1, twice over the instructions: first count each chunk's terms
+	// per range, then file them, with their global row, into one array per
+	// range at exactly its size. Appending instead would hold up to twice
+	// the terms, and the arrays outgrown until the next collection: at the
+	// sizes of PoRep, more than the system itself.
+	counts := make([][]int, nbChunks) // [chunk][range]
+	rows := make([]int, nbChunks+1)   // R1Cs per chunk, then prefix sums
 	var badOnce sync.Once
 	var bad error
-	forEach(nbChunks, workers, func(ch int) {
+	scan := func(ch int, file func(k int, t term)) int {
 		lo, hi := ch*nbInst/nbChunks, (ch+1)*nbInst/nbChunks
-		out := make([][]term, nbRanges)
 		var c constraint.R1C
 		row := uint32(0)
 		for _, pi := range r.Instructions[lo:hi] {
@@ -67,16 +72,19 @@ func evaluateABC(r *cs.R1CS, domain *fft.Domain, tau fr.Element) (A, B, C []fr.E
 						badOnce.Do(func() {
 							bad = fmt.Errorf("keygen: a constraint has a term of wire %d, the system has %d wires", t.VID, nbWires)
 						})
-						return
+						return int(row)
 					}
-					k := rangeOf(t.VID)
-					out[k] = append(out[k], term{wire: t.VID, row: row, coeff: t.CID | uint32(m)<<termMatrixShift})
+					file(rangeOf(t.VID), term{wire: t.VID, row: row, coeff: t.CID | uint32(m)<<termMatrixShift})
 				}
 			}
 			row++
 		}
-		terms[ch] = out
-		rows[ch+1] = int(row)
+		return int(row)
+	}
+	forEach(nbChunks, workers, func(ch int) {
+		cnt := make([]int, nbRanges)
+		rows[ch+1] = scan(ch, func(k int, _ term) { cnt[k]++ })
+		counts[ch] = cnt
 	})
 	if bad != nil {
 		return nil, nil, nil, bad
@@ -87,35 +95,53 @@ func evaluateABC(r *cs.R1CS, domain *fft.Domain, tau fr.Element) (A, B, C []fr.E
 	if rows[nbChunks] != nbConstraints {
 		return nil, nil, nil, fmt.Errorf("keygen: %d R1C instructions for %d constraints", rows[nbChunks], nbConstraints)
 	}
+	// at[chunk][range]: where the chunk's terms of the range start.
+	terms := make([][]term, nbRanges)
+	at := make([][]int, nbChunks)
+	for ch := range at {
+		at[ch] = make([]int, nbRanges)
+	}
+	for k := range nbRanges {
+		n := 0
+		for ch := range nbChunks {
+			at[ch][k] = n
+			n += counts[ch][k]
+		}
+		terms[k] = make([]term, n)
+	}
+	forEach(nbChunks, workers, func(ch int) {
+		next, base := at[ch], uint32(rows[ch])
+		scan(ch, func(k int, t term) {
+			t.row += base
+			terms[k][next[k]] = t
+			next[k]++
+		})
+	})
 
 	// Pass 2: each range's wires are written by one goroutine only.
 	A, B, C = make([]fr.Element, nbWires), make([]fr.Element, nbWires), make([]fr.Element, nbWires)
 	abc := [3][]fr.Element{A, B, C}
 	forEach(nbRanges, workers, func(k int) {
-		for ch := range nbChunks {
-			base := uint32(rows[ch])
-			for _, t := range terms[ch][k] {
-				res := &abc[t.coeff>>termMatrixShift][t.wire]
-				l := &L[base+t.row]
-				switch cid := t.coeff & (1<<termMatrixShift - 1); cid {
-				case constraint.CoeffIdOne:
-					res.Add(res, l)
-				case constraint.CoeffIdMinusOne:
-					res.Sub(res, l)
-				default:
-					var p fr.Element
-					p.Mul(&r.Coefficients[cid], l)
-					res.Add(res, &p)
-				}
+		for _, t := range terms[k] {
+			res := &abc[t.coeff>>termMatrixShift][t.wire]
+			l := &L[t.row]
+			switch cid := t.coeff & (1<<termMatrixShift - 1); cid {
+			case constraint.CoeffIdOne:
+				res.Add(res, l)
+			case constraint.CoeffIdMinusOne:
+				res.Sub(res, l)
+			default:
+				var p fr.Element
+				p.Mul(&r.Coefficients[cid], l)
+				res.Add(res, &p)
 			}
-			terms[ch][k] = nil
 		}
+		terms[k] = nil
 	})
 	return A, B, C, nil
 }
 
-// term is one nonzero coefficient of the R1CS: wire, row relative to its
-// chunk, and the coefficient's id with the matrix (0 A, 1 B, 2 C) in the top
+// term is one nonzero coefficient of the R1CS: wire, row (constraint), and the coefficient's id with the matrix (0 A, 1 B, 2 C) in the top
 // two bits.
 type term struct {
 	wire, row, coeff uint32

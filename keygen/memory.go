@@ -48,3 +48,19 @@ func ReadHostMemory() HostMemory {
 func (m HostMemory) Attrs() []any {
 	return []any{"rss_mib", m.RSS >> 20, "peak_mib", m.Peak >> 20, "heap_mib", m.HeapAlloc >> 20, "heap_sys_mib", m.HeapSys >> 20}
 }
+
+// HostRAM is the host's physical memory in bytes (MemTotal), zero where
+// /proc is not there.
+func HostRAM() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("MemTotal:")); ok {
+			kb, _ := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
