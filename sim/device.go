@@ -196,6 +196,9 @@ func (d *Device) dispatch() {
 		case model.OutStart:
 			it := o.Item
 			w := it.Tag.(*simItem)
+			// Growing the pool for the kernel's scratch is host time
+			// inside the kernel's run.
+			w.work += float64(d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth}))
 			w.engine.add(&psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
 				d.activity(w.name, it.Stream, w.label, start)
 				if err := d.m.Finish(it); err != nil {

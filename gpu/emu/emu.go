@@ -241,6 +241,15 @@ func (d *Device) runItem(it *model.Item) {
 			err = d.runStage(k)
 		}
 	case gpu.OpCompute:
+		// Growing the pool for the kernel's scratch is host time inside
+		// the kernel's run.
+		if it.ScratchGrew > 0 {
+			cost := d.opt.PoolRegrowCost
+			if it.ScratchFirstGrowth {
+				cost = d.opt.PoolGrowCost
+			}
+			time.Sleep(cost)
+		}
 		err = d.runKernel(k)
 	}
 	d.mu.Lock()

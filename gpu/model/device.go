@@ -339,12 +339,16 @@ func (d *Device) scratch(it *Item, bytes int64) {
 	var got bool
 	it.start = func() {
 		s := d.stream(it.Stream)
-		if _, _, ok := d.pool.allocate(bytes, s, d.Free(), false); !ok {
+		grew, _, ok := d.pool.allocate(bytes, s, d.Free(), false)
+		if !ok {
 			d.ooms++
 			it.Err = fmt.Errorf("kernel %s scratch: %w", it.Op.Kernel.Partition, gpu.OOM(d.opt.Index, bytes, d.Free()))
 			return
 		}
 		got = true
+		it.ScratchGrew = grew
+		it.ScratchFirstGrowth = grew > 0 && d.pool.reserved > d.poolPeak
+		d.poolPeak = max(d.poolPeak, d.pool.reserved)
 		d.checkLedger()
 	}
 	it.end = func() {

@@ -127,6 +127,13 @@ func TestModel(t *testing.T) {
 				switch o.Kind {
 				case OutStart:
 					res += fmt.Sprintf("; start %s", o.Item.Tag)
+					if g := o.Item.ScratchGrew; g > 0 {
+						res += fmt.Sprintf(" (scratch grew the pool %s", gpu.FormatBytes(g))
+						if !o.Item.ScratchFirstGrowth {
+							res += " again"
+						}
+						res += ")"
+					}
 				case OutComplete:
 					res += fmt.Sprintf("; complete %s", o.Item.Tag)
 					if o.Item.Waited {

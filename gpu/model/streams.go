@@ -48,6 +48,12 @@ type Item struct {
 	// Waited is set when the item's start was held back by a wait on
 	// another stream ahead of it on its own stream.
 	Waited bool
+	// ScratchGrew is how many bytes the pool grew by for a kernel's
+	// scratch when the item started, and ScratchFirstGrowth whether that
+	// took the pool past its largest size: the driver charges the growth to
+	// the kernel, whose host code makes those allocations.
+	ScratchGrew        int64
+	ScratchFirstGrowth bool
 	// Err is the work's outcome, given to FinishErr (or set before the item
 	// started, when what it needed failed: the item then completes without
 	// starting). The error of an Async op is kept by its stream until a
