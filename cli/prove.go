@@ -43,7 +43,7 @@ func proveFlags() []cli.Flag {
 		witnessFlag(),
 		&cli.BoolFlag{Name: "plan", Usage: "print how one partition uses each device's memory (keys, chunk buffers, MSM scratch, NTT tables, the partition's buffer) and stop; fails when a partition does not fit"},
 		&cli.BoolFlag{Name: "setup-if-missing", Usage: "make the keys when there are none (a local, insecure setup for demos)"},
-		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-devsync, split or budget"},
+		&cli.StringFlag{Name: "design", Value: "budget", Usage: "lock design: single, split-first, split-devsync, split or budget"},
 		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device", Action: intAtLeast("workers", 1)},
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},

@@ -82,7 +82,7 @@ func WithGnarkSolver() Option { return func(o *options) { o.gnarkSol = true } }
 func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 
 // WithDesign picks the lock design ProveAll's workers share each device
-// under (single, split-devsync, split or budget; default budget).
+// under (single, split-first, split-devsync, split or budget; default budget).
 func WithDesign(name string) Option { return func(o *options) { o.design = name } }
 
 // WithRandomness is the source of the proofs' blinding (r, s) and, for
