@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -61,7 +62,9 @@ func SetupDump(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader, w io.Writer, opt Du
 		return nil, KeyShape{}, err
 	}
 	shape := KeyShape{Wires: len(sc.infA), Domain: sc.domain.Cardinality}
-	runtime.GC() // the R1CS's evaluation is garbage: let the points reuse it
+	// The evaluation's terms and Lagrange values are garbage, and the R1CS
+	// too if the caller let it go: give their pages back before the points.
+	debug.FreeOSMemory()
 
 	pk := sc.provingKeyHeader()
 	vk := &groth16bls.VerifyingKey{}
@@ -92,7 +95,7 @@ func SetupDump(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader, w io.Writer, opt Du
 		if err := s.write(); err != nil {
 			return nil, shape, fmt.Errorf("keygen: %s: %w", s.name, err)
 		}
-		runtime.GC()
+		debug.FreeOSMemory()
 		st.done(s.name)
 	}
 	if vk.G1.K, err = multiplyG1(mul, g1, sc.vkK); err != nil {

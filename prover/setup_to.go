@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
+	"runtime/debug"
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
@@ -46,7 +46,9 @@ func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, 
 		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
 	}
 	constraints := sys.GetNbConstraints()
-	runtime.GC() // the compiler's garbage, before the R1CS is encoded
+	// The compiler's garbage, several times the R1CS: give it back to the
+	// OS, or the pages it held stay resident under everything that follows.
+	debug.FreeOSMemory()
 	slog.Debug("compiled", append([]any{"circuit", c.Name(), "constraints", constraints}, keygen.ReadHostMemory().Attrs()...)...)
 
 	var vk *groth16bls.VerifyingKey
@@ -68,4 +70,46 @@ func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, 
 		return nil, err
 	}
 	return &Written{Manifest: *m, Dir: dir, Wires: shape.Wires, Domain: shape.Domain}, nil
+}
+
+// SetupInMemory compiles the circuit and makes its keys with keygen as
+// SetupTo does, but streams the proving key into the returned Keys instead
+// of a file: keygen.SetupDump writes it through a pipe to
+// ProvingKey.ReadDump, which allocates each section at its size and reads
+// the points straight into it. No disk holds the proving key and no second
+// copy of it is made; the R1CS is kept for proving. Hash and Dir are empty:
+// these keys exist only in this process (fresh toxic waste from
+// crypto/rand each time), for benchmarks on hosts whose disk cannot hold
+// the keys.
+func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt keygen.DumpOptions) (*Keys, error) {
+	l, err := c.Layout(target)
+	if err != nil {
+		return nil, err
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		return nil, err
+	}
+	sys, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
+	}
+	k := &Keys{Circuit: c.Name(), Layout: l, CS: sys, PK: &groth16bls.ProvingKey{}}
+	pr, pw := io.Pipe()
+	read := make(chan error, 1)
+	go func() {
+		err := k.PK.ReadDump(pr)
+		pr.CloseWithError(err) // a failed read stops the writer
+		read <- err
+	}()
+	var werr error
+	k.VK, _, werr = keygen.SetupDump(sys, mul, nil, pw, opt)
+	pw.CloseWithError(werr)
+	if rerr := <-read; werr == nil && rerr != nil {
+		werr = fmt.Errorf("read the proving key back: %w", rerr)
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("setup of %s: %w", c.Name(), werr)
+	}
+	return k, nil
 }
