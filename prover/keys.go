@@ -166,22 +166,32 @@ func Setup(c circuits.Circuit, target int) (*Keys, error) {
 	return SetupWith(c, target, nil)
 }
 
+// compileR1CS lays c out for target constraints and compiles it to a
+// BLS12-381 R1CS.
+func compileR1CS(c circuits.Circuit, target int) (circuits.Layout, *cs.R1CS, error) {
+	l, err := c.Layout(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	r1cs, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return nil, nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
+	}
+	return l, r1cs, nil
+}
+
 // SetupWith is Setup with the key's scalar multiplications done by mul
 // (keygen.CPUMultiplier, gpuprove.Multiplier): keygen.Setup makes keys of
 // the structure gnark's setup makes, with toxic waste from crypto/rand. A nil
 // mul runs gnark's own groth16.Setup.
 func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, error) {
-	l, err := c.Layout(target)
+	l, r1cs, err := compileR1CS(c, target)
 	if err != nil {
 		return nil, err
-	}
-	ccs, err := circuits.Compile(c, l)
-	if err != nil {
-		return nil, err
-	}
-	r1cs, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
 	}
 	slog.Debug("compiled", append([]any{"circuit", c.Name(), "constraints", r1cs.GetNbConstraints()}, keygen.ReadHostMemory().Attrs()...)...)
 	k := &Keys{Circuit: c.Name(), Layout: l, CS: r1cs}

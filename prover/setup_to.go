@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
@@ -32,18 +31,9 @@ type Written struct {
 // evaluated; then the verifying key and the manifest. It holds no proving
 // key: Load reads the keys back for proving.
 func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, opt keygen.DumpOptions) (*Written, error) {
-	l, err := c.Layout(target)
+	l, sys, err := compileR1CS(c, target)
 	if err != nil {
 		return nil, err
-	}
-	ccs, err := circuits.Compile(c, l)
-	if err != nil {
-		return nil, err
-	}
-	sys, ok := ccs.(*cs.R1CS)
-	ccs = nil
-	if !ok {
-		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
 	}
 	constraints := sys.GetNbConstraints()
 	// The compiler's garbage, several times the R1CS: give it back to the
@@ -82,17 +72,9 @@ func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, 
 // crypto/rand each time), for benchmarks on hosts whose disk cannot hold
 // the keys.
 func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt keygen.DumpOptions) (*Keys, error) {
-	l, err := c.Layout(target)
+	l, sys, err := compileR1CS(c, target)
 	if err != nil {
 		return nil, err
-	}
-	ccs, err := circuits.Compile(c, l)
-	if err != nil {
-		return nil, err
-	}
-	sys, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, fmt.Errorf("compiled %s is not a BLS12-381 R1CS", c.Name())
 	}
 	k := &Keys{Circuit: c.Name(), Layout: l, CS: sys, PK: &groth16bls.ProvingKey{}}
 	pr, pw := io.Pipe()
