@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/circuits"
