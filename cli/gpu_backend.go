@@ -104,15 +104,16 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 // printPlan prints how one partition of k uses each device, and fails when
 // one does not fit.
 func printPlan(w io.Writer, b prover.Backend, devices []gpu.Device, k *prover.Keys) error {
+	need := runner.FootprintFor(b, k)
 	fmt.Fprintf(w, "%s, %d constraints, domain %d: one partition's buffer %s\n", k.Circuit, k.Constraints(), k.PK.Domain.Cardinality,
-		gpu.FormatBytes(runner.FootprintFor(b, k)))
+		gpu.FormatBytes(need))
 	planner := prover.CapabilitiesOf(b).Keys
 	var errs []error
 	for _, d := range devices {
 		info := d.Info()
 		if planner == nil {
 			fmt.Fprintf(w, "device %d (%s): %s for partitions\n", info.Index, info.Name, gpu.FormatBytes(info.Total))
-			if need := runner.FootprintFor(b, k); need > info.Total {
+			if need > info.Total {
 				errs = append(errs, fmt.Errorf("device %d: one partition needs %s, %s available", info.Index, gpu.FormatBytes(need), gpu.FormatBytes(info.Total)))
 			}
 			continue

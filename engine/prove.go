@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -100,13 +101,9 @@ func ProveAll(ctx context.Context, keys *Keys, witnesses []witness.Witness, opts
 	}
 	stop.svc = svc
 	defer svc.Close(context.Background())
-	k := o.keysFor(keys)
-	if len(o.solver) > 0 {
-		// A copy with the caller's solver options, for the runner's
-		// synthesize stage; the keys others use keep theirs.
-		k = &prover.Keys{Circuit: k.Circuit, Layout: k.Layout, CS: k.CS, PK: k.PK, VK: k.VK, Hash: k.Hash, Dir: k.Dir,
-			Solver: k.Solver, SolverOptions: append(slices.Clip(k.SolverOptions), o.solver...)}
-	}
+	// The runner's synthesize stage takes the caller's solver options from
+	// the keys.
+	k := o.keysFor(keys, o.solver...)
 	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Partitions: len(witnesses), Inputs: witnesses}}
 	reps, err := svc.Run(ctx, []runner.Submission{sub}, time.Minute)
 	if err != nil {
@@ -173,15 +170,20 @@ func openDevices(o *options) (prover.Backend, []gpu.Device, func(), error) {
 	return backend, []gpu.Device{dev}, func() { dev.Close(); done() }, nil
 }
 
-// keysFor returns the prover's keys, with gnark's solver if asked for: a
-// copy, so as not to change the solver of keys others use.
-func (o *options) keysFor(keys *Keys) *prover.Keys {
+// keysFor returns the prover's keys, with gnark's solver if asked for and
+// extra solver options after the keys' own: a copy when either changes them,
+// so as not to change the keys others use.
+func (o *options) keysFor(keys *Keys, extra ...solver.Option) *prover.Keys {
 	k := keys.k
-	if !o.gnarkSol {
+	if !o.gnarkSol && len(extra) == 0 {
 		return k
 	}
+	s := k.Solver
+	if o.gnarkSol {
+		s = prover.SolverGnark
+	}
 	return &prover.Keys{Circuit: k.Circuit, Layout: k.Layout, CS: k.CS, PK: k.PK, VK: k.VK, Hash: k.Hash, Dir: k.Dir,
-		Solver: prover.SolverGnark, SolverOptions: k.SolverOptions}
+		Solver: s, SolverOptions: append(slices.Clip(k.SolverOptions), extra...)}
 }
 
 // openBackend returns the backend the options ask for and what to call when

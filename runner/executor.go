@@ -191,17 +191,14 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 
 // witness is partition p's witness.
 func (j *job) witness(p int) (witness.Witness, error) {
-	if len(j.inputs) > 0 {
-		if p < 0 || p >= len(j.inputs) {
-			return nil, fmt.Errorf("partition %d of a job of %d witnesses", p, len(j.inputs))
-		}
-		return j.inputs[p], nil
-	}
-	if len(j.witnesses) == 0 {
+	n := max(len(j.inputs), len(j.witnesses))
+	switch {
+	case n == 0:
 		return prover.Witness(j.keys, j.seed, p)
-	}
-	if p < 0 || p >= len(j.witnesses) {
-		return nil, fmt.Errorf("partition %d of a job of %d witnesses", p, len(j.witnesses))
+	case p < 0 || p >= n:
+		return nil, fmt.Errorf("partition %d of a job of %d witnesses", p, n)
+	case len(j.inputs) > 0:
+		return j.inputs[p], nil
 	}
 	return j.witnesses[p].load(j.keys)
 }
@@ -305,7 +302,7 @@ func WriteProof(dir string, partition int, proof, public []byte) error {
 		return fmt.Errorf("create output directory: %w", err)
 	}
 	for name, b := range map[string][]byte{ProofFile(partition): proof, PublicFile(partition): public} {
-		if err := writeSync(filepath.Join(dir, name), b); err != nil {
+		if err := WriteFileSync(filepath.Join(dir, name), b); err != nil {
 			return err
 		}
 	}
@@ -314,9 +311,7 @@ func WriteProof(dir string, partition int, proof, public []byte) error {
 
 // WriteFileSync writes b to path durably: to a temporary file, synced, then
 // renamed.
-func WriteFileSync(path string, b []byte) error { return writeSync(path, b) }
-
-func writeSync(path string, b []byte) error {
+func WriteFileSync(path string, b []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {

@@ -60,10 +60,10 @@ func ResumeRequest(st *store.Store, id string, load KeyLoader) (Submission, erro
 	var target int
 	var layout circuits.Layout
 	var wits []WitnessFile
-	if s := job.Params[ParamWitnesses]; s == witnessesInMemory {
-		return Submission{}, fmt.Errorf("job %s: its witnesses were in the memory of the process that submitted it: it cannot be resumed", id)
-	}
 	if s, ok := job.Params[ParamWitnesses]; ok {
+		if s == witnessesInMemory {
+			return Submission{}, fmt.Errorf("job %s: its witnesses were in the memory of the process that submitted it: it cannot be resumed", id)
+		}
 		// A user's circuit: the keys are whatever the directory holds (the
 		// hash below says whether they are the job's), the witnesses the
 		// files recorded.

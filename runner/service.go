@@ -100,13 +100,13 @@ type Service struct {
 
 // tracked is what the service knows of a job it submitted, from the events.
 type tracked struct {
-	done    chan struct{} // closed at EvJobDone
-	err     string        // EvJobDone's error: partitions failed
-	live    map[int]Running
-	ran     map[int]Running // where each partition last ran in this service
+	done chan struct{} // closed at EvJobDone
+	err  string        // EvJobDone's error: partitions failed
+	live map[int]Running
+	ran  map[int]Running // where each partition last ran in this service
 	// took is each partition's stage times in this service, from the
 	// events: the store's are recorded with the proof, before finalize ends.
-	took map[int]map[string]time.Duration
+	took    map[int]map[string]time.Duration
 	ended   bool
 	keys    *prover.Keys
 	started time.Time

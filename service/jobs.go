@@ -67,12 +67,9 @@ func (s *Server) check(m *cuzkv1.SubmitProofRequest) (*submission, error) {
 	if m.Partitions < 1 || m.Partitions > MaxPartitions {
 		return nil, invalid("partitions must be 1 to %d, got %d", MaxPartitions, m.Partitions)
 	}
-	prio, err := priorityFrom(m.Priority)
+	prio, id, err := checkJob(m)
 	if err != nil {
 		return nil, err
-	}
-	if len(m.IdempotencyKey) > MaxIdempotencyKey {
-		return nil, invalid("idempotency_key is %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)
 	}
 	if len(ex.Seed) > MaxSeed {
 		return nil, invalid("seed is %d bytes, at most %d", len(ex.Seed), MaxSeed)
@@ -81,10 +78,22 @@ func (s *Server) check(m *cuzkv1.SubmitProofRequest) (*submission, error) {
 	if len(seed) == 0 {
 		seed = randomBytes(16)
 	}
-	id := JobID(m.IdempotencyKey)
 	return &submission{key: ref, idemKey: m.IdempotencyKey, sub: runner.Submission{
 		JobRequest: runner.JobRequest{ID: id, Seed: seed, Partitions: int(m.Partitions), Priority: prio},
 		Target:     ref.target, Out: filepath.Join(s.opt.Out, id)}}, nil
+}
+
+// checkJob checks what every job has, whatever its circuit: its priority and
+// its idempotency key, which names the job.
+func checkJob(m *cuzkv1.SubmitProofRequest) (actors.Priority, string, error) {
+	prio, err := priorityFrom(m.Priority)
+	if err != nil {
+		return 0, "", err
+	}
+	if len(m.IdempotencyKey) > MaxIdempotencyKey {
+		return 0, "", invalid("idempotency_key is %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)
+	}
+	return prio, JobID(m.IdempotencyKey), nil
 }
 
 // checkOutside validates a job of a circuit made outside cuzk: a key set
@@ -101,14 +110,10 @@ func (s *Server) checkOutside(m *cuzkv1.SubmitProofRequest, o *cuzkv1.OutsideCir
 	if m.Partitions != 0 && int(m.Partitions) != len(o.Witnesses) {
 		return nil, invalid("partitions %d with %d witnesses: a job has one partition per witness", m.Partitions, len(o.Witnesses))
 	}
-	prio, err := priorityFrom(m.Priority)
+	prio, id, err := checkJob(m)
 	if err != nil {
 		return nil, err
 	}
-	if len(m.IdempotencyKey) > MaxIdempotencyKey {
-		return nil, invalid("idempotency_key is %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)
-	}
-	id := JobID(m.IdempotencyKey)
 	return &submission{key: keyRef{dir: filepath.Join(s.opt.Keys, name), name: name}, idemKey: m.IdempotencyKey,
 		witnesses: o.Witnesses, sub: runner.Submission{
 			JobRequest: runner.JobRequest{ID: id, Partitions: len(o.Witnesses), Priority: prio},
