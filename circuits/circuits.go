@@ -130,9 +130,9 @@ func checkTarget(target int) error {
 	return nil
 }
 
-// derive returns a field element drawn from the job seed, a domain label and
-// indices, so that every partition gets its own inputs.
-func derive(seed []byte, label string, idx ...int) fr.Element {
+// seedDigest is SHA-256 over the job seed, a domain label and indices (each
+// 8 bytes, big-endian): what every input of a job is drawn from.
+func seedDigest(seed []byte, label string, idx ...int) [32]byte {
 	h := sha256.New()
 	h.Write(seed)
 	h.Write([]byte(label))
@@ -141,8 +141,17 @@ func derive(seed []byte, label string, idx ...int) fr.Element {
 		binary.BigEndian.PutUint64(b[:], uint64(i))
 		h.Write(b[:])
 	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// derive returns a field element drawn from the job seed, a domain label and
+// indices, so that every partition gets its own inputs.
+func derive(seed []byte, label string, idx ...int) fr.Element {
+	d := seedDigest(seed, label, idx...)
 	var e fr.Element
-	e.SetBytes(h.Sum(nil)) // reduced mod r
+	e.SetBytes(d[:]) // reduced mod r
 	return e
 }
 

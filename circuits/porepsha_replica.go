@@ -1,7 +1,6 @@
 package circuits
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -43,17 +42,7 @@ func truncateWords(d [8]uint32) [8]uint32 {
 // porepSHARandom returns a generator of a node's private values, keyed by
 // the seed, a label and the node: a job's values are fixed by its seed.
 func porepSHARandom(seed []byte, label string, idx ...int) *rand.ChaCha8 {
-	h := sha256.New()
-	h.Write(seed)
-	h.Write([]byte(label))
-	var b [8]byte
-	for _, i := range idx {
-		binary.BigEndian.PutUint64(b[:], uint64(i))
-		h.Write(b[:])
-	}
-	var key [32]byte
-	h.Sum(key[:0])
-	return rand.NewChaCha8(key)
+	return rand.NewChaCha8(seedDigest(seed, label, idx...))
 }
 
 func randomDigest(r *rand.ChaCha8) [8]uint32 {
