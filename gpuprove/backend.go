@@ -408,7 +408,7 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 				return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, wires, s)
 			}, addG2)
 		if err != nil {
-			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.nb, err)
+			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.g2.n, err)
 		}
 		out.B2 = &sum
 		return nil
@@ -473,15 +473,14 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 		dst     *curve.G1Jac
 		points  *pointSet
 		scalars cuda.Ptr
-		n       int
 		opt     cuda.MSMOptions
 	}{
 		// H stays on the device for Z. deg H = n−2: its last coefficient is
 		// zero and Z has n−1 points.
-		{"Z", &out.Z, &r.z, a, r.nz, cuda.MSMOptions{}},
-		{"A", &out.A, &r.a, st.ptr(l.wa), r.na, wires},
-		{"B1", &out.B1, &r.b, st.ptr(l.wb), r.nb, wires},
-		{"K", &out.K, &r.k, st.ptr(l.wk), r.nk, wires},
+		{"Z", &out.Z, &r.z, a, cuda.MSMOptions{}},
+		{"A", &out.A, &r.a, st.ptr(l.wa), wires},
+		{"B1", &out.B1, &r.b, st.ptr(l.wb), wires},
+		{"K", &out.K, &r.k, st.ptr(l.wk), wires},
 	} {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -492,7 +491,7 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 				return cd.MSMWithStats(points, scalars, n, cuda.Montgomery, opt, st.s)
 			}, addG1)
 		if err != nil {
-			return fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.n, err)
+			return fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.points.n, err)
 		}
 		*m.dst = sum
 		if m.opt.Split {

@@ -23,8 +23,6 @@ type resident struct {
 	plan       Plan
 	a, b, k, z pointSet
 	g2         pointSet // G2 B points (n 0 when b_g2 runs on the CPU)
-	na, nb, nk int
-	nz         int
 	lastUsed   time.Time
 	users      int // computes in flight; a key in use is never evicted
 }
@@ -105,13 +103,13 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		return r, nil
 	}
 	pk := k.PK
-	r := &resident{hash: k.Hash, na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z)}
+	r := &resident{hash: k.Hash}
 	zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", k.Circuit, err)
 	}
-	if dk.g2 && len(pk.G2.B) != r.nb {
-		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), r.nb)
+	if dk.g2 && len(pk.G2.B) != len(pk.G1.B) {
+		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), len(pk.G1.B))
 	}
 	if r.plan, err = dk.plan(k, keyLayout(k).total); err != nil {
 		return nil, err
@@ -160,7 +158,7 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 			return nil, fmt.Errorf("device %d: chunk buffers: %w", dk.cd.Index(), err)
 		}
 		if dk.g2 {
-			if err := dk.chunkG2.ensure(dk.cd, min(chunk, int64(r.nb))*g2PointBytes); err != nil {
+			if err := dk.chunkG2.ensure(dk.cd, min(chunk, int64(r.g2.n))*g2PointBytes); err != nil {
 				free()
 				return nil, fmt.Errorf("device %d: G2 chunk buffers: %w", dk.cd.Index(), err)
 			}
