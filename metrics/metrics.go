@@ -137,14 +137,6 @@ func New() *Metrics {
 	return m
 }
 
-// SetKeysResident records the bytes of proving keys resident on a device.
-func (m *Metrics) SetKeysResident(device int, bytes int64) {
-	m.keys.WithLabelValues(strconv.Itoa(device)).Set(float64(bytes))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.device(device).keys = bytes
-}
-
 // SetHeld records what the backend holds for proving keys on a device: the
 // points on it (keys), the points streamed from the host (streamed), their
 // chunk buffers, the MSM scratch and the NTT tables.

@@ -35,12 +35,12 @@ func TestSummaryAndExposition(t *testing.T) {
 	} {
 		m.Observe(e)
 	}
-	m.SetKeysResident(0, 3<<30)
+	m.SetHeld(0, 3<<30, 5<<30, 256<<20, 2<<30, 64<<20)
 	m.KeysEvicted(0, 1<<30)
 	m.SetPinnedHost(768 << 20)
 	s := m.Summary()
-	if s.Devices[0].Keys != 3<<30 || s.Devices[0].Evicted != 1<<30 {
-		t.Errorf("keys resident %d, evicted %d", s.Devices[0].Keys, s.Devices[0].Evicted)
+	if d := s.Devices[0]; d.Keys != 3<<30 || d.Evicted != 1<<30 || d.Streamed != 5<<30 || d.Scratch != 256<<20+2<<30+64<<20 {
+		t.Errorf("keys resident %d, evicted %d, streamed %d, scratch+tables %d", d.Keys, d.Evicted, d.Streamed, d.Scratch)
 	}
 	if s.Done != 1 || s.Failed != 1 || s.Retried != 1 || s.Jobs != 1 || s.MaxQueue != 3 || s.Elapsed != ms(100) {
 		t.Errorf("summary %+v", s)
