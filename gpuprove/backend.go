@@ -150,14 +150,6 @@ func (b *Backend) Preload(k *prover.Keys) error {
 	return nil
 }
 
-// Resident is the bytes of proving-key points resident on device i.
-func (b *Backend) Resident(i int) int64 {
-	if dk, ok := b.devs[i]; ok {
-		return dk.resident()
-	}
-	return 0
-}
-
 // Reserved is the memory of device i that partitions' buffers cannot have:
 // resident keys, NTT tables and one MSM's scratch.
 func (b *Backend) Reserved(i int) int64 {

@@ -212,12 +212,12 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 		}
 		return
 	}
-	if r := g.Backend.Resident(0); r <= 0 {
+	if r := g.Backend.Held(0).Keys; r <= 0 {
 		t.Errorf("no key bytes resident after proving")
 	}
 	freed, err := g.Backend.EvictIdle(0)
-	if err != nil || freed <= 0 || g.Backend.Resident(0) != 0 {
-		t.Errorf("evict: freed %d, err %v, %d still resident", freed, err, g.Backend.Resident(0))
+	if err != nil || freed <= 0 || g.Backend.Held(0).Keys != 0 {
+		t.Errorf("evict: freed %d, err %v, %d still resident", freed, err, g.Backend.Held(0).Keys)
 	}
 }
 

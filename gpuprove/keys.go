@@ -228,8 +228,6 @@ func (dk *deviceKeys) reserved() int64 {
 	return u.Keys + u.Tables + u.Chunks + u.Scratch
 }
 
-func (dk *deviceKeys) resident() int64 { return dk.usage().Keys }
-
 func (dk *deviceKeys) usage() prover.Held {
 	dk.mu.Lock()
 	defer dk.mu.Unlock()
