@@ -139,11 +139,9 @@ func runSubmissions(c *cli.Context, cfg actors.Config, backend prover.Backend, d
 	// Without --store the jobs are recorded in memory: the same service
 	// runs them, and nothing outlives the process.
 	var st *store.Store
-	if dir := c.String("store"); dir != "" {
+	dir := c.String("store")
+	if dir != "" {
 		st, err = store.Open(dir, nil)
-		for _, sub := range subs {
-			fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", sub.ID, dir, dir)
-		}
 	} else {
 		st, err = store.OpenInMemory()
 	}
@@ -151,6 +149,11 @@ func runSubmissions(c *cli.Context, cfg actors.Config, backend prover.Backend, d
 		return err
 	}
 	defer st.Close()
+	if dir != "" {
+		for _, sub := range subs {
+			fmt.Fprintf(c.App.ErrWriter, "job %s: checkpoints in %s (resume with: cuzk resume --store %s)\n", sub.ID, dir, dir)
+		}
+	}
 	return runJobs(c, cfg, backend, devices, indices, st, subs)
 }
 
