@@ -364,6 +364,16 @@ func (s *Service) Retry(id string) (int, error) {
 
 // start hands a job to the actors; the caller holds submitMu.
 func (s *Service) start(sub Submission) error {
+	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
+		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
+	// A partition that cannot fit a device even alone would fail there
+	// after its every attempt: refuse the job before anything is proved.
+	for _, d := range s.opt.Devices {
+		if info := d.Info(); spec.VRAM > info.Total {
+			return fmt.Errorf("submit job %s: %w: one partition needs %s of device memory, device %d has %s for partitions",
+				sub.ID, ErrTooLarge, gpu.FormatBytes(spec.VRAM), info.Index, gpu.FormatBytes(info.Total))
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -382,19 +392,6 @@ func (s *Service) start(sub Submission) error {
 	delete(s.refused, sub.ID)
 	s.mu.Unlock()
 
-	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
-		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
-	// A partition that cannot fit a device even alone would fail there
-	// after its every attempt: refuse the job before anything is proved.
-	for _, d := range s.opt.Devices {
-		if info := d.Info(); spec.VRAM > info.Total {
-			s.mu.Lock()
-			delete(s.jobs, sub.ID)
-			s.mu.Unlock()
-			return fmt.Errorf("submit job %s: %w: one partition needs %s of device memory, device %d has %s for partitions",
-				sub.ID, ErrTooLarge, gpu.FormatBytes(spec.VRAM), info.Index, gpu.FormatBytes(info.Total))
-		}
-	}
 	s.journal.Expect(sub)
 	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses, sub.Inputs)
 	if err := s.engine.Submit(spec); err != nil {
