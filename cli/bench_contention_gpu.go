@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -92,10 +91,9 @@ func memsetRate(cd *cuda.Device, n int64) (time.Duration, error) {
 func (g *gpuContention) Device() gpu.Device { return g.d }
 
 func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
-	return &gpu.Kernel{Partition: p.String(),
-		Stage: func(ctx context.Context) error {
-			pl, ok := gpuprove.PlacementFrom(ctx)
-			if !ok || pl.Buffer == 0 || pl.Bytes < g.spec.copy {
+	return &gpu.Kernel{Partition: p.String(), Work: gpuprove.WorkFuncs{
+		StageFunc: func(pl gpuprove.Placement) error {
+			if pl.Buffer == 0 || pl.Bytes < g.spec.copy {
 				return fmt.Errorf("%s: copy of %s without a device buffer that large", p, gpu.FormatBytes(g.spec.copy))
 			}
 			if g.host == nil {
@@ -103,9 +101,8 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			}
 			return g.cd.CopyInAsync(pl.Buffer, g.host, 0, g.spec.copy, pl.Stream)
 		},
-		Run: func(ctx context.Context) error {
-			pl, ok := gpuprove.PlacementFrom(ctx)
-			if !ok || pl.Buffer == 0 {
+		ComputeFunc: func(pl gpuprove.Placement) error {
+			if pl.Buffer == 0 {
 				return fmt.Errorf("%s: synthetic kernel without its buffer", p)
 			}
 			var scratch cuda.Ptr
@@ -122,9 +119,6 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			}
 			var err error
 			for range n {
-				if err = ctx.Err(); err != nil {
-					break
-				}
 				if err = g.cd.Memset(pl.Buffer, 0, pl.Bytes, pl.Stream); err != nil {
 					break
 				}
@@ -133,7 +127,7 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 				err = errors.Join(err, g.cd.FreeAsync(scratch, pl.Stream))
 			}
 			return err
-		}}
+		}}}
 }
 
 func (g *gpuContention) Close() error {

@@ -144,6 +144,11 @@ type Kernel struct {
 	// not call it, leaves the copy to Run.
 	Stage func(ctx context.Context) error
 	Run   func(ctx context.Context) error
+	// Work is the same device work as data, for a device that runs it itself
+	// with the stream and buffer the design placed it on as explicit
+	// arguments (gpuprove.Device takes a *prover.Work or a gpuprove.Work);
+	// such a device does not call Stage and Run. Nil: none.
+	Work any
 	// Scratch is device memory the kernel allocates from the device's
 	// stream-ordered pool on its stream when it starts and frees there when
 	// it ends (an MSM's sort buffers and buckets). A model takes it from the

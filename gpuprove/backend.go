@@ -295,10 +295,17 @@ func (s *staged) Release() {
 }
 
 // Stage implements prover.Backend: it copies the partition's vectors to the
-// device. Run by a Device's kernel (ctx carries a Placement), it uses the
-// partition's stream and the buffer its design allocated; called directly,
-// it picks a device, a stream of its own and a buffer from the pool.
+// device, picking a device, a stream of its own and a buffer from the pool.
+// A Device running a partition's prover.Work stages it where the design
+// placed it instead (stage with a Placement).
 func (b *Backend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared) (prover.Staged, error) {
+	return b.stage(ctx, nil, k, p)
+}
+
+// stage copies the partition's vectors to the device: with pl, on the
+// partition's stream and into the buffer its design allocated (from the
+// pool when the design named none); without, as Stage says.
+func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *prover.Prepared) (prover.Staged, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -311,8 +318,7 @@ func (b *Backend) Stage(ctx context.Context, k *prover.Keys, p *prover.Prepared)
 			len(p.WiresA), len(p.WiresB), len(p.WiresK), l.na, l.nb, l.nk)
 	}
 	st := &staged{l: l}
-	pl, placed := PlacementFrom(ctx)
-	if placed && pl.Device != nil {
+	if pl != nil && pl.Device != nil {
 		dk, ok := b.devs[pl.Device.index]
 		if !ok {
 			return nil, fmt.Errorf("gpu stage: device %d is not one of the backend's", pl.Device.index)

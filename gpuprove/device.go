@@ -9,6 +9,7 @@ import (
 	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/model"
+	"github.com/cuzk/cuzk/prover"
 )
 
 // Device is a gpu.Device over a real GPU (cuda.Device): the lock designs'
@@ -37,16 +38,20 @@ import (
 // that way; cudaHostAlloc does not wait (docs/cuda-facts.md).
 //
 // A partition's data moves at OpCopyIn: the production runtime attaches the
-// partition's kernel, whose Stage copies the inputs into the buffer the op
-// names, on the op's stream, so the copy happens under whatever lock the
-// design holds there. The next OpCompute on the stream computes on that
-// buffer. A kernel without Stage copies its inputs in Run instead.
+// partition's kernel, whose Work (a *prover.Work) the device stages with its
+// backend into the buffer the op names, on the op's stream, so the copy
+// happens under whatever lock the design holds there. The next OpCompute on
+// the stream computes on that buffer. The stream and buffer are explicit
+// arguments (a Placement) of the backend's calls; a kernel may instead carry
+// a Work of this package (a synthetic kernel, a test's), which is called with
+// the same Placement.
 type Device struct {
 	cd       *cuda.Device
 	index    int
 	name     string
 	limit    int64        // the card's memory as the designs may use it
 	reserved func() int64 // bytes held outside the designs' buffers (keys, tables, scratch)
+	backend  *Backend     // runs partitions' prover.Work; nil: none
 	ballast  cuda.Ptr
 
 	mu      sync.Mutex
@@ -99,6 +104,10 @@ type DeviceOptions struct {
 	// (resident keys, NTT tables, MSM scratch); Info().Total leaves them out
 	// so that a design's VRAM ledger covers only what it can really have.
 	Reserved func() int64
+	// Backend stages and computes the partitions (kernels whose Work is a
+	// *prover.Work) on this device; nil: the device runs only kernels whose
+	// Work is a gpuprove.Work.
+	Backend *Backend
 }
 
 // NewDevice wraps a CUDA device. With a VRAM limit it allocates the ballast
@@ -115,7 +124,7 @@ func NewDevice(cd *cuda.Device, opt DeviceOptions) (*Device, error) {
 	if err := cd.ConfigurePool(pool); err != nil {
 		return nil, fmt.Errorf("device %d: configure pool: %w", cd.Index(), err)
 	}
-	d := &Device{cd: cd, index: cd.Index(), name: props.Name, limit: props.TotalMemory, reserved: opt.Reserved,
+	d := &Device{cd: cd, index: cd.Index(), name: props.Name, limit: props.TotalMemory, reserved: opt.Reserved, backend: opt.Backend,
 		order: model.NewStreams(), streams: map[gpu.Stream]*stream{}, bufs: map[gpu.Buffer]buffer{},
 		events: map[gpu.Event]*recorded{}, next: 1000}
 	// Return what earlier runs of this process left in the pool, so the
@@ -524,13 +533,32 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 }
 
 // runStage copies a partition's inputs into the buffer an OpCopyIn named, on
-// its stream, when the op carries a kernel that can stage; with drain the op
+// its stream, when the op carries work that stages; with drain the op
 // completes when the copy has, else once it is issued.
 func (d *Device) runStage(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
-	if k == nil || k.Stage == nil {
+	if k == nil {
 		return gpu.Result{}
 	}
-	return d.runPartition(s, k.Partition, "staging", "stage", k.Stage, drain)
+	var f func(Placement) error
+	switch w := k.Work.(type) {
+	case *prover.Work:
+		f = func(pl Placement) error {
+			if d.backend == nil {
+				return errNoBackend
+			}
+			return w.StageWith(func() (prover.Staged, error) { return d.backend.stage(w.Ctx, &pl, w.Keys, w.Prep) })
+		}
+	case Work:
+		f = w.Stage
+	case nil:
+		if k.Stage == nil {
+			return gpu.Result{}
+		}
+		f = func(Placement) error { return k.Stage(context.Background()) }
+	default:
+		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: work of type %T", d.index, k.Partition, k.Work)}
+	}
+	return d.runPartition(s, k.Partition, "staging", "stage", f, drain)
 }
 
 // runKernel runs a partition's compute on stream s, into the buffer the
@@ -538,23 +566,46 @@ func (d *Device) runStage(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
 // drained, else once its work is issued (an async launch: the next call on
 // the stream, a cudaFreeAsync say, is then made behind the running kernel).
 func (d *Device) runKernel(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
-	if k == nil || k.Run == nil {
+	if k == nil {
 		return gpu.Result{}
 	}
-	return d.runPartition(s, k.Partition, "kernel", "kernel", k.Run, drain)
+	var f func(Placement) error
+	switch w := k.Work.(type) {
+	case *prover.Work:
+		f = func(pl Placement) error {
+			if d.backend == nil {
+				return errNoBackend
+			}
+			return w.ComputeWith(
+				func() (prover.Staged, error) { return d.backend.stage(w.Ctx, &pl, w.Keys, w.Prep) },
+				func(st prover.Staged) (*prover.Computed, error) { return d.backend.Compute(w.Ctx, w.Keys, st) })
+		}
+	case Work:
+		f = w.Compute
+	case nil:
+		if k.Run == nil {
+			return gpu.Result{}
+		}
+		f = func(Placement) error { return k.Run(context.Background()) }
+	default:
+		return gpu.Result{Err: fmt.Errorf("device %d: kernel %s: work of type %T", d.index, k.Partition, k.Work)}
+	}
+	return d.runPartition(s, k.Partition, "kernel", "kernel", f, drain)
 }
+
+var errNoBackend = errors.New("a partition's work on a device opened without a backend")
 
 // runPartition runs f, a partition's stage or kernel, on stream s with the
 // stream's placement, and with drain returns once whatever f left queued on
 // the stream is done. A panicking f fails its op (named doing in the error),
 // not the process.
-func (d *Device) runPartition(s *stream, partition, doing, what string, f func(context.Context) error, drain bool) (r gpu.Result) {
+func (d *Device) runPartition(s *stream, partition, doing, what string, f func(Placement) error, drain bool) (r gpu.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = gpu.Result{Err: fmt.Errorf("device %d: %s %s panicked: %v", d.index, doing, partition, p)}
 		}
 	}()
-	err := f(WithPlacement(context.Background(), d.placement(s)))
+	err := f(d.placement(s))
 	if drain {
 		err = errors.Join(err, d.cd.StreamSync(s.cs))
 	}
@@ -627,16 +678,31 @@ type Placement struct {
 	Bytes  int64
 }
 
-type placementKey struct{}
-
-// WithPlacement returns a context that tells Backend.Stage and
-// Backend.Compute where to work.
-func WithPlacement(ctx context.Context, p Placement) context.Context {
-	return context.WithValue(ctx, placementKey{}, p)
+// Work is device work that runs where its design placed it: a Device calls
+// Stage at the OpCopyIn that carries it and Compute at the OpCompute, each
+// with the stream and buffer as a Placement.
+type Work interface {
+	Stage(pl Placement) error
+	Compute(pl Placement) error
 }
 
-// PlacementFrom returns the placement ctx carries, if any.
-func PlacementFrom(ctx context.Context) (Placement, bool) {
-	p, ok := ctx.Value(placementKey{}).(Placement)
-	return p, ok
+// WorkFuncs is a Work of two functions; a nil one does nothing.
+type WorkFuncs struct {
+	StageFunc, ComputeFunc func(Placement) error
+}
+
+// Stage implements Work.
+func (w WorkFuncs) Stage(pl Placement) error {
+	if w.StageFunc == nil {
+		return nil
+	}
+	return w.StageFunc(pl)
+}
+
+// Compute implements Work.
+func (w WorkFuncs) Compute(pl Placement) error {
+	if w.ComputeFunc == nil {
+		return nil
+	}
+	return w.ComputeFunc(pl)
 }

@@ -1,7 +1,6 @@
 package gpuprove_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -188,27 +187,22 @@ func (s *spinner) close() {
 // kernel keeps the kernel's stream busy for about d alone.
 func (s *spinner) kernel(d time.Duration) *gpu.Kernel {
 	n := max(1, int(d/s.per))
-	return &gpu.Kernel{Partition: "spin", Run: func(ctx context.Context) error {
-		pl, ok := gpuprove.PlacementFrom(ctx)
-		if !ok {
-			return fmt.Errorf("spin kernel run without a placement")
-		}
+	return &gpu.Kernel{Partition: "spin", Work: gpuprove.WorkFuncs{ComputeFunc: func(pl gpuprove.Placement) error {
 		for range n {
 			if err := s.cd.Memset(s.buf, 0, spinBytes, pl.Stream); err != nil {
 				return err
 			}
 		}
 		return nil
-	}}
+	}}}
 }
 
 // copy moves bytes from pinned memory into the buffer the copy names.
 func (s *spinner) copy(bytes int64) *gpu.Kernel {
-	return &gpu.Kernel{Partition: "copy", Stage: func(ctx context.Context) error {
-		pl, ok := gpuprove.PlacementFrom(ctx)
-		if !ok || pl.Buffer == 0 || pl.Bytes < bytes {
+	return &gpu.Kernel{Partition: "copy", Work: gpuprove.WorkFuncs{StageFunc: func(pl gpuprove.Placement) error {
+		if pl.Buffer == 0 || pl.Bytes < bytes {
 			return fmt.Errorf("copy of %d bytes without a device buffer that large", bytes)
 		}
 		return s.cd.CopyInAsync(pl.Buffer, s.host, 0, min(bytes, s.host.Len()), pl.Stream)
-	}}
+	}}}
 }

@@ -340,21 +340,17 @@ func TestDeviceOpsAndLimit(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	var seen gpuprove.Placement
-	k := &gpu.Kernel{Partition: "test", Run: func(ctx context.Context) error {
-		pl, ok := gpuprove.PlacementFrom(ctx)
-		if !ok {
-			return errors.New("no placement")
-		}
+	k := &gpu.Kernel{Partition: "test", Work: gpuprove.WorkFuncs{ComputeFunc: func(pl gpuprove.Placement) error {
 		seen = pl
 		return pl.Device.CUDA().Memset(pl.Buffer, 7, pl.Bytes, pl.Stream)
-	}}
+	}}}
 	if r := submit(t, d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: k}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	if seen.Buffer == 0 || seen.Bytes != 64<<20 {
 		t.Fatalf("kernel placement: %+v", seen)
 	}
-	panicky := &gpu.Kernel{Partition: "panics", Run: func(context.Context) error { panic("boom") }}
+	panicky := &gpu.Kernel{Partition: "panics", Work: gpuprove.WorkFuncs{ComputeFunc: func(gpuprove.Placement) error { panic("boom") }}}
 	if r := submit(t, d, gpu.Op{Kind: gpu.OpCompute, Stream: s, Kernel: panicky}); r.Err == nil {
 		t.Fatal("a panicking kernel did not fail its op")
 	}

@@ -70,7 +70,7 @@ func Open(opt Options) (*GPUs, error) {
 	for _, cd := range cds {
 		idx := cd.Index()
 		d, err := NewDevice(cd, DeviceOptions{VRAMLimit: opt.VRAMLimit, Pool: opt.Pool,
-			Reserved: func() int64 { return b.Reserved(idx) }})
+			Reserved: func() int64 { return b.Reserved(idx) }, Backend: b})
 		if err != nil {
 			g.Close()
 			return nil, err

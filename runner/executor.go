@@ -30,22 +30,20 @@ import (
 type partition struct {
 	sol  *prover.Solution
 	prep *prover.Prepared
-	comp *prover.Computed
+	work *prover.Work // the device section of the prepared partition
 	bg2  curve.G2Jac
 	pub  []byte // the public witness in gnark's binary encoding
 
 	mu      sync.Mutex
 	timings prover.Timings
-	staged  prover.Staged // staged at OpCopyIn, consumed by compute
 }
 
-// swapStaged replaces the partition's staged inputs and returns the old ones.
-func (p *partition) swapStaged(s prover.Staged) prover.Staged {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	old := p.staged
-	p.staged = s
-	return old
+// computed is what the device section computed, nil before.
+func (p *partition) computed() *prover.Computed {
+	if p.work == nil {
+		return nil
+	}
+	return p.work.Computed()
 }
 
 func (p *partition) took(stage string, start time.Time) {
@@ -54,10 +52,15 @@ func (p *partition) took(stage string, start time.Time) {
 	p.timings[stage] = time.Since(start)
 }
 
+// timingsCopy is how long each stage took, the device's included.
 func (p *partition) timingsCopy() prover.Timings {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.timings)
+	t := maps.Clone(p.timings)
+	p.mu.Unlock()
+	if p.work != nil {
+		maps.Copy(t, p.work.Timings())
+	}
+	return t
 }
 
 // job is a job the executor knows how to run.
@@ -67,6 +70,10 @@ type job struct {
 	witnesses []WitnessFile     // a user's circuit: one per partition
 	inputs    []witness.Witness // or held in memory
 	cancelled bool              // its stages fail with ErrCancelled from now on
+	// ctx is cancelled with the job, so that its device work in flight
+	// stops at its next step.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // ErrCancelled fails the stages of a cancelled job: a partition in flight
@@ -79,6 +86,10 @@ type Executor struct {
 	backend prover.Backend
 	journal Journal
 	rnd     io.Reader // the proofs' blinding; crypto/rand unless a test says
+	// base is the context jobs' device work runs under (the service's
+	// stages), guard admits that work; set before the first job.
+	base  context.Context
+	guard prover.Guard
 
 	mu    sync.Mutex
 	jobs  map[string]*job
@@ -88,7 +99,7 @@ type Executor struct {
 // NewExecutor returns an executor that computes with backend and records
 // each partition's synthesis and proof in journal.
 func NewExecutor(backend prover.Backend, journal Journal) *Executor {
-	return &Executor{backend: backend, journal: journal, rnd: rand.Reader,
+	return &Executor{backend: backend, journal: journal, rnd: rand.Reader, base: context.Background(),
 		jobs: map[string]*job{}, parts: map[actors.PartitionID]*partition{}}
 }
 
@@ -98,7 +109,9 @@ func NewExecutor(backend prover.Backend, journal Journal) *Executor {
 func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, witnesses []WitnessFile, inputs []witness.Witness) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.jobs[id] = &job{keys: k, seed: seed, witnesses: witnesses, inputs: inputs}
+	ctx, cancel := context.WithCancelCause(e.base)
+	e.jobs[id] = &job{keys: k, seed: seed, witnesses: witnesses, inputs: inputs,
+		ctx: ctx, cancel: func() { cancel(ErrCancelled) }}
 }
 
 // Cancel makes every later stage of job id fail with ErrCancelled.
@@ -107,6 +120,7 @@ func (e *Executor) Cancel(id string) {
 	defer e.mu.Unlock()
 	if j, ok := e.jobs[id]; ok {
 		j.cancelled = true
+		j.cancel()
 	}
 }
 
@@ -163,6 +177,10 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 			return fmt.Errorf("partition %s: prep before synthesize", w.Partition)
 		}
 		// A retried partition prepares again: return the last memory.
+		if st.work != nil {
+			st.work.Release()
+			st.work = nil
+		}
 		st.prep.Release()
 		st.prep, err = prover.PrepFor(e.backend, j.keys, st.sol)
 		if err == nil && st.prep.Memory != nil { // prep copied what it needs
@@ -175,8 +193,8 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 			return fmt.Errorf("partition %s: b_g2 before prep", w.Partition)
 		}
 		// A backend that computed b_g2 with the G1 MSMs left it in comp.
-		if st.comp != nil && st.comp.B2 != nil {
-			st.bg2 = *st.comp.B2
+		if c := st.computed(); c != nil && c.B2 != nil {
+			st.bg2 = *c.B2
 			return nil
 		}
 		st.bg2, err = prover.BG2(ctx, j.keys, st.prep)
@@ -204,10 +222,11 @@ func (j *job) witness(p int) (witness.Witness, error) {
 }
 
 func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
-	if st.comp == nil || st.prep == nil {
+	comp := st.computed()
+	if comp == nil || st.prep == nil {
 		return fmt.Errorf("partition %s: finalize before compute", p)
 	}
-	proof, err := prover.Finalize(j.keys, st.comp, &st.bg2, st.prep, e.rnd)
+	proof, err := prover.Finalize(j.keys, comp, &st.bg2, st.prep, e.rnd)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.Partition, err)
 	}
@@ -221,50 +240,29 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 	return nil
 }
 
-// Kernel implements actors.Executor: the compute stage of p, run by the device.
+// Kernel implements actors.Executor: the device section of p as data
+// (gpu.Kernel.Work, a *prover.Work) that a device with a backend runs itself,
+// and as Stage and Run with the executor's backend for any other device.
 func (e *Executor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
 	j, st, err := e.get(p)
 	k := &gpu.Kernel{Partition: p.String()}
+	if err == nil && st.prep == nil {
+		err = fmt.Errorf("partition %s: device work before prep", p)
+	}
 	if err != nil {
 		k.Run = func(context.Context) error { return err }
 		return k
 	}
 	k.Size = j.keys.Constraints()
 	k.Bytes = FootprintFor(e.backend, j.keys)
-	k.Stage = func(ctx context.Context) error {
-		defer st.took("stage", time.Now())
-		if st.prep == nil {
-			return fmt.Errorf("partition %s: stage before prep", p)
-		}
-		staged, err := e.backend.Stage(ctx, j.keys, st.prep)
-		if err != nil {
-			return err
-		}
-		// A retried attempt stages again: drop what the last one left.
-		if old := st.swapStaged(staged); old != nil {
-			old.Release()
-		}
-		return nil
+	if st.work == nil || st.work.Prep != st.prep {
+		st.work = prover.NewWork(j.ctx, j.keys, st.prep)
+		st.work.Guard = e.guard
 	}
-	k.Run = func(ctx context.Context) error {
-		defer st.took("compute", time.Now())
-		if st.prep == nil {
-			return fmt.Errorf("partition %s: compute before prep", p)
-		}
-		staged := st.swapStaged(nil)
-		if staged == nil {
-			// The device did not stage at OpCopyIn (the emulated device
-			// does not): the copy happens here.
-			var err error
-			if staged, err = e.backend.Stage(ctx, j.keys, st.prep); err != nil {
-				return err
-			}
-		}
-		defer staged.Release()
-		var err error
-		st.comp, err = e.backend.Compute(ctx, j.keys, staged)
-		return err
-	}
+	w := st.work
+	k.Work = w
+	k.Stage = func(context.Context) error { return w.Stage(e.backend) }
+	k.Run = func(context.Context) error { return w.Compute(e.backend) }
 	return k
 }
 
@@ -275,8 +273,8 @@ func (e *Executor) Release(p actors.PartitionID) {
 	delete(e.parts, p)
 	e.mu.Unlock()
 	if st != nil {
-		if s := st.swapStaged(nil); s != nil {
-			s.Release()
+		if st.work != nil {
+			st.work.Release()
 		}
 		st.prep.Release()
 	}

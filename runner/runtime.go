@@ -133,8 +133,9 @@ func (p *production) kernel(k *gpu.Kernel, id actors.PartitionID, device int) *g
 	if k != nil && out.Partition == "" {
 		out.Partition = k.Partition
 	}
-	// The device runs the kernel with a context of its own (which may say
-	// where to work); the runtime's cancellation is added to it.
+	// A device that runs Stage and Run calls them with a context of its
+	// own; the runtime's cancellation is added to it. (The kernel's Work
+	// carries its job's context, which the runtime's stages end too.)
 	out.Stage, out.Run = p.cancellable(out.Stage), p.cancellable(out.Run)
 	return &out
 }

@@ -179,6 +179,7 @@ func StartService(opt ServiceOptions) (*Service, error) {
 		s.exec.rnd = &lockedReader{r: opt.Randomness}
 	}
 	s.stages, s.cancelStages = context.WithCancel(context.Background())
+	s.exec.base, s.exec.guard = s.stages, s.exec
 	cfg := opt.Config
 	cfg.Journal = s.journal
 	engine, err := startEngine(s.stages, s.exec, opt.Devices, cfg, s, opt.Observer, opt.Seed)
@@ -777,22 +778,17 @@ func (d *drainExecutor) RunStage(ctx context.Context, w actors.StageWork) error 
 	return d.Executor.RunStage(ctx, w)
 }
 
-// Kernel implements actors.Executor.
-func (d *drainExecutor) Kernel(p actors.PartitionID, device int) *gpu.Kernel {
-	k := d.Executor.Kernel(p, device)
-	if k == nil || k.Run == nil {
-		return k
+// Enter implements prover.Guard: device work starts unless the service is
+// stopping.
+func (d *drainExecutor) Enter() error {
+	if !d.enter() {
+		return errStopping
 	}
-	run := k.Run
-	k.Run = func(ctx context.Context) error {
-		if !d.enter() {
-			return errStopping
-		}
-		defer d.running.Done()
-		return run(ctx)
-	}
-	return k
+	return nil
 }
+
+// Exit implements prover.Guard.
+func (d *drainExecutor) Exit() { d.running.Done() }
 
 func (d *drainExecutor) drain(ctx context.Context) error {
 	d.mu.Lock()
