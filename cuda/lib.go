@@ -36,7 +36,7 @@ const LibraryName = "libcuzkgpu.so"
 const EnvLibrary = "CUZK_GPU_LIB"
 
 // abiVersion is the cuzkgpu.h CUZK_ABI_VERSION this bridge was written for.
-const abiVersion = 1
+const abiVersion = 2
 
 // ErrUnavailable is returned (wrapped) when the kernel library cannot be found
 // or loaded, or when it loads but finds no usable GPU. Callers that can fall
@@ -88,9 +88,6 @@ type funcs struct {
 	memcpyHtoD, memcpyDtoH, memcpyDtoD, memset,
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
 	nttDomainCreate, nttDomainDestroy, ntt, groth16H unsafe.Pointer
-	// The plain MSM entry points are part of ABI 1 and checked at load; the
-	// Go side calls the _ex forms, which do the same and more.
-	msmG1, msmG2     unsafe.Pointer
 	msmG1Ex, msmG2Ex unsafe.Pointer
 
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
@@ -184,8 +181,7 @@ func open(path string) (*Lib, error) {
 		{"cuzk_event_destroy", &l.fn.eventDestroy}, {"cuzk_event_record", &l.fn.eventRecord},
 		{"cuzk_event_sync", &l.fn.eventSync}, {"cuzk_event_elapsed_ms", &l.fn.eventElapsed},
 		{"cuzk_ntt_domain_create", &l.fn.nttDomainCreate}, {"cuzk_ntt_domain_destroy", &l.fn.nttDomainDestroy},
-		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H}, {"cuzk_msm_g1", &l.fn.msmG1},
-		{"cuzk_msm_g2", &l.fn.msmG2},
+		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H},
 		{"cuzk_fixed_base_g1", &l.fn.fixedBaseG1}, {"cuzk_fixed_base_g2", &l.fn.fixedBaseG2},
 		{"cuzk_msm_g1_ex", &l.fn.msmG1Ex}, {"cuzk_msm_g2_ex", &l.fn.msmG2Ex},
 	}

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define CUZK_ABI_VERSION 1
+#define CUZK_ABI_VERSION 2
 
 int cuzk_abi_version(void);
 const char* cuzk_error_name(int err);
@@ -85,21 +85,6 @@ int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, ui
 /* Groth16's quotient step on coset evaluations: a[i] = (a[i]*b[i] - c[i]) * z_inv. */
 int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream);
 
-/* G1 MSM: sum scalars[i] * points[i], i < n (n < 2^31). points and scalars are
- * device pointers; scalars are 32 bytes each, in Montgomery form if
- * scalars_mont != 0, else canonical little-endian integers (any 256-bit value,
- * reduced mod r). window = 0 picks the window size. Scratch comes from the
- * stream-ordered pool. Blocks until the result is in out_jac (18 x uint64). */
-int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
-                uint64_t* out_jac, uint64_t stream);
-
-/* G2 MSM: as cuzk_msm_g1, with points in gnark-crypto's G2Affine layout: x and
- * y in Fp2, each (A0, A1) of 6 x uint64 (192 bytes a point, all zero at
- * infinity). The Jacobian result (X, Y, Z in Fp2, Z = 0 at infinity) is 36 x
- * uint64 in out_jac. */
-int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
-                uint64_t* out_jac, uint64_t stream);
-
 /* Fixed-base multiplication: out[i] = scalars[i] * G for i < n, with G given
  * by its table of c-bit windows (1 <= window = c <= 16): ceil(255/c) windows
  * of 2^c affine points in the G1Affine layout, table[w * 2^c + k] =
@@ -120,10 +105,18 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
  * the same group element). */
 #define CUZK_MSM_SPLIT 1
 
-/* cuzk_msm_g1 / cuzk_msm_g2 with flags (CUZK_MSM_*; other bits are
- * rejected) and counts: if not NULL, 3 x uint64 receiving the numbers of
- * zero, one and other scalars (without CUZK_MSM_SPLIT the scalars are not
- * classified: 0, 0, n). */
+/* G1 MSM: sum scalars[i] * points[i], i < n (n < 2^31). points and scalars are
+ * device pointers; scalars are 32 bytes each, in Montgomery form if
+ * scalars_mont != 0, else canonical little-endian integers (any 256-bit value,
+ * reduced mod r). window = 0 picks the window size. Scratch comes from the
+ * stream-ordered pool. Blocks until the result is in out_jac (18 x uint64).
+ * flags: CUZK_MSM_* (other bits are rejected). counts: if not NULL, 3 x
+ * uint64 receiving the numbers of zero, one and other scalars (without
+ * CUZK_MSM_SPLIT the scalars are not classified: 0, 0, n).
+ * G2 (cuzk_msm_g2_ex): the same, with points in gnark-crypto's G2Affine
+ * layout: x and y in Fp2, each (A0, A1) of 6 x uint64 (192 bytes a point, all
+ * zero at infinity); the Jacobian result (X, Y, Z in Fp2, Z = 0 at infinity)
+ * is 36 x uint64 in out_jac. (ABI 2 dropped the flagless cuzk_msm_g1/_g2.) */
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
                    uint64_t* out_jac, uint64_t* counts, uint64_t stream);
 int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,

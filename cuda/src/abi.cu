@@ -240,34 +240,6 @@ int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c,
                                      reinterpret_cast<const cuzk::fr_t*>(c), S(stream));
 }
 
-int cuzk_msm_g1(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
-                uint64_t* out_jac, uint64_t stream) {
-    if (!out_jac || (n > 0 && (!points || !scalars))) return cudaErrorInvalidValue;
-    SET_DEVICE(dev);
-    cuzk::msm::g1_jacobian r;
-    cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g1_affine*>(points),
-                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
-                                   window);
-    if (e != cudaSuccess) return (int)e;
-    static_assert(sizeof(r) == 18 * sizeof(uint64_t), "Jacobian result is 18 limbs");
-    memcpy(out_jac, &r, sizeof(r));
-    return 0;
-}
-
-int cuzk_msm_g2(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window,
-                uint64_t* out_jac, uint64_t stream) {
-    if (!out_jac || (n > 0 && (!points || !scalars))) return cudaErrorInvalidValue;
-    SET_DEVICE(dev);
-    cuzk::msm::g2_jacobian r;
-    cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g2_affine*>(points),
-                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
-                                   window);
-    if (e != cudaSuccess) return (int)e;
-    static_assert(sizeof(r) == 36 * sizeof(uint64_t), "Jacobian G2 result is 36 limbs");
-    memcpy(out_jac, &r, sizeof(r));
-    return 0;
-}
-
 int cuzk_fixed_base_g1(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
                        uint64_t stream) {
     if (n > 0 && (!table || !scalars || !out_jac)) return cudaErrorInvalidValue;
@@ -297,6 +269,7 @@ int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
                                    reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
                                    window, (flags & CUZK_MSM_SPLIT) != 0, counts);
     if (e != cudaSuccess) return (int)e;
+    static_assert(sizeof(r) == 18 * sizeof(uint64_t), "Jacobian result is 18 limbs");
     memcpy(out_jac, &r, sizeof(r));
     return 0;
 }
@@ -310,6 +283,7 @@ int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
                                    reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
                                    window, (flags & CUZK_MSM_SPLIT) != 0, counts);
     if (e != cudaSuccess) return (int)e;
+    static_assert(sizeof(r) == 36 * sizeof(uint64_t), "Jacobian G2 result is 36 limbs");
     memcpy(out_jac, &r, sizeof(r));
     return 0;
 }
