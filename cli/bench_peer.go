@@ -75,7 +75,7 @@ func benchPeerCommand() *cli.Command {
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "GPU %d: %s, %d SMs, compute %d.%d, library %s\n", p.Index, p.Name, p.SMs, p.Major, p.Minor, d.Lib().Path())
-			return plan.run(c.Context, c.App.Writer, d)
+			return plan.run(c.Context, c.App.Writer, gpuSelf{d})
 		},
 	}
 }
@@ -169,7 +169,7 @@ type peerInputs struct {
 	scalarsPath, g1Path, g2Path string
 }
 
-func (p *peerPlan) run(ctx context.Context, w io.Writer, d *cuda.Device) error {
+func (p *peerPlan) run(ctx context.Context, w io.Writer, self peerSelf) error {
 	start := time.Now()
 	in, err := p.writeInputs()
 	if err != nil {
@@ -179,13 +179,13 @@ func (p *peerPlan) run(ctx context.Context, w io.Writer, d *cuda.Device) error {
 		len(in.scalars), len(in.g1), len(in.g2), p.inputs, time.Since(start).Round(time.Millisecond))
 	var rows []peerRow
 	for _, lg := range p.g1 {
-		rows = append(rows, p.msmG1(ctx, d, in, lg))
+		rows = append(rows, p.msmG1(ctx, self, in, lg))
 	}
 	for _, lg := range p.g2 {
-		rows = append(rows, p.msmG2(ctx, d, in, lg))
+		rows = append(rows, p.msmG2(ctx, self, in, lg))
 	}
 	for _, lg := range p.ntt {
-		rows = append(rows, p.nttForward(ctx, d, in, lg))
+		rows = append(rows, p.nttForward(ctx, self, in, lg))
 	}
 	printPeerTable(w, rows, p.runs)
 	fmt.Fprintf(w, "total %s\n", time.Since(start).Round(time.Millisecond))
@@ -260,7 +260,7 @@ func benchPointsG2(n int) []bls12381.G2Affine {
 	return out
 }
 
-func (p *peerPlan) msmG1(ctx context.Context, d *cuda.Device, in *peerInputs, lg int) peerRow {
+func (p *peerPlan) msmG1(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
 	n := 1 << lg
 	row := peerRow{Kernel: "G1 MSM", Log: lg}
 	var want bls12381.G1Affine
@@ -268,12 +268,7 @@ func (p *peerPlan) msmG1(ctx context.Context, d *cuda.Device, in *peerInputs, lg
 		row.fail("gnark-crypto MultiExp: %v", err)
 		return row
 	}
-	got, ms, err := timeCuzkMSM(d, in.g1[:n], in.scalars[:n], p.runs, func(pp, ps cuda.Ptr) (bls12381.G1Affine, error) {
-		jac, err := d.MSM(pp, ps, n, cuda.Montgomery, cuda.MSMOptions{}, cuda.DefaultStream)
-		var a bls12381.G1Affine
-		a.FromJacobian(&jac)
-		return a, err
-	})
+	got, ms, err := self.msmG1(in.g1[:n], in.scalars[:n], p.runs)
 	row.CuzkMs = ms
 	if err != nil {
 		row.fail("cuzk: %v", err)
@@ -301,7 +296,7 @@ func (p *peerPlan) msmG1(ctx context.Context, d *cuda.Device, in *peerInputs, lg
 	return row
 }
 
-func (p *peerPlan) msmG2(ctx context.Context, d *cuda.Device, in *peerInputs, lg int) peerRow {
+func (p *peerPlan) msmG2(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
 	n := 1 << lg
 	row := peerRow{Kernel: "G2 MSM", Log: lg}
 	var want bls12381.G2Affine
@@ -309,12 +304,7 @@ func (p *peerPlan) msmG2(ctx context.Context, d *cuda.Device, in *peerInputs, lg
 		row.fail("gnark-crypto MultiExp: %v", err)
 		return row
 	}
-	got, ms, err := timeCuzkMSM(d, in.g2[:n], in.scalars[:n], p.runs, func(pp, ps cuda.Ptr) (bls12381.G2Affine, error) {
-		jac, err := d.MSMG2(pp, ps, n, cuda.Montgomery, cuda.MSMOptions{}, cuda.DefaultStream)
-		var a bls12381.G2Affine
-		a.FromJacobian(&jac)
-		return a, err
-	})
+	got, ms, err := self.msmG2(in.g2[:n], in.scalars[:n], p.runs)
 	row.CuzkMs = ms
 	if err != nil {
 		row.fail("cuzk: %v", err)
@@ -340,6 +330,40 @@ func (p *peerPlan) msmG2(ctx context.Context, d *cuda.Device, in *peerInputs, lg
 		row.fail("sppark: %v", err)
 	}
 	return row
+}
+
+// peerSelf is cuzk's side of each case: one warm-up, then runs timed
+// runs, returning the last result (the warm-up's for the NTT) and the times
+// in milliseconds. gpuSelf is the real one; tests use one on the CPU.
+type peerSelf interface {
+	msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error)
+	msmG2(points []bls12381.G2Affine, scalars []fr.Element, runs int) (bls12381.G2Affine, []float64, error)
+	nttForward(data []fr.Element, lg, runs int) ([]fr.Element, []float64, error)
+}
+
+// gpuSelf times cuzk's kernels as bench msm and bench ntt do.
+type gpuSelf struct{ d *cuda.Device }
+
+func (g gpuSelf) msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
+	return timeCuzkMSM(g.d, points, scalars, runs, func(pp, ps cuda.Ptr) (bls12381.G1Affine, error) {
+		jac, err := g.d.MSM(pp, ps, len(points), cuda.Montgomery, cuda.MSMOptions{}, cuda.DefaultStream)
+		var a bls12381.G1Affine
+		a.FromJacobian(&jac)
+		return a, err
+	})
+}
+
+func (g gpuSelf) msmG2(points []bls12381.G2Affine, scalars []fr.Element, runs int) (bls12381.G2Affine, []float64, error) {
+	return timeCuzkMSM(g.d, points, scalars, runs, func(pp, ps cuda.Ptr) (bls12381.G2Affine, error) {
+		jac, err := g.d.MSMG2(pp, ps, len(points), cuda.Montgomery, cuda.MSMOptions{}, cuda.DefaultStream)
+		var a bls12381.G2Affine
+		a.FromJacobian(&jac)
+		return a, err
+	})
+}
+
+func (g gpuSelf) nttForward(data []fr.Element, lg, runs int) ([]fr.Element, []float64, error) {
+	return timeCuzkNTT(g.d, data, lg, runs)
 }
 
 // timeCuzkMSM uploads the points and scalars, then times one warm-up and
@@ -372,13 +396,13 @@ func timeCuzkMSM[P any, A any](d *cuda.Device, points []P, scalars []fr.Element,
 	return res, ms, nil
 }
 
-func (p *peerPlan) nttForward(ctx context.Context, d *cuda.Device, in *peerInputs, lg int) peerRow {
+func (p *peerPlan) nttForward(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
 	n := 1 << lg
 	row := peerRow{Kernel: "Fr NTT fwd", Log: lg}
 	want := slices.Clone(in.scalars[:n])
 	fft.NewDomain(uint64(n)).FFT(want, fft.DIF)
 	fft.BitReverse(want)
-	got, ms, err := timeCuzkNTT(d, in.scalars[:n], lg, p.runs)
+	got, ms, err := self.nttForward(in.scalars[:n], lg, p.runs)
 	row.CuzkMs = ms
 	if err != nil {
 		row.fail("cuzk: %v", err)
@@ -492,6 +516,8 @@ func (pd peerDriver) run(ctx context.Context, name string, args ...string) ([]fl
 	cmd := exec.CommandContext(ctx, pd.path, args...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// After a kill, stop waiting for output from any children it left.
+	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
 	log := fmt.Sprintf("$ %s %s\n--- stdout\n%s--- stderr\n%s", pd.path, strings.Join(args, " "), stdout.String(), stderr.String())
 	logPath := filepath.Join(pd.logDir, "driver-"+name+".log")

@@ -3,16 +3,21 @@ package cli
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 )
 
 // TestPeerLayouts: the bytes the driver reads are gnark-crypto's limbs,
@@ -144,7 +149,7 @@ func TestPeerDriverRun(t *testing.T) {
 		{`echo "nothing useful"`, "no \"times_ms:\" line"},
 		{`echo "times_ms:"`, "no times"},
 		{`echo "times_ms: 1.0 fast"`, `"fast"`},
-		{`sleep 10`, "longer than"},
+		{`exec sleep 10`, "longer than"},
 	} {
 		d := fakeDriver(t, c.body)
 		d.timeout = 300 * time.Millisecond
@@ -165,5 +170,193 @@ func TestPeerLogSizes(t *testing.T) {
 		if _, err := peerLogSizes("x", bad); err == nil {
 			t.Fatalf("%q was accepted", bad)
 		}
+	}
+}
+
+// The test binary doubles as a peer driver when this variable is set: it
+// reads the files bench peer wrote, computes on the CPU with gnark-crypto
+// and writes its results in the driver's layout. Set to "wrong", it adds the
+// generator to MSM results and one to NTT outputs.
+const fakeDriverEnv = "CUZK_TEST_FAKE_PEER_DRIVER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeDriverEnv); mode != "" {
+		if err := fakeDriverMain(os.Args[1:], mode == "wrong"); err != nil {
+			fmt.Fprintln(os.Stderr, "peer-driver:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fakeDriverMain(args []string, wrong bool) error {
+	if len(args) < 5 {
+		return fmt.Errorf("args %v", args)
+	}
+	lg, err := strconv.Atoi(args[1])
+	if err != nil {
+		return err
+	}
+	n := 1 << lg
+	readFrs := func(path string) ([]fr.Element, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) < n*frBytes {
+			return nil, fmt.Errorf("%s is short", path)
+		}
+		return decodeFrs(b[:n*frBytes], n)
+	}
+	var out []byte
+	switch args[0] {
+	case "msm-g1", "msm-g2":
+		scalars, err := readFrs(args[3])
+		if err != nil {
+			return err
+		}
+		pb, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		g1, g2, _, _ := bls12381.Generators()
+		if args[0] == "msm-g1" {
+			points := make([]bls12381.G1Affine, n)
+			for i := range points {
+				getLimbs(getLimbs(pb[i*g1AffBytes:], points[i].X[:]), points[i].Y[:])
+			}
+			var r bls12381.G1Jac
+			if _, err := r.MultiExp(points, scalars, ecc.MultiExpConfig{}); err != nil {
+				return err
+			}
+			if wrong {
+				r.AddAssign(&g1)
+			}
+			out = make([]byte, g1JacBytes)
+			putLimbs(putLimbs(putLimbs(out, r.X[:]), r.Y[:]), r.Z[:])
+		} else {
+			points := make([]bls12381.G2Affine, n)
+			for i := range points {
+				rest := getLimbs(getLimbs(pb[i*g2AffBytes:], points[i].X.A0[:]), points[i].X.A1[:])
+				getLimbs(getLimbs(rest, points[i].Y.A0[:]), points[i].Y.A1[:])
+			}
+			var r bls12381.G2Jac
+			if _, err := r.MultiExp(points, scalars, ecc.MultiExpConfig{}); err != nil {
+				return err
+			}
+			if wrong {
+				r.AddAssign(&g2)
+			}
+			out = make([]byte, g2JacBytes)
+			rest := putLimbs(putLimbs(out, r.X.A0[:]), r.X.A1[:])
+			rest = putLimbs(putLimbs(rest, r.Y.A0[:]), r.Y.A1[:])
+			putLimbs(putLimbs(rest, r.Z.A0[:]), r.Z.A1[:])
+		}
+	case "ntt":
+		v, err := readFrs(args[2])
+		if err != nil {
+			return err
+		}
+		fft.NewDomain(uint64(n)).FFT(v, fft.DIF)
+		fft.BitReverse(v)
+		if wrong {
+			var one fr.Element
+			v[n-1].Add(&v[n-1], one.SetOne())
+		}
+		out = make([]byte, n*frBytes)
+		for i := range v {
+			encodeFr(out[i*frBytes:], &v[i])
+		}
+	default:
+		return fmt.Errorf("unknown kind %s", args[0])
+	}
+	if err := os.WriteFile(args[len(args)-1], out, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("times_ms: 2.0 1.0 3.0")
+	return nil
+}
+
+// cpuSelf stands in for cuzk's kernels: gnark-crypto on the CPU.
+type cpuSelf struct{}
+
+func (cpuSelf) msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
+	var r bls12381.G1Affine
+	_, err := r.MultiExp(points, scalars, ecc.MultiExpConfig{})
+	return r, slices.Repeat([]float64{1}, runs), err
+}
+
+func (cpuSelf) msmG2(points []bls12381.G2Affine, scalars []fr.Element, runs int) (bls12381.G2Affine, []float64, error) {
+	var r bls12381.G2Affine
+	_, err := r.MultiExp(points, scalars, ecc.MultiExpConfig{})
+	return r, slices.Repeat([]float64{1}, runs), err
+}
+
+func (cpuSelf) nttForward(data []fr.Element, lg, runs int) ([]fr.Element, []float64, error) {
+	v := slices.Clone(data)
+	fft.NewDomain(uint64(len(v))).FFT(v, fft.DIF)
+	fft.BitReverse(v)
+	return v, slices.Repeat([]float64{1}, runs), nil
+}
+
+// TestPeerRun runs bench peer's whole flow with cuzk's side on the CPU and
+// the test binary as the driver: every case is checked and tabulated, and a
+// driver whose results are wrong is caught in every case.
+func TestPeerRun(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"right", "wrong"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Setenv(fakeDriverEnv, mode)
+			dir := t.TempDir()
+			p := &peerPlan{
+				driver: peerDriver{path: self, logDir: dir, timeout: time.Minute},
+				inputs: dir, g1: []int{3, 5}, g2: []int{4}, ntt: []int{6}, runs: 3,
+				jsonOut: filepath.Join(dir, "peer.json"),
+			}
+			var out strings.Builder
+			err := p.run(context.Background(), &out, cpuSelf{})
+			table := out.String()
+			var rows []peerRow
+			if b, jerr := os.ReadFile(p.jsonOut); jerr != nil {
+				t.Fatal(jerr)
+			} else if jerr := json.Unmarshal(b, &rows); jerr != nil {
+				t.Fatal(jerr)
+			}
+			if len(rows) != 4 {
+				t.Fatalf("%d rows, want 4:\n%s", len(rows), table)
+			}
+			for _, r := range rows {
+				if !r.CuzkOK || !slices.Equal(r.PeerMs, []float64{2, 1, 3}) {
+					t.Fatalf("row %+v", r)
+				}
+				if r.PeerOK != (mode == "right") {
+					t.Fatalf("mode %s: %s 2^%d sppark checked %v\n%s", mode, r.Kernel, r.Log, r.PeerOK, table)
+				}
+			}
+			if mode == "right" {
+				if err != nil {
+					t.Fatalf("%v\n%s", err, table)
+				}
+				want := "G1 MSM 2^5 1.00 2.00 2.00x yes"
+				found := false
+				for _, line := range strings.Split(table, "\n") {
+					found = found || strings.Join(strings.Fields(line), " ") == want
+				}
+				if !found {
+					t.Fatalf("no row %q in the table:\n%s", want, table)
+				}
+			} else {
+				if err == nil || strings.Count(table, "differs from gnark-crypto") != 4 || !strings.Contains(table, " NO") {
+					t.Fatalf("wrong results gave %v and\n%s", err, table)
+				}
+				if testing.Verbose() {
+					t.Logf("%v\n%s", err, table)
+				}
+			}
+		})
 	}
 }

@@ -28,12 +28,16 @@ typedef jacobian_t<fp2_t> point_fp2_t;
 typedef xyzz_t<fp2_t> bucket_fp2_t;
 typedef bucket_fp2_t::affine_t affine_fp2_t;
 
-// The files cuzk writes are read as these types without conversion.
+// The files cuzk writes are read as these host types without conversion.
+// (Only the host types: on the device sppark's fp2_t holds one half of an
+// element per thread.)
+#ifndef __CUDA_ARCH__
 static_assert(sizeof(scalar_t) == kFrBytes, "fr_t is not gnark-crypto's fr.Element");
 static_assert(sizeof(affine_t) == kG1AffineBytes, "G1 affine_t is not gnark-crypto's G1Affine");
 static_assert(sizeof(affine_fp2_t) == kG2AffineBytes, "G2 affine_t is not gnark-crypto's G2Affine");
 static_assert(sizeof(point_t) == kG1JacBytes, "G1 jacobian_t is not gnark-crypto's G1Jac");
 static_assert(sizeof(point_fp2_t) == kG2JacBytes, "G2 jacobian_t is not gnark-crypto's G2Jac");
+#endif
 
 // cuda_call turns a CUDA error into the driver's error sentence.
 static std::string cuda_call(cudaError_t rc, const char* what)

@@ -11,7 +11,9 @@
 
 #include "driver.h"
 
+#ifndef __CUDA_ARCH__
 static_assert(sizeof(fr_t) == kFrBytes, "fr_t is not gnark-crypto's fr.Element");
+#endif
 
 static std::string cuda_call(cudaError_t rc, const char* what)
 {
