@@ -13,6 +13,7 @@
 # Environment: NVCC (/usr/local/cuda/bin/nvcc), CUDA_ARCH (sm_90), CUZK (the
 # cuzk executable; default SRC/cuzk, then build/cuzk, else built with go),
 # RUNS (timed runs per case, 5), PEER_ARGS (more flags for bench peer),
+# REBUILD=1 (run make cuda even if build/libcuzkgpu.so exists),
 # PEER_BUILD_ONLY=1 (build blst and the driver, then stop: a compile check
 # that needs no GPU and skips cuzk's own library).
 set -uo pipefail
@@ -31,6 +32,19 @@ arch=${CUDA_ARCH:-sm_90}
 [ -x "$nvcc" ] || command -v "$nvcc" >/dev/null || die "no nvcc at $nvcc (set NVCC)"
 rm -rf "$work/src" "$work/obj" && mkdir -p "$work/src" "$work/obj" "$work/inputs" || die "cannot create $work"
 start=$(date +%s)
+# The cuzk executable, found before anything is built.
+cuzk=${CUZK:-}
+if [ "${PEER_BUILD_ONLY:-0}" = 1 ]; then
+	cuzk=/bin/true
+elif [ -z "$cuzk" ]; then
+	if [ -x "$src/cuzk" ]; then cuzk=$src/cuzk
+	elif [ -x build/cuzk ]; then cuzk=build/cuzk
+	elif command -v go >/dev/null; then cuzk="(go build)"
+	else die "no cuzk executable: none in $src/cuzk or build/cuzk, and no go to build one (peer/prepare.sh puts one in SRC)"
+	fi
+elif [ ! -x "$cuzk" ]; then
+	die "CUZK=$cuzk is not an executable file"
+fi
 echo "peer: sources from $src, work in $work, results in $out"
 
 # unpack NAME COMMIT: $work/src/NAME from SRC/NAME.tar.gz or SRC/NAME/.
@@ -89,31 +103,23 @@ build main "$nvcc" "${flags[@]}" -c "$here/driver/main.cu" -o "$work/obj/main.o"
 build all_gpus "$nvcc" "${flags[@]}" -c "$sp/util/all_gpus.cpp" -o "$work/obj/all_gpus.o" &
 if [ "${PEER_BUILD_ONLY:-0}" = 1 ]; then
 	echo 0 > "$work/obj/cuzkgpu.rc"
-elif [ ! -f build/libcuzkgpu.so ]; then
+elif [ ! -f build/libcuzkgpu.so ] || [ "${REBUILD:-0}" = 1 ]; then
 	build cuzkgpu make cuda NVCC="$nvcc" CUDA_ARCH="$arch" &
 else
 	echo 0 > "$work/obj/cuzkgpu.rc"
 	echo "peer: using the kernel library already in build/libcuzkgpu.so"
 fi
-cuzk=${CUZK:-}
-if [ "${PEER_BUILD_ONLY:-0}" = 1 ]; then
-	cuzk=/bin/true
-elif [ -z "$cuzk" ]; then
-	if [ -x "$src/cuzk" ]; then cuzk=$src/cuzk
-	elif [ -x build/cuzk ]; then cuzk=build/cuzk
-	elif command -v go >/dev/null; then
-		cuzk=$work/cuzk
-		build cuzk go build -o "$cuzk" ./cmd/cuzk &
-	else
-		die "no cuzk executable: none in $src/cuzk or build/cuzk, and no go to build one (peer/prepare.sh puts one in SRC)"
-	fi
+if [ "$cuzk" = "(go build)" ]; then
+	cuzk=$work/cuzk
+	build cuzk go build -o "$cuzk" ./cmd/cuzk &
 fi
 wait
 for b in blst msm ntt main all_gpus cuzkgpu; do check $b; done
 [ -f "$work/obj/cuzk.rc" ] && check cuzk
 [ -x "$cuzk" ] || die "cuzk executable $cuzk is missing"
+"$cuzk" version > "$out/cuzk-version.txt" 2>&1
 build link "$nvcc" -arch="$arch" -o "$work/peer-driver" "$work/obj/main.o" "$work/obj/msm.o" \
-	"$work/obj/ntt.o" "$work/obj/all_gpus.o" "$bl/libblst.a"
+	"$work/obj/ntt.o" "$work/obj/all_gpus.o" "$bl/libblst.a" -lpthread
 check link
 echo "peer: built in $(( $(date +%s) - start )) s"
 [ "${PEER_BUILD_ONLY:-0}" = 1 ] && exit 0
