@@ -26,6 +26,7 @@ func benchCommand() *cli.Command {
 			benchProveCommand(),
 			benchMSMCommand(),
 			benchNTTCommand(),
+			benchPeerCommand(),
 			benchContentionCommand(),
 		},
 	}
