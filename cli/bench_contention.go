@@ -33,9 +33,13 @@ func benchContentionCommand() *cli.Command {
 			"--scratch bytes from the stream-ordered pool while it runs), and a CPU stage after (--after).\n" +
 			"It prints items/s, GPU busy, lock waits and OOMs by kind per design and worker count, and with\n" +
 			"--trace-dir writes one trace per run, which `cuzk sim calibrate` reads (use one worker).\n" +
-			"--backend emu runs on the emulated device (no GPU needed); gpu on the real one.",
+			"--backend emu runs on the emulated device (no GPU needed); gpu on the real one; sim predicts the\n" +
+			"same table on the simulator from --profile (a profile `cuzk sim calibrate` fitted to a one-worker\n" +
+			"run of this bench): its stage costs stand for --kernel, --before and --after, the flags give the\n" +
+			"partition's memory, the limit and the items.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load)"},
+			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
+			&cli.StringFlag{Name: "profile", Usage: "sim: the calibrated profile (`FILE` or embedded name)"},
 			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
 			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
@@ -110,7 +114,12 @@ func runBenchContention(c *cli.Context) error {
 		}
 	}
 	var open func() (contentionDevice, error)
+	var simulated *contentionSim
 	switch c.String("backend") {
+	case "sim":
+		if simulated, err = newContentionSim(c.String("profile"), spec); err != nil {
+			return err
+		}
 	case "emu":
 		gbps := c.Float64("copy-gbps")
 		open = func() (contentionDevice, error) { return openEmuContention(spec, gbps) }
@@ -118,11 +127,15 @@ func runBenchContention(c *cli.Context) error {
 		idx := c.Int("device")
 		open = func() (contentionDevice, error) { return openGPUContention(spec, idx) }
 	default:
-		return fmt.Errorf("bench contention --backend %s: want emu or gpu", c.String("backend"))
+		return fmt.Errorf("bench contention --backend %s: want emu, gpu or sim", c.String("backend"))
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "backend %s, %s limit, kernel %v, before %v, after %v, staged %s (copied %s), scratch %s, headroom %s, %d items a run\n",
-		c.String("backend"), gpu.FormatBytes(spec.limit), spec.kernel, spec.before, spec.after, gpu.FormatBytes(spec.staged),
+	costs := fmt.Sprintf("kernel %v, before %v, after %v", spec.kernel, spec.before, spec.after)
+	if simulated != nil {
+		costs = "stage costs from profile " + simulated.profile.Name
+	}
+	fmt.Fprintf(w, "backend %s, %s limit, %s, staged %s (copied %s), scratch %s, headroom %s, %d items a run\n",
+		c.String("backend"), gpu.FormatBytes(spec.limit), costs, gpu.FormatBytes(spec.staged),
 		gpu.FormatBytes(spec.copy), gpu.FormatBytes(spec.scratch), gpu.FormatBytes(spec.headroom), spec.items)
 	var rows []contentionRow
 	for _, d := range designs {
@@ -131,7 +144,12 @@ func runBenchContention(c *cli.Context) error {
 			if traceDir != "" {
 				tracePath = filepath.Join(traceDir, fmt.Sprintf("trace-%s-w%d.json", d, n))
 			}
-			row, err := runContention(c.Context, open, spec, d, n, tracePath)
+			var row contentionRow
+			if simulated != nil {
+				row, err = simulated.run(d, n, tracePath)
+			} else {
+				row, err = runContention(c.Context, open, spec, d, n, tracePath)
+			}
 			if err != nil {
 				return fmt.Errorf("%s × %d workers: %w", d, n, err)
 			}
@@ -328,6 +346,7 @@ type contentionCollector struct {
 	busy      []span
 	first     time.Duration
 	started   bool
+	end       time.Duration // when the job finished
 }
 
 type span struct{ start, end time.Duration }
@@ -376,6 +395,7 @@ func (c *contentionCollector) Observe(e actors.Event) {
 	case actors.EvPartitionRetry:
 		c.retries++
 	case actors.EvJobDone:
+		c.end = e.At
 		close(c.done)
 	}
 }

@@ -93,6 +93,29 @@ func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 			t.Errorf("%s × 3: predicted %d fallback OOMs, measured %s", design, res.Report.OOMsFallback, r[8])
 		}
 	}
+	// The bench's own sim backend predicts the same table from the profile.
+	out, stderr, err = run(t, append(common, "--backend", "sim", "--profile", profile, "--workers", "3", "--items", "12")...)
+	if err != nil {
+		t.Fatalf("bench contention --backend sim: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "stage costs from profile bench") {
+		t.Errorf("the sim table does not name its profile:\n%s", out)
+	}
+	predicted := contentionRows(t, out)
+	for _, design := range actors.Designs {
+		m, p := rows[design+"/3"], predicted[design+"/3"]
+		if p == nil || p[4] != "12" {
+			t.Fatalf("no %s row with 12 proved in the prediction:\n%s", design, out)
+		}
+		mv, _ := strconv.ParseFloat(m[2], 64)
+		pv, _ := strconv.ParseFloat(p[2], 64)
+		if pv < 0.8*mv || pv > 1.2*mv || (m[8] == "0") != (p[8] == "0") {
+			t.Errorf("%s × 3: the sim backend predicts %s items/s and %s fallback OOMs, measured %s and %s", design, p[2], p[8], m[2], m[8])
+		}
+	}
+	if _, _, err := run(t, append(common, "--backend", "sim", "--workers", "1")...); err == nil || !strings.Contains(err.Error(), "--profile") {
+		t.Errorf("sim backend without a profile: %v, want an error naming --profile", err)
+	}
 }
 
 // On a card that holds one partition, Phase 10 as first written runs out of

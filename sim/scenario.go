@@ -123,6 +123,33 @@ func ParseScenario(src string, data []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: field profile: %w", src, err)
 	}
+	return s.with(src, p)
+}
+
+// NewScenario returns s with profile p in place of the one it names (a
+// scenario built in code, on a profile made or changed in code), validated
+// as ParseScenario validates a file.
+func NewScenario(s Scenario, p *Profile) (*Scenario, error) {
+	src := s.Name
+	if src == "" {
+		src = "(built)"
+	}
+	s.source = src
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", src, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: profile %s: %w", src, p.Name, err)
+	}
+	if s.Profile == "" {
+		s.Profile = p.Name
+	}
+	return s.with(src, p)
+}
+
+// with attaches profile p to s and checks that the device's memory leaves
+// room to the designs.
+func (s Scenario) with(src string, p *Profile) (*Scenario, error) {
 	s.profile = p
 	vram := p.Device.VRAMGiB
 	if s.VRAMGiB > 0 {
