@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +89,8 @@ type contentionRow struct {
 	LockWaits    map[string][2]time.Duration // p50, p99
 	LockOrder    []string
 	DeviceWaited int // device ops that reported waiting for another stream
+	// Errors counts why attempts failed (retried or failed for good).
+	Errors map[string]int
 }
 
 func runBenchContention(c *cli.Context) error {
@@ -154,6 +159,7 @@ func runBenchContention(c *cli.Context) error {
 				return fmt.Errorf("%s × %d workers: %w", d, n, err)
 			}
 			rows = append(rows, row)
+			printContentionErrors(c.App.ErrWriter, row)
 		}
 	}
 	printContention(w, rows)
@@ -346,13 +352,15 @@ type contentionCollector struct {
 	busy      []span
 	first     time.Duration
 	started   bool
-	end       time.Duration // when the job finished
+	end       time.Duration  // when the job finished
+	errs      map[string]int // why attempts failed, by message
 }
 
 type span struct{ start, end time.Duration }
 
 func newContentionCollector() *contentionCollector {
-	return &contentionCollector{done: make(chan struct{}), waits: map[string][]time.Duration{}, computeAt: map[int]time.Duration{}}
+	return &contentionCollector{done: make(chan struct{}), waits: map[string][]time.Duration{}, computeAt: map[int]time.Duration{},
+		errs: map[string]int{}}
 }
 
 func (c *contentionCollector) Observe(e actors.Event) {
@@ -392,8 +400,10 @@ func (c *contentionCollector) Observe(e actors.Event) {
 		c.proved++
 	case actors.EvPartitionFailed:
 		c.failed++
+		c.errs[anyPartition.ReplaceAllString(e.Err, "$1/*")]++
 	case actors.EvPartitionRetry:
 		c.retries++
+		c.errs[anyPartition.ReplaceAllString(e.Err, "$1/*")]++
 	case actors.EvJobDone:
 		c.end = e.At
 		close(c.done)
@@ -405,7 +415,7 @@ func (c *contentionCollector) row(design string, n int, wall time.Duration) cont
 	defer c.mu.Unlock()
 	r := contentionRow{Design: design, Workers: n, Wall: wall, Proved: c.proved, Failed: c.failed, OOMPreStage: c.oomFirst,
 		OOMFallback: c.oomFall, Fallbacks: c.fallbacks, Retries: c.retries, DeviceWaited: c.waited,
-		LockWaits: map[string][2]time.Duration{}, LockOrder: slices.Clone(c.order)}
+		LockWaits: map[string][2]time.Duration{}, LockOrder: slices.Clone(c.order), Errors: maps.Clone(c.errs)}
 	if wall > 0 {
 		r.ItemsPerS = float64(c.proved) / wall.Seconds()
 		r.GPUBusyPct = 100 * unionLength(c.busy).Seconds() / wall.Seconds()
@@ -447,6 +457,24 @@ func nearestRank(sorted []time.Duration, p int) time.Duration {
 	}
 	i := (p*len(sorted)+99)/100 - 1
 	return sorted[max(i, 0)]
+}
+
+// anyPartition matches a partition's id in an error, so that the same
+// reason for different partitions counts once.
+var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
+
+// printContentionErrors says why a run's attempts failed, the most frequent
+// reasons first, so that a failed row is never a bare number.
+func printContentionErrors(w io.Writer, r contentionRow) {
+	msgs := slices.Collect(maps.Keys(r.Errors))
+	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })
+	for i, m := range msgs {
+		if i == 5 {
+			fmt.Fprintf(w, "%s × %d: and %d more reasons\n", r.Design, r.Workers, len(msgs)-i)
+			break
+		}
+		fmt.Fprintf(w, "%s × %d: %d attempts failed: %s\n", r.Design, r.Workers, r.Errors[m], m)
+	}
 }
 
 func printContention(w io.Writer, rows []contentionRow) {

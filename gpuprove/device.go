@@ -398,16 +398,22 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			err = fmt.Errorf("device %d: copy %d bytes into buffer %d: not a device buffer that large", d.index, op.Bytes, op.Buffer)
 			break
 		}
+		// The placement is taken now, in submission order: by the time the
+		// copy runs, a later op (a FreeAsync behind an async kernel) may
+		// have dropped the buffer from the table.
+		var pl Placement
+		if pl, err = d.placeLocked(op.Stream, &op.Buffer); err != nil {
+			break
+		}
 		now = op.Async
-		_, err = d.enqueueLocked(op, func(s *stream) error {
-			d.mu.Lock()
-			s.staging = op.Buffer
-			d.mu.Unlock()
-			return d.report(op, done, d.runStage(s, op.Kernel, !op.Async))
-		})
+		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runStage(s, pl, op.Kernel, !op.Async)) })
 	case gpu.OpCompute:
+		var pl Placement
+		if pl, err = d.placeLocked(op.Stream, nil); err != nil {
+			break
+		}
 		now = op.Async
-		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runKernel(s, op.Kernel, !op.Async)) })
+		_, err = d.enqueueLocked(op, func(s *stream) error { return d.report(op, done, d.runKernel(s, pl, op.Kernel, !op.Async)) })
 	case gpu.OpDeviceSync:
 		other := d.issuedElsewhereLocked(op.Stream)
 		d.waitLocked(op, nil, func(w *model.Wait) gpu.Result {
@@ -535,7 +541,7 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 // runStage copies a partition's inputs into the buffer an OpCopyIn named, on
 // its stream, when the op carries work that stages; with drain the op
 // completes when the copy has, else once it is issued.
-func (d *Device) runStage(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
+func (d *Device) runStage(s *stream, pl Placement, k *gpu.Kernel, drain bool) gpu.Result {
 	if k == nil {
 		return gpu.Result{}
 	}
@@ -558,14 +564,14 @@ func (d *Device) runStage(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
 	default:
 		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: work of type %T", d.index, k.Partition, k.Work)}
 	}
-	return d.runPartition(s, k.Partition, "staging", "stage", f, drain)
+	return d.runPartition(s, pl, k.Partition, "staging", "stage", f, drain)
 }
 
 // runKernel runs a partition's compute on stream s, into the buffer the
 // stream's last OpCopyIn named; with drain it reports it when the stream has
 // drained, else once its work is issued (an async launch: the next call on
 // the stream, a cudaFreeAsync say, is then made behind the running kernel).
-func (d *Device) runKernel(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
+func (d *Device) runKernel(s *stream, pl Placement, k *gpu.Kernel, drain bool) gpu.Result {
 	if k == nil {
 		return gpu.Result{}
 	}
@@ -590,22 +596,22 @@ func (d *Device) runKernel(s *stream, k *gpu.Kernel, drain bool) gpu.Result {
 	default:
 		return gpu.Result{Err: fmt.Errorf("device %d: kernel %s: work of type %T", d.index, k.Partition, k.Work)}
 	}
-	return d.runPartition(s, k.Partition, "kernel", "kernel", f, drain)
+	return d.runPartition(s, pl, k.Partition, "kernel", "kernel", f, drain)
 }
 
 var errNoBackend = errors.New("a partition's work on a device opened without a backend")
 
-// runPartition runs f, a partition's stage or kernel, on stream s with the
-// stream's placement, and with drain returns once whatever f left queued on
-// the stream is done. A panicking f fails its op (named doing in the error),
-// not the process.
-func (d *Device) runPartition(s *stream, partition, doing, what string, f func(Placement) error, drain bool) (r gpu.Result) {
+// runPartition runs f, a partition's stage or kernel, on stream s at
+// placement pl, and with drain returns once whatever f left queued on the
+// stream is done. A panicking f fails its op (named doing in the error), not
+// the process.
+func (d *Device) runPartition(s *stream, pl Placement, partition, doing, what string, f func(Placement) error, drain bool) (r gpu.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = gpu.Result{Err: fmt.Errorf("device %d: %s %s panicked: %v", d.index, doing, partition, p)}
 		}
 	}()
-	err := f(d.placement(s))
+	err := f(pl)
 	if drain {
 		err = errors.Join(err, d.cd.StreamSync(s.cs))
 	}
@@ -615,17 +621,23 @@ func (d *Device) runPartition(s *stream, partition, doing, what string, f func(P
 	return gpu.Result{}
 }
 
-// placement is where a stream's partition lives: its stream and the buffer
-// the stream's last OpCopyIn named.
-func (d *Device) placement(s *stream) Placement {
-	d.mu.Lock()
-	b, ok := d.bufs[s.staging]
-	d.mu.Unlock()
+// placeLocked is where the next copy or kernel on stream id works: its
+// stream and the buffer of the stream's last OpCopyIn. A copy names its
+// buffer (staging), which becomes the stream's from then on, in submission
+// order, as the ops run.
+func (d *Device) placeLocked(id gpu.Stream, staging *gpu.Buffer) (Placement, error) {
+	s, err := d.streamLocked(id)
+	if err != nil {
+		return Placement{}, err
+	}
+	if staging != nil {
+		s.staging = *staging
+	}
 	pl := Placement{Device: d, Stream: s.cs}
-	if ok && b.kind != bufHost {
+	if b, ok := d.bufs[s.staging]; ok && b.kind != bufHost {
 		pl.Buffer, pl.Bytes = b.ptr, b.bytes
 	}
-	return pl
+	return pl, nil
 }
 
 // Close waits for the work queued on the streams, then destroys them and the
