@@ -139,6 +139,16 @@ func (h *hostSide) checkHeld(p PartitionID, where string) {
 	}
 }
 
+// checkLeft asserts that job holds no host memory once all its partitions
+// are settled: one that did would be counted against the limit for ever.
+func (h *hostSide) checkLeft(job string) {
+	for p := range h.holders {
+		if p.Job == job {
+			panic(fmt.Sprintf("actors: invariant: job %s is done, but %s still holds host memory (%s)", job, p, h))
+		}
+	}
+}
+
 // giveHost returns p's host memory to the gate, if it holds any.
 func (s *scheduler) giveHost(p PartitionID) {
 	if s.host != nil && s.host.give(p) {

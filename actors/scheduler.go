@@ -344,6 +344,9 @@ func (s *scheduler) release(p PartitionID) {
 }
 
 func (s *scheduler) jobDone(j *jobState) {
+	if s.host != nil {
+		s.host.checkLeft(j.spec.ID)
+	}
 	e := Event{Kind: EvJobDone, Worker: -1, Device: -1, Partition: PartitionID{Job: j.spec.ID, Partition: -1},
 		Count: len(j.settled) - j.failed - j.cancelled}
 	var why []string
