@@ -37,8 +37,6 @@ type hostSide struct {
 	limit   int64
 	held    int64
 	holders map[PartitionID]int64
-	peak    int64 // most bytes held at once
-	peakN   int   // most partitions held at once
 
 	free  []int                 // free synthesis slots
 	runs  map[uint64]*synthesis // Runtime.Start token → the synthesis it belongs to
@@ -81,8 +79,6 @@ func (h *hostSide) take(p PartitionID, bytes int64) {
 	}
 	h.holders[p] = bytes
 	h.held += bytes
-	h.peak = max(h.peak, h.held)
-	h.peakN = max(h.peakN, len(h.holders))
 }
 
 // give returns what p holds to the ledger; false when it holds nothing.
