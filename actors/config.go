@@ -56,6 +56,11 @@ type JobSpec struct {
 	// is all of VRAM (the rest is written on the device).
 	Copy     int64
 	Priority Priority
+	// HostBytes is the host memory one partition holds from the start of
+	// its synthesis until it leaves the host (prover.HostFootprint). The
+	// host-memory gate (Config.HostMemLimit) counts it; without the gate
+	// it is not used.
+	HostBytes int64
 }
 
 // copyBytes is what staging copies from the host.
@@ -86,8 +91,26 @@ type Config struct {
 	// production executor needs the defaults. After must end with finalize,
 	// where a proof becomes durable.
 	Before, After []Stage
-	Observer      Observer // may be nil
-	Journal       Journal  // may be nil: nothing is recorded
+	// HostMemLimit turns on synthesis ahead of the GPU (host.go) when
+	// positive: the scheduler runs the stages before the device part
+	// itself, for as many partitions as their HostBytes fit in this many
+	// bytes of host memory and SynthWorkers allow, whatever the GPU
+	// workers are doing; a prepared partition then waits in a ready queue
+	// for a worker, which takes it through the device part and the stages
+	// after it. Zero keeps each worker synthesizing its own partition.
+	HostMemLimit int64
+	// SynthWorkers is how many partitions run the stages before the device
+	// part at once under the host-memory gate; zero is one per GPU worker
+	// (WorkersPerDevice times the devices), as many as without the gate.
+	SynthWorkers int
+	// PrepConsumed says the device part uses up a partition's prepared
+	// data (the CPU backend's Compute overwrites a, b and c in place).
+	// Under the host-memory gate a failed device attempt then synthesizes
+	// the partition again; otherwise the retry starts at the device part
+	// with the data the partition still holds.
+	PrepConsumed bool
+	Observer     Observer // may be nil
+	Journal      Journal  // may be nil: nothing is recorded
 }
 
 // WithDefaults returns c with its zero fields set to the defaults.
@@ -130,6 +153,12 @@ func (c Config) Validate() error {
 	}
 	if c.RetryBackoff < 0 {
 		return fmt.Errorf("retry backoff must not be negative, got %s", c.RetryBackoff)
+	}
+	if c.HostMemLimit < 0 {
+		return fmt.Errorf("host-memory limit must not be negative, got %d bytes", c.HostMemLimit)
+	}
+	if c.SynthWorkers < 0 {
+		return fmt.Errorf("synthesis workers must not be negative, got %d", c.SynthWorkers)
 	}
 	return validatePipeline(c.Before, c.After)
 }

@@ -119,11 +119,14 @@ func Start(rt Runtime, devices []gpu.Info, cfg Config) (*Engine, error) {
 
 // Submit hands a job to the scheduler. It records the job in the Journal
 // first, and refuses it (returning the error) if that fails, if the spec is
-// invalid, or if a job with the same ID is in the engine (submitted and its
+// invalid, if one partition's HostBytes exceed the host-memory limit, or if a job with the same ID is in the engine (submitted and its
 // EvJobDone not yet emitted); a done job may be submitted again. It does not
 // wait for the job: its outcome arrives as events.
 func (e *Engine) Submit(job JobSpec) error {
 	if err := validateJob(job); err != nil {
+		return fmt.Errorf("submit job %q: %w", job.ID, err)
+	}
+	if err := hostFits(job, e.env.cfg.HostMemLimit); err != nil {
 		return fmt.Errorf("submit job %q: %w", job.ID, err)
 	}
 	// A nil Pending means every partition; an empty one, none (a resumed job
@@ -165,6 +168,9 @@ func validateJob(j JobSpec) error {
 	}
 	if j.Copy < 0 || j.Copy > j.VRAM {
 		return fmt.Errorf("copy of %d bytes per partition: must be between 0 and its VRAM, %d", j.Copy, j.VRAM)
+	}
+	if j.HostBytes < 0 {
+		return fmt.Errorf("host bytes per partition must not be negative, got %d", j.HostBytes)
 	}
 	if j.Priority < PriorityLow || j.Priority > PriorityCritical {
 		return fmt.Errorf("unknown priority %d", int(j.Priority))

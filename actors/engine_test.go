@@ -63,10 +63,26 @@ func (f *fakeExec) RunStage(ctx context.Context, w StageWork) error {
 	return nil
 }
 
+// Kernel's compute waits at the gate "job/p compute" when there is one, and
+// fails while failures["job/p compute"] lasts.
 func (f *fakeExec) Kernel(p PartitionID, device int) *gpu.Kernel {
 	d := f.kernel
+	key := p.String() + " compute"
 	return &gpu.Kernel{Partition: p.String(), Run: func(ctx context.Context) error {
+		f.mu.Lock()
+		gate := f.gates[key]
+		fail := f.failures[key] > 0
+		if fail {
+			f.failures[key]--
+		}
+		f.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		time.Sleep(d)
+		if fail {
+			return errors.New("injected compute failure")
+		}
 		return nil
 	}}
 }

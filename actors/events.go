@@ -24,6 +24,8 @@ const (
 	EvVRAM                         // the device ledger changed (Bytes = in use)
 	EvQueueDepth                   // the scheduler's queue length changed (Count)
 	EvPartitionCancelled           // a partition will not be proved: its job was cancelled
+	EvHostMem                      // the host-memory gate's ledger changed (Bytes held, Count partitions held)
+	EvReadyWait                    // a prepared partition left the ready queue for a GPU worker (Took: its wait; Count: still ready)
 )
 
 // Event is one thing that happened, stamped with the runtime's clock.

@@ -58,6 +58,9 @@ type assign struct {
 	size    int
 	vram    int64
 	copy    int64 // bytes staged from the host (≤ vram)
+	// prepared: the scheduler ran the stages before the device part
+	// (host.go); the worker starts at the device part.
+	prepared bool
 }
 
 // attemptEnded reports the end of an attempt; err nil means the partition is

@@ -31,6 +31,8 @@ type scheduler struct {
 	// that a job submitted right after Start spreads over every device
 	// instead of landing on whichever started first.
 	expected, registered int
+
+	host *hostSide // nil: each worker synthesizes its own partition
 }
 
 type idleWorker struct {
@@ -42,7 +44,15 @@ type queued struct {
 	job      *jobState
 	part     int
 	attempts int // attempts already made
+	// prepared: under the host-memory gate, the partition holds its
+	// prepared data, and a new attempt starts at the device part.
+	prepared bool
+	// continues: the next device dispatch is part of the attempt that
+	// synthesized the partition, not a new one.
+	continues bool
 }
+
+func (q queued) id() PartitionID { return PartitionID{Job: q.job.spec.ID, Partition: q.part} }
 
 type jobState struct {
 	spec      JobSpec
@@ -55,8 +65,16 @@ type jobState struct {
 }
 
 func newScheduler(e *env, devices []int) *scheduler {
-	return &scheduler{env: e, devices: devices, jobs: map[string]*jobState{}, inflight: map[uint64]queued{},
+	s := &scheduler{env: e, devices: devices, jobs: map[string]*jobState{}, inflight: map[uint64]queued{},
 		idle: map[int][]idleWorker{}, busy: map[int]int{}, expected: len(devices) * e.cfg.WorkersPerDevice}
+	if e.cfg.HostMemLimit > 0 {
+		slots := e.cfg.SynthWorkers
+		if slots == 0 {
+			slots = s.expected
+		}
+		s.host = newHostSide(e.cfg.HostMemLimit, slots)
+	}
+	return s
 }
 
 func before(a, b queued) int {
@@ -85,10 +103,13 @@ func (s *scheduler) Receive(c actor.Context) {
 		s.dispatch(c)
 	case retryDue:
 		if m.q.job.stopping {
-			s.cancelled(m.q, attemptEnded{device: -1, worker: -1, p: PartitionID{Job: m.q.job.spec.ID, Partition: m.q.part}})
+			s.cancelled(m.q, attemptEnded{device: -1, worker: -1, p: m.q.id()})
 			return
 		}
-		s.enqueue(m.q)
+		s.requeue(m.q)
+		s.dispatch(c)
+	case WorkDone:
+		s.synthesisDone(c, m)
 		s.dispatch(c)
 	case cancelJob:
 		s.cancel(m.id)
@@ -118,6 +139,9 @@ func (s *scheduler) cancel(id string) {
 	}
 	s.queue = kept
 	s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
+	if s.host != nil {
+		dropped = append(dropped, s.host.dropReady(j)...)
+	}
 	for _, q := range dropped {
 		s.cancelled(q, attemptEnded{device: -1, worker: -1, p: PartitionID{Job: id, Partition: q.part}})
 	}
@@ -184,22 +208,30 @@ func (s *scheduler) enqueue(q queued) {
 	s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
 }
 
+// requeue queues a partition for its next attempt: for synthesis, or, when
+// it still holds its prepared data, for a GPU worker.
+func (s *scheduler) requeue(q queued) {
+	if q.prepared {
+		s.host.makeReady(q, s.env.rt.Now())
+		return
+	}
+	s.enqueue(q)
+}
+
 // dispatch gives queued partitions to idle workers while there are both,
 // spreading them over devices: each goes to the device with the fewest busy
 // workers (ties: the order of devices given to Start).
 func (s *scheduler) dispatch(c actor.Context) {
+	if s.host != nil {
+		s.synthesizeAhead(c)
+		s.dispatchReady(c)
+		return
+	}
 	for len(s.queue) > 0 && s.registered >= s.expected {
-		dev := -1
-		for _, d := range s.devices {
-			if len(s.idle[d]) > 0 && (dev < 0 || s.busy[d] < s.busy[dev]) {
-				dev = d
-			}
-		}
-		if dev < 0 {
+		dev, w, ok := s.takeIdle()
+		if !ok {
 			return
 		}
-		w := s.idle[dev][0]
-		s.idle[dev] = s.idle[dev][1:]
 		q := s.queue[0]
 		s.queue = s.queue[1:]
 		s.env.emit(Event{Kind: EvQueueDepth, Worker: -1, Device: -1, Count: len(s.queue)})
@@ -222,6 +254,23 @@ func (s *scheduler) dispatch(c actor.Context) {
 	}
 }
 
+// takeIdle takes an idle worker from the device with the fewest busy
+// workers (ties: the order of devices given to Start).
+func (s *scheduler) takeIdle() (dev int, w idleWorker, ok bool) {
+	dev = -1
+	for _, d := range s.devices {
+		if len(s.idle[d]) > 0 && (dev < 0 || s.busy[d] < s.busy[dev]) {
+			dev = d
+		}
+	}
+	if dev < 0 {
+		return -1, idleWorker{}, false
+	}
+	w = s.idle[dev][0]
+	s.idle[dev] = s.idle[dev][1:]
+	return dev, w, true
+}
+
 func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 	q, ok := s.inflight[m.attempt]
 	if !ok {
@@ -229,6 +278,13 @@ func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 			m.attempt, m.p, m.device, m.worker, len(s.inflight)))
 	}
 	delete(s.inflight, m.attempt)
+	s.settle(c, q, m)
+}
+
+// settle decides what follows an attempt of q that ended as m says: the
+// partition is proved, queued again, failed for good or, when its job is
+// stopping, cancelled.
+func (s *scheduler) settle(c actor.Context, q queued, m attemptEnded) {
 	j := q.job
 	if settled, known := j.settled[q.part]; !known || settled {
 		// A partition is settled once: proved twice would be a lost or a
@@ -249,10 +305,16 @@ func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 		s.release(p)
 	case q.attempts < s.env.cfg.MaxAttempts:
 		s.env.emit(Event{Kind: EvPartitionRetry, Device: m.device, Worker: m.worker, Partition: p, Count: q.attempts, Err: m.err.Error()})
+		q.continues = false
+		if q.prepared && s.env.cfg.PrepConsumed {
+			// What the partition held is used up: synthesize it again.
+			q.prepared = false
+			s.giveHost(p)
+		}
 		if d := s.backoff(q.attempts); d > 0 {
 			s.env.rt.After(c.Self(), d, retryDue{q})
 		} else {
-			s.enqueue(q)
+			s.requeue(q)
 		}
 	default:
 		j.settled[q.part] = true
@@ -272,13 +334,19 @@ func (s *scheduler) ended(c actor.Context, m attemptEnded) {
 	}
 }
 
+// release lets a partition that is proved, failed for good or cancelled go:
+// its host memory back to the gate, what the runtime holds for it dropped.
 func (s *scheduler) release(p PartitionID) {
+	s.giveHost(p)
 	if r, ok := s.env.rt.(Releaser); ok {
 		r.Release(p)
 	}
 }
 
 func (s *scheduler) jobDone(j *jobState) {
+	if s.host != nil {
+		s.host.checkLeft(j.spec.ID)
+	}
 	e := Event{Kind: EvJobDone, Worker: -1, Device: -1, Partition: PartitionID{Job: j.spec.ID, Partition: -1},
 		Count: len(j.settled) - j.failed - j.cancelled}
 	var why []string

@@ -138,6 +138,11 @@ func (w *worker) begin(m assign) {
 	w.vram = 0
 	w.failErr = nil
 	w.fellBack = false
+	if m.prepared {
+		// The scheduler ran the stages before the device part (host.go).
+		w.startDevicePart()
+		return
+	}
 	w.nextStage(0)
 }
 
@@ -201,6 +206,11 @@ func (w *worker) nextStage(done Stage) {
 		w.startCPU(before[i+1])
 		return
 	}
+	w.startDevicePart()
+}
+
+// startDevicePart begins the design's protocol for the current partition.
+func (w *worker) startDevicePart() {
 	w.proto = w.design.new()
 	w.proto.start(w)
 }

@@ -28,7 +28,7 @@ import (
 
 // benchGPUFlags are bench prove's flags for --backend gpu.
 func benchGPUFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "gpu: partitions per job", Action: partitionsFlag("partitions")},
 		&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "gpu: lock designs to run, comma separated"},
 		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
@@ -38,7 +38,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		bg2Flag(),
-	}
+	}, hostMemFlags()...)
 }
 
 // gpuBenchRow is one job under one design, worker count and VRAM limit.
@@ -54,6 +54,8 @@ type gpuBenchRow struct {
 	retries     int
 	verified    int
 	computeMean time.Duration
+	held        int           // most partitions in host memory at once (the host-memory gate)
+	readyWait   time.Duration // mean wait of a prepared partition for a GPU worker
 }
 
 // benchProveGPU proves one job per design × workers × VRAM limit on the GPU
@@ -141,9 +143,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 					return err
 				}
 				// The whole row as it comes, so a run cut short still reports.
-				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified\n",
+				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s\n",
 					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
-					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts)
+					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts,
+					row.held, msWait(row.readyWait))
 				rows = append(rows, row)
 			}
 		}
@@ -168,7 +171,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			100*float64(zeros)/float64(all), 100*float64(ones)/float64(all), 100*float64(others)/float64(all))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "design\tworkers\tVRAM limit\ts/job\tGPU busy\tcompute wait p50\tp99\tstage wait p50\tp99\tcompute mean\tOOMs\tfallbacks\tretries\tverified\t")
+	fmt.Fprintln(tw, "design\tworkers\tVRAM limit\ts/job\tGPU busy\tcompute wait p50\tp99\tstage wait p50\tp99\tcompute mean\tOOMs\tfallbacks\tretries\tverified\theld\tready wait\t")
 	best := time.Duration(0)
 	for _, r := range rows {
 		if best == 0 || r.wall < best {
@@ -178,9 +181,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		if r.design != "single" {
 			sw50, sw99 = msWait(r.stageWait[0]), msWait(r.stageWait[1])
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t\n", r.design, r.workers, limitName(r.vram),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t%d\t%s\t\n", r.design, r.workers, limitName(r.vram),
 			r.wall.Seconds(), 100*r.busy, msWait(r.computeWait[0]), msWait(r.computeWait[1]), sw50, sw99, msWait(r.computeMean),
-			r.ooms, r.falls, r.retries, r.verified, nparts)
+			r.ooms, r.falls, r.retries, r.verified, nparts, r.held, msWait(r.readyWait))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -299,7 +302,10 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 		tf, tw = f, trace.New(f)
 		obs = append(obs, tw)
 	}
-	cfg := actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults()
+	cfg, err := hostSettings(c, actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults(), len(g.GPUDevices()))
+	if err != nil {
+		return row, err
+	}
 	seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
 	id := fmt.Sprintf("bench-%s-w%d", design, workers)
 	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
@@ -318,6 +324,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	row.wall, row.verified = time.Duration(reports.WallMS*float64(time.Millisecond)), reports.Proved
 	s := m.Summary()
 	row.retries = s.Retried
+	row.held, row.readyWait = s.Host.PeakPartitions, s.Host.Ready.Mean
 	for _, d := range s.Devices {
 		row.busy, row.ooms, row.falls = d.Busy, d.OOMs, d.Fallbacks
 	}

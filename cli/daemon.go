@@ -27,7 +27,8 @@ import (
 
 func daemonFlags() []cli.Flag {
 	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "key-tier": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true}
+		"devices": true, "vram-limit": true, "key-tier": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
+		"host-mem-limit": true, "synth-workers": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
 		if keep[f.Names()[0]] {
@@ -133,7 +134,7 @@ func daemon(c *cli.Context) error {
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
 		Observer: actors.Observers{m, daemonLog{}, &events}, Seed: uint64(time.Now().UnixNano()),
 		Preload: func(k *prover.Keys) error {
-			err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices))
+			err := preloadKeys(backend, k, inFlight(cfg, len(devices)))
 			reportKeys(backend, m)
 			return err
 		}})

@@ -43,6 +43,9 @@ func TestDaemonFlagsRefused(t *testing.T) {
 		{[]string{"--config", config(`drain-timeout = "-1s"`)}, "--drain-timeout -1s"},
 		{[]string{"--config", config(`workers = "many"`)}, "workers"},
 		{[]string{"--config", config(`listen = "0.0.0.0:0"`)}, "is not loopback"},
+		{[]string{"--host-mem-limit", "lots"}, "--host-mem-limit"},
+		{[]string{"--config", config(`host-mem-limit = "200%"`)}, "--host-mem-limit"},
+		{[]string{"--config", config(`synth-workers = -1`)}, "--synth-workers -1"},
 	} {
 		args := append([]string{"daemon", "--store", st, "--backend", "cpu"}, c.args...)
 		_, _, err := run(t, args...)

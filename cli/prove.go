@@ -31,7 +31,7 @@ import (
 )
 
 func proveFlags() []cli.Flag {
-	return append(circuitFlags(),
+	return append(append(circuitFlags(),
 		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "partitions in the job (each one proof), 1 to 100000", Action: partitionsFlag("partitions")},
 		&cli.IntFlag{Name: "jobs", Value: 1, Usage: "jobs submitted at once, each with its own seed (seed, then seed+1, ...) and proofs directory", Action: intBetween("jobs", 1, 1000)},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
@@ -55,7 +55,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics on this address while proving (e.g. :9400)"},
 		&cli.StringFlag{Name: "trace", Usage: "write lease and stage events to this file as a Chrome trace (open in Perfetto)"},
 		&cli.StringFlag{Name: "store", Usage: "checkpoint the job and every partition in this store directory (resume with cuzk resume)"},
-	)
+	), hostMemFlags()...)
 }
 
 func proveCommand() *cli.Command {
@@ -176,7 +176,7 @@ func seedPlus(seed []byte, i int) []byte {
 func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
 	st *store.Store, reqs []runner.Submission) error {
 	k := reqs[0].Keys
-	if err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices)); err != nil {
+	if err := preloadKeys(backend, k, inFlight(cfg, len(devices))); err != nil {
 		return err
 	}
 	todo := 0
@@ -307,8 +307,9 @@ type proveJSON struct {
 	TotalMS     float64 `json:"total_wall_ms"`
 }
 
-// runSettings reads the flags that say how to run, shared by prove and resume:
-// the actors' config, the device indices and the VRAM limit.
+// runSettings reads the flags that say how to run, shared by prove, resume and
+// the daemon: the actors' config (with the host-memory gate), the device
+// indices and the VRAM limit.
 func runSettings(c *cli.Context) (cfg actors.Config, indices []int, vram int64, err error) {
 	cfg = actors.Config{Design: c.String("design"), WorkersPerDevice: c.Int("workers"), MaxAttempts: c.Int("max-attempts"), RetryBackoff: c.Duration("retry-backoff")}.WithDefaults()
 	if err = cfg.Validate(); err != nil {
@@ -316,6 +317,9 @@ func runSettings(c *cli.Context) (cfg actors.Config, indices []int, vram int64, 
 	}
 	if indices, err = parseIndexList(c.String("devices")); err != nil {
 		err = fmt.Errorf("--devices: %w", err)
+		return
+	}
+	if cfg, err = hostSettings(c, cfg, len(indices)); err != nil {
 		return
 	}
 	if vram, err = parseBytes(c.String("vram-limit")); err != nil {

@@ -29,6 +29,8 @@ func simCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Usage: "override the scenario's seed"},
 			&cli.Float64Flag{Name: "vram-gib", Usage: "override the device memory, GiB", Action: positiveFloat("vram-gib")},
 			&cli.DurationFlag{Name: "retry-backoff", Usage: "override the scenario's retry backoff (e.g. 500ms)", Action: nonNegativeDuration[time.Duration]("retry-backoff")},
+			&cli.StringFlag{Name: "host-mem-limit", Usage: "override the scenario's host-memory limit: bytes (e.g. 32GiB) or off (each GPU worker synthesizes its own partition)"},
+			&cli.IntFlag{Name: "synth-workers", Usage: "override the scenario's synthesis slots under the host-memory limit", Action: intAtLeast("synth-workers", 1)},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
@@ -136,6 +138,17 @@ func runSim(c *cli.Context) error {
 		seed := c.Uint64("seed")
 		o.Seed = &seed
 	}
+	if c.IsSet("host-mem-limit") {
+		limit, err := parseHostMemLimit(c.String("host-mem-limit"), func() (int64, error) {
+			return 0, fmt.Errorf("the simulated host has no memory to take a share of")
+		})
+		if err != nil {
+			return fmt.Errorf("--host-mem-limit: %w", err)
+		}
+		gib := float64(limit) / (1 << 30)
+		o.HostMemLimitGiB = &gib
+	}
+	o.SynthWorkers = c.Int("synth-workers")
 	w := c.App.Writer
 	if c.Bool("compare") {
 		if c.IsSet("trace") || c.IsSet("timeline") || c.IsSet("design") || c.IsSet("workers") {

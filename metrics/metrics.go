@@ -39,6 +39,8 @@ type Metrics struct {
 	held       *prometheus.GaugeVec
 	evicted    *prometheus.CounterVec
 	pinned     prometheus.Gauge
+	hostHeld   prometheus.Gauge
+	readyWait  prometheus.Histogram
 
 	mu      sync.Mutex
 	last    time.Duration
@@ -50,6 +52,14 @@ type Metrics struct {
 	retried int
 	jobs    int
 	maxQ    int
+	host    hostAgg
+}
+
+// hostAgg follows the host-memory gate (actors.EvHostMem, EvReadyWait).
+type hostAgg struct {
+	peak      int64 // most bytes held at once
+	peakParts int   // most partitions held at once
+	ready     agg   // how long prepared partitions waited for a GPU worker
 }
 
 type lockKey struct {
@@ -128,12 +138,16 @@ func New() *Metrics {
 			Help: "Resident key bytes freed because no partition used them for the idle time."}, []string{"device"}),
 		pinned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "pinned_host_bytes",
 			Help: "Pinned host memory kept for staging partitions."}),
+		hostHeld: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "host_partition_bytes",
+			Help: "Host memory held by partitions from their synthesis until they leave the host, as the host-memory gate counts it."}),
+		readyWait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "cuzk", Name: "ready_wait_seconds",
+			Help: "Time a prepared partition waited for a GPU worker.", Buckets: buckets}),
 		locks:   map[lockKey]*lockAgg{},
 		stages:  map[actors.Stage]*agg{},
 		devices: map[int]*deviceAgg{},
 	}
 	m.reg.MustRegister(m.leaseWait, m.leaseHold, m.stage, m.deviceOp, m.busy, m.vram, m.vramPeak, m.ooms,
-		m.fallbacks, m.partitions, m.queue, m.keys, m.evicted, m.pinned, m.held)
+		m.fallbacks, m.partitions, m.queue, m.keys, m.evicted, m.pinned, m.held, m.hostHeld, m.readyWait)
 	return m
 }
 
@@ -262,6 +276,13 @@ func (m *Metrics) Observe(e actors.Event) {
 	case actors.EvQueueDepth:
 		m.queue.Set(float64(e.Count))
 		m.maxQ = max(m.maxQ, e.Count)
+	case actors.EvHostMem:
+		m.hostHeld.Set(float64(e.Bytes))
+		m.host.peak = max(m.host.peak, e.Bytes)
+		m.host.peakParts = max(m.host.peakParts, e.Count)
+	case actors.EvReadyWait:
+		m.readyWait.Observe(e.Took.Seconds())
+		m.host.ready.add(e.Took)
 	}
 	for i, d := range m.devices {
 		if m.last > 0 {
@@ -314,13 +335,26 @@ type Summary struct {
 	Locks                 []LockStats
 	Stages                []StageStats
 	Devices               []DeviceStats
+	// Host is the host-memory gate's part of the run; zero without the gate.
+	Host HostStats
+}
+
+// HostStats is what the host-memory gate saw: the most partitions (and
+// bytes) held at once, and how long prepared partitions waited for a GPU
+// worker.
+type HostStats struct {
+	PeakPartitions int
+	PeakBytes      int64
+	Ready          StageStats // Count, Mean and Max of the waits
 }
 
 // Summary returns the aggregates so far, in a stable order.
 func (m *Metrics) Summary() Summary {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Summary{Elapsed: m.last, Jobs: m.jobs, Done: m.done, Failed: m.failed, Retried: m.retried, MaxQueue: m.maxQ}
+	s := Summary{Elapsed: m.last, Jobs: m.jobs, Done: m.done, Failed: m.failed, Retried: m.retried, MaxQueue: m.maxQ,
+		Host: HostStats{PeakPartitions: m.host.peakParts, PeakBytes: m.host.peak,
+			Ready: StageStats{Stage: "ready", Count: m.host.ready.n, Mean: m.host.ready.mean(), Max: m.host.ready.max}}}
 	for k, l := range m.locks {
 		s.Locks = append(s.Locks, LockStats{Device: k.device, Lock: k.lock, Grants: l.wait.n,
 			WaitMean: l.wait.mean(), WaitMax: l.wait.max, HoldMean: l.hold.mean(), HoldMax: l.hold.max, HoldTotal: l.hold.sum})
@@ -395,7 +429,22 @@ func (s Summary) String() string {
 		}
 	}
 	tw.Flush()
+	s.writeHost(&b)
 	return b.String()
+}
+
+// writeHost prints the host-memory gate's line, when the gate was on.
+func (s Summary) writeHost(b *strings.Builder) {
+	h := s.Host
+	if h.PeakPartitions == 0 && h.Ready.Count == 0 {
+		return
+	}
+	idle := make([]string, 0, len(s.Devices))
+	for _, d := range s.Devices {
+		idle = append(idle, fmt.Sprintf("%.1f%% on device %d", 100*(1-d.Busy), d.Device))
+	}
+	fmt.Fprintf(b, "host memory: at most %d partitions held at once (%s); ready partitions waited for a GPU worker %v mean, %v max (%d); GPU idle %s\n",
+		h.PeakPartitions, gpu.FormatBytes(h.PeakBytes), round(h.Ready.Mean), round(h.Ready.Max), h.Ready.Count, strings.Join(idle, ", "))
 }
 
 func round(d time.Duration) time.Duration {

@@ -89,3 +89,32 @@ func TestSummaryAndExposition(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryOfTheHostGate(t *testing.T) {
+	m := New()
+	p := actors.PartitionID{Job: "j", Partition: 0}
+	for _, e := range []actors.Event{
+		{Kind: actors.EvHostMem, At: ms(0), Device: -1, Worker: -1, Bytes: 1 << 30, Count: 1},
+		{Kind: actors.EvHostMem, At: ms(1), Device: -1, Worker: -1, Bytes: 3 << 30, Count: 3},
+		{Kind: actors.EvReadyWait, At: ms(10), Device: 0, Worker: 0, Partition: p, Took: ms(2)},
+		{Kind: actors.EvStageStart, At: ms(10), Device: 0, Worker: 0, Stage: actors.StageCompute},
+		{Kind: actors.EvStageEnd, At: ms(30), Device: 0, Worker: 0, Stage: actors.StageCompute, Took: ms(20)},
+		{Kind: actors.EvReadyWait, At: ms(30), Device: 0, Worker: 0, Partition: p, Took: ms(6)},
+		{Kind: actors.EvHostMem, At: ms(40), Device: -1, Worker: -1, Bytes: 0, Count: 0},
+	} {
+		m.Observe(e)
+	}
+	s := m.Summary()
+	if h := s.Host; h.PeakPartitions != 3 || h.PeakBytes != 3<<30 || h.Ready.Count != 2 || h.Ready.Mean != ms(4) || h.Ready.Max != ms(6) {
+		t.Errorf("host %+v", h)
+	}
+	text := s.String()
+	for _, want := range []string{"at most 3 partitions held at once (3.00 GiB)", "4ms mean, 6ms max (2)", "GPU idle 50.0% on device 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(New().Summary().String(), "host memory") {
+		t.Error("a run without the gate prints a host-memory line")
+	}
+}

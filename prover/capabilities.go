@@ -22,6 +22,16 @@ type Capabilities struct {
 	// Keys keeps key sets on devices between partitions; nil for a backend
 	// that keeps none.
 	Keys KeyPlacer
+	// ConsumesPrepared: Compute overwrites the Prepared it was staged from
+	// (the CPU backend computes in place), so a second compute of one
+	// partition needs a new Prep (PreparedConsumer).
+	ConsumesPrepared bool
+}
+
+// PreparedConsumer is a Backend whose Compute may leave a partition's
+// Prepared unusable for another Compute.
+type PreparedConsumer interface {
+	ConsumesPrepared() bool
 }
 
 // BG2Computer is a Backend whose Compute can also run the G2 MSM of b_g2,
@@ -87,6 +97,9 @@ func CapabilitiesOf(b Backend) Capabilities {
 		c.Footprint = f.Footprint
 	}
 	c.Keys, _ = b.(KeyPlacer)
+	if pc, ok := b.(PreparedConsumer); ok {
+		c.ConsumesPrepared = pc.ConsumesPrepared()
+	}
 	return c
 }
 

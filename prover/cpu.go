@@ -21,6 +21,10 @@ type CPU struct{}
 // Name implements Backend.
 func (CPU) Name() string { return "cpu" }
 
+// ConsumesPrepared implements PreparedConsumer: Compute transforms a, b and
+// c of the Prepared in place.
+func (CPU) ConsumesPrepared() bool { return true }
+
 type cpuStaged struct{ p *Prepared }
 
 func (cpuStaged) Release() {}

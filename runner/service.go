@@ -180,7 +180,7 @@ func StartService(opt ServiceOptions) (*Service, error) {
 	}
 	s.stages, s.cancelStages = context.WithCancel(context.Background())
 	s.exec.base, s.exec.guard = s.stages, s.exec
-	cfg := opt.Config
+	cfg := withHostGate(opt.Config, opt.Backend)
 	cfg.Journal = s.journal
 	engine, err := startEngine(s.stages, s.exec, opt.Devices, cfg, s, opt.Observer, opt.Seed)
 	if err != nil {
@@ -366,7 +366,11 @@ func (s *Service) Retry(id string) (int, error) {
 // start hands a job to the actors; the caller holds submitMu.
 func (s *Service) start(sub Submission) error {
 	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
-		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority}
+		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority,
+		HostBytes: prover.HostFootprint(sub.Keys)}
+	if err := hostFits(sub.ID, spec, s.opt.Config.HostMemLimit); err != nil {
+		return err
+	}
 	// A partition that cannot fit a device even alone would fail there
 	// after its every attempt: refuse the job before anything is proved.
 	for _, d := range s.opt.Devices {

@@ -29,6 +29,9 @@ type collector struct {
 	leaseWait    map[string][]time.Duration
 	leaseHold    map[string][]time.Duration
 	lockOrder    []string
+	hostPeak     int64           // most host bytes partitions held at once (the host-memory gate)
+	heldPeak     int             // most partitions held at once
+	readyWaits   []time.Duration // how long each prepared partition waited for a GPU worker
 
 	// Recorded for timelines.
 	stages  []stageSpan
@@ -157,6 +160,11 @@ func (c *collector) Observe(e actors.Event) {
 		c.mark(e, "failed")
 	case actors.EvJobDone:
 		delete(c.outstanding, e.Partition.Job)
+	case actors.EvHostMem:
+		c.hostPeak = max(c.hostPeak, e.Bytes)
+		c.heldPeak = max(c.heldPeak, e.Count)
+	case actors.EvReadyWait:
+		c.readyWaits = append(c.readyWaits, e.Took)
 	}
 }
 

@@ -49,6 +49,21 @@ type Report struct {
 	PoolWaits     int         `json:"pool_cross_stream_waits"`
 	Locks         []LockStats `json:"locks"`
 	Events        int64       `json:"events"`
+	// Host is the host-memory gate's part of the run; nil without the gate.
+	Host *HostStats `json:"host,omitempty"`
+}
+
+// HostStats is what the host-memory gate did: the most partitions (and
+// bytes) held at once under its limit, the synthesis slots, how long
+// prepared partitions waited for a GPU worker, and how long the GPUs idled.
+type HostStats struct {
+	LimitGiB       float64 `json:"limit_gib"`
+	SynthWorkers   int     `json:"synth_workers"`
+	PeakGiB        float64 `json:"peak_gib"`
+	PeakPartitions int     `json:"peak_partitions"`
+	ReadyWaitP50Ms float64 `json:"ready_wait_p50_ms"`
+	ReadyWaitP99Ms float64 `json:"ready_wait_p99_ms"`
+	GPUIdlePct     float64 `json:"gpu_idle_pct"`
 }
 
 // LockStats summarizes the leases of one lock over all devices.
@@ -76,6 +91,15 @@ func buildReport(r *resolved, k *Kernel, c *collector, j *memJournal, acc device
 		rep.Throughput = round(float64(c.proved)/span.Seconds(), 4)
 		rep.SecondsPerJob10 = round(10*span.Seconds()/float64(c.proved), 2)
 		rep.GPUBusyPct = round(100*acc.computeBusy.Seconds()/(span.Seconds()*float64(r.devices)), 1)
+	}
+	if r.cfg.HostMemLimit > 0 {
+		slots := r.cfg.SynthWorkers
+		if slots == 0 {
+			slots = r.cfg.WorkersPerDevice * r.devices
+		}
+		rep.Host = &HostStats{LimitGiB: round(float64(r.cfg.HostMemLimit)/float64(gib), 2), SynthWorkers: slots,
+			PeakGiB: round(float64(c.hostPeak)/float64(gib), 2), PeakPartitions: c.heldPeak,
+			ReadyWaitP50Ms: pct(c.readyWaits, 50), ReadyWaitP99Ms: pct(c.readyWaits, 99), GPUIdlePct: round(100-rep.GPUBusyPct, 1)}
 	}
 	for _, name := range c.lockOrder {
 		w, h := c.leaseWait[name], c.leaseHold[name]
@@ -124,6 +148,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "VRAM peak   %.2f GiB of %.2f GiB\n", r.VRAMPeakGiB, r.VRAMGiB)
 	fmt.Fprintf(&b, "OOM         %d (%d pre-stage, %d in a fallback)   fallbacks %d\n", r.OOMs, r.OOMsFirst, r.OOMsFallback, r.Fallbacks)
 	fmt.Fprintf(&b, "waits       %d device-wide waits (%.1f s), %d pool cross-stream waits\n", r.DeviceWaits, r.DeviceWaitedS, r.PoolWaits)
+	if h := r.Host; h != nil {
+		fmt.Fprintf(&b, "host mem    %d synthesis slots, at most %d partitions held (%.2f GiB of %.2f GiB); ready wait p50 %.1f ms p99 %.1f ms; GPU idle %.1f %%\n",
+			h.SynthWorkers, h.PeakPartitions, h.PeakGiB, h.LimitGiB, h.ReadyWaitP50Ms, h.ReadyWaitP99Ms, h.GPUIdlePct)
+	}
 	if r.Crashes > 0 || r.Duplicates > 0 {
 		fmt.Fprintf(&b, "crashes     %d process crash(es), %d partitions proved twice\n", r.Crashes, r.Duplicates)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/prover"
 )
 
 //go:embed scenarios/*.json
@@ -42,10 +43,17 @@ type Scenario struct {
 	StagesBefore []string `json:"stages_before,omitempty"`
 	StagesAfter  []string `json:"stages_after,omitempty"`
 	// RetryBackoffMS is actors.Config.RetryBackoff in milliseconds.
-	RetryBackoffMS float64       `json:"retry_backoff_ms,omitempty"`
-	Pool           *PoolConfig   `json:"pool,omitempty"`
-	Jobs           []JobConfig   `json:"jobs"`
-	Faults         []FaultConfig `json:"faults,omitempty"`
+	RetryBackoffMS float64 `json:"retry_backoff_ms,omitempty"`
+	// HostMemLimitGiB turns on synthesis ahead of the GPU under this much
+	// host memory (actors.Config.HostMemLimit); 0 keeps each worker
+	// synthesizing its own partition.
+	HostMemLimitGiB float64 `json:"host_mem_limit_gib,omitempty"`
+	// SynthWorkers is actors.Config.SynthWorkers: partitions synthesized at
+	// once under the gate (0: one per GPU worker).
+	SynthWorkers int           `json:"synth_workers,omitempty"`
+	Pool         *PoolConfig   `json:"pool,omitempty"`
+	Jobs         []JobConfig   `json:"jobs"`
+	Faults       []FaultConfig `json:"faults,omitempty"`
 	// MaxTimeS bounds the virtual time of a run (default one day); a run that
 	// reaches it reports the work left undone.
 	MaxTimeS float64 `json:"max_time_s,omitempty"`
@@ -72,6 +80,10 @@ type JobConfig struct {
 	Priority   string  `json:"priority,omitempty"`
 	SubmitAtMs float64 `json:"submit_at_ms,omitempty"`
 	EveryMs    float64 `json:"every_ms,omitempty"`
+	// HostGiB is the host memory one partition holds under the host-memory
+	// gate (actors.JobSpec.HostBytes); default prover.HostBytes of the
+	// partition's size, with as many wires as constraints.
+	HostGiB float64 `json:"host_gib,omitempty"`
 }
 
 // FaultConfig is one injected fault.
@@ -188,6 +200,12 @@ func (s *Scenario) validate() error {
 	if s.MaxTimeS < 0 {
 		return fmt.Errorf("field max_time_s: must be positive, got %g", s.MaxTimeS)
 	}
+	if s.HostMemLimitGiB < 0 || math.IsNaN(s.HostMemLimitGiB) {
+		return fmt.Errorf("field host_mem_limit_gib: must be 0 (no gate) or positive, got %g", s.HostMemLimitGiB)
+	}
+	if s.SynthWorkers < 0 {
+		return fmt.Errorf("field synth_workers: must be 0 (one per GPU worker) or positive, got %d", s.SynthWorkers)
+	}
 	if s.Design != "" {
 		if err := (actors.Config{Design: s.Design}).WithDefaults().Validate(); err != nil {
 			return fmt.Errorf("field design: %w", err)
@@ -223,6 +241,10 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("field jobs[%d].size: must be positive, got %d", i, j.Size)
 		case j.SubmitAtMs < 0 || j.EveryMs < 0:
 			return fmt.Errorf("field jobs[%d]: submit_at_ms and every_ms must be non-negative", i)
+		case j.HostGiB < 0 || math.IsNaN(j.HostGiB):
+			return fmt.Errorf("field jobs[%d].host_gib: must be positive, got %g", i, j.HostGiB)
+		case s.HostMemLimitGiB > 0 && j.HostGiB > s.HostMemLimitGiB:
+			return fmt.Errorf("field jobs[%d].host_gib: one partition holds %g GiB, more than host_mem_limit_gib, %g", i, j.HostGiB, s.HostMemLimitGiB)
 		}
 		ids[j.ID] = true
 		if j.Priority != "" {
@@ -289,6 +311,10 @@ type Options struct {
 	Pool *gpu.PoolPolicy
 	// RetryBackoff replaces the scenario's retry backoff when set.
 	RetryBackoff *time.Duration
+	// HostMemLimitGiB replaces the scenario's host_mem_limit_gib when set
+	// (0: no gate); SynthWorkers its synth_workers when positive.
+	HostMemLimitGiB *float64
+	SynthWorkers    int
 	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
 	// Observer, when set, also receives every event of the actors (a
@@ -355,7 +381,8 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 		return nil, fmt.Errorf("scenario %s: %w", r.name, err)
 	}
 	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool,
-		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond)), Before: before, After: after}
+		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond)), Before: before, After: after,
+		HostMemLimit: int64(s.HostMemLimitGiB * float64(gib)), SynthWorkers: s.SynthWorkers}
 	if o.Design != "" {
 		r.cfg.Design = o.Design
 	}
@@ -364,6 +391,15 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	}
 	if o.RetryBackoff != nil {
 		r.cfg.RetryBackoff = *o.RetryBackoff
+	}
+	if o.HostMemLimitGiB != nil {
+		if !(*o.HostMemLimitGiB >= 0) {
+			return nil, fmt.Errorf("scenario %s: host-memory limit %g GiB: must be 0 (no gate) or positive", r.name, *o.HostMemLimitGiB)
+		}
+		r.cfg.HostMemLimit = int64(*o.HostMemLimitGiB * float64(gib))
+	}
+	if o.SynthWorkers > 0 {
+		r.cfg.SynthWorkers = o.SynthWorkers
 	}
 	r.cfg = r.cfg.WithDefaults()
 	if err := r.cfg.Validate(); err != nil {
@@ -391,9 +427,25 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 			r.jobs = append(r.jobs, timedJob{
 				at: ms(j.SubmitAtMs + float64(i)*j.EveryMs),
 				job: actors.JobSpec{ID: id, Partitions: j.Partitions, Size: size,
-					VRAM: s.profile.PartitionVRAM(size), Copy: s.profile.PartitionCopy(size), Priority: prio},
+					VRAM: s.profile.PartitionVRAM(size), Copy: s.profile.PartitionCopy(size), Priority: prio,
+					HostBytes: partitionHostBytes(j.HostGiB, size)},
 			})
 		}
 	}
 	return r, nil
+}
+
+// partitionHostBytes is a job's host bytes per partition: hostGiB when the
+// scenario gives it, else what prover.HostBytes says a partition of size
+// constraints holds (its FFT domain the next power of two, as many wires as
+// constraints).
+func partitionHostBytes(hostGiB float64, size int) int64 {
+	if hostGiB > 0 {
+		return int64(hostGiB * float64(gib))
+	}
+	n := int64(1)
+	for n < int64(size) {
+		n <<= 1
+	}
+	return prover.HostBytes(n, int64(size))
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // runSpec runs "scenario[@key=value,...]": overrides are design, workers,
-// seed, vram (GiB) and reuse (on/off).
+// seed, vram (GiB), reuse (on/off), host (the host-memory limit in whole
+// GiB, or off) and synth (synthesis slots).
 func runSpec(t *testing.T, spec string, cache map[string]*Report) *Report {
 	t.Helper()
 	if r, ok := cache[spec]; ok {
@@ -49,6 +50,14 @@ func runSpec(t *testing.T, spec string, cache map[string]*Report) *Report {
 				p := gpu.DefaultPoolPolicy()
 				p.ReuseAcrossStreams = v == "on"
 				o.Pool = &p
+			case "host":
+				limit := 0.0
+				if v != "off" {
+					limit, _ = strconv.ParseFloat(v, 64)
+				}
+				o.HostMemLimitGiB = &limit
+			case "synth":
+				o.SynthWorkers, _ = strconv.Atoi(v)
 			default:
 				t.Fatalf("unknown override %q in %q", k, spec)
 			}
@@ -73,7 +82,14 @@ func field(t *testing.T, r *Report, name string) float64 {
 	if err := jsonUnmarshal(b.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	switch v := m[name].(type) {
+	v, ok := m[name]
+	if host, isHost := strings.CutPrefix(name, "host_"); !ok && isHost {
+		// The host-memory gate's numbers: "host_peak_partitions" is
+		// host.peak_partitions.
+		h, _ := m["host"].(map[string]any)
+		v = h[host]
+	}
+	switch v := v.(type) {
 	case float64:
 		return v
 	case bool:

@@ -30,6 +30,7 @@ const (
 	lockTidBase   = 1000 // + index of the lock in lockOrder
 	budgetTidBase = 1100 // + slot of the holder
 	schedulerPid  = 1 << 20
+	hostPid       = schedulerPid + 1 // the host-memory gate: its synthesis slots and ledger
 )
 
 // lockOrder places each mutex on a track of its own, in the order a
@@ -90,8 +91,13 @@ func (t *Writer) Observe(e actors.Event) {
 		return
 	}
 	worker := func(name string, ph string, ts, dur time.Duration, args ...any) {
-		t.thread(e.Device, e.Worker, fmt.Sprintf("worker %d", e.Worker))
-		t.event(name, ph, e.Device, e.Worker, ts, dur, args...)
+		pid, thread := e.Device, fmt.Sprintf("worker %d", e.Worker)
+		if e.Device < 0 && e.Worker >= 0 {
+			// The host-memory gate's synthesis slots run on no device.
+			pid, thread = hostPid, fmt.Sprintf("synthesis %d", e.Worker)
+		}
+		t.thread(pid, e.Worker, thread)
+		t.event(name, ph, pid, e.Worker, ts, dur, args...)
 	}
 	p := e.Partition.String()
 	switch e.Kind {
@@ -133,6 +139,9 @@ func (t *Writer) Observe(e actors.Event) {
 	case actors.EvQueueDepth:
 		t.process(schedulerPid, "scheduler")
 		t.event("queue", "C", schedulerPid, 0, e.At, 0, "partitions", e.Count)
+	case actors.EvHostMem:
+		t.process(hostPid, "host")
+		t.event("host memory", "C", hostPid, 0, e.At, 0, "bytes", e.Bytes, "partitions", e.Count)
 	case actors.EvJobAccepted:
 		t.thread(schedulerPid, 0, "jobs")
 		t.event("accepted "+e.Partition.Job, "i", schedulerPid, 0, e.At, 0, "partitions", e.Count)
@@ -203,9 +212,12 @@ func (t *Writer) process(pid int, name string) {
 }
 
 func (t *Writer) thread(pid, tid int, name string) {
-	if pid == schedulerPid {
+	switch pid {
+	case schedulerPid:
 		t.process(pid, "scheduler")
-	} else {
+	case hostPid:
+		t.process(pid, "host")
+	default:
 		t.process(pid, fmt.Sprintf("device %d", pid))
 	}
 	k := [2]int{pid, tid}

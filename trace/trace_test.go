@@ -118,3 +118,29 @@ func TestTraceOfARealRunParses(t *testing.T) {
 		t.Errorf("%d events", len(f.TraceEvents))
 	}
 }
+
+// The host-memory gate's syntheses run on no device: they get a "host"
+// process with a track per synthesis slot, and the gate's ledger a counter.
+func TestTraceOfTheHostGate(t *testing.T) {
+	p := actors.PartitionID{Job: "j", Partition: 0}
+	a := write(t, []actors.Event{
+		{Kind: actors.EvHostMem, At: ms(0), Device: -1, Worker: -1, Bytes: 1 << 30, Count: 1},
+		{Kind: actors.EvStageEnd, At: ms(5), Device: -1, Worker: 2, Partition: p, Stage: actors.StageSynthesize, Took: ms(5)},
+	})
+	var f traceFile
+	if err := json.Unmarshal(a, &f); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, a)
+	}
+	var slice, counter bool
+	names := map[string]bool{}
+	for _, e := range f.TraceEvents {
+		if e.Name == "process_name" || e.Name == "thread_name" {
+			names[e.Args["name"].(string)] = e.Pid == hostPid
+		}
+		slice = slice || e.Name == "synthesize" && e.Pid == hostPid && e.Tid == 2 && e.Dur == 5000
+		counter = counter || e.Name == "host memory" && e.Pid == hostPid && e.Args["partitions"] == 1.0
+	}
+	if !names["host"] || !names["synthesis 2"] || !slice || !counter {
+		t.Errorf("tracks %v, synthesis slice %v, ledger counter %v:\n%s", names, slice, counter, a)
+	}
+}

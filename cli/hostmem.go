@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+// defaultHostMemPercent is the share of the host's memory (MemTotal in
+// /proc/meminfo) that partitions may hold when --host-mem-limit is not given.
+// The rest is for the keys (a porep-sha 2^22 key set holds a few GiB on the
+// host), the solver's compiled program and the process itself.
+const defaultHostMemPercent = 50
+
+// hostMemFlags are the flags of the host-memory gate, shared by prove,
+// resume, the daemon and bench prove.
+func hostMemFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "host-mem-limit", Value: "auto",
+			Usage: fmt.Sprintf("host memory partitions may hold from their synthesis until they leave the host: bytes (64GiB), a share of the host's memory (60%%), auto (%d%% of MemTotal in /proc/meminfo) or off (each GPU worker synthesizes its own partition, the older flow)", defaultHostMemPercent)},
+		&cli.IntFlag{Name: "synth-workers", Usage: "partitions synthesized (and prepared) at once, ahead of the GPU workers, under --host-mem-limit (0: the GPU workers of all devices, or half the CPUs if more)",
+			Action: intAtLeast("synth-workers", 0)},
+	}
+}
+
+// hostSettings reads --host-mem-limit and --synth-workers into cfg for a run
+// on devices devices.
+func hostSettings(c *cli.Context, cfg actors.Config, devices int) (actors.Config, error) {
+	limit, err := parseHostMemLimit(c.String("host-mem-limit"), memTotal)
+	if err != nil {
+		return cfg, fmt.Errorf("--host-mem-limit: %w", err)
+	}
+	cfg.HostMemLimit = limit
+	cfg.SynthWorkers = c.Int("synth-workers")
+	if cfg.SynthWorkers < 0 {
+		return cfg, fmt.Errorf("--synth-workers %d: must be at least 0", cfg.SynthWorkers)
+	}
+	if cfg.SynthWorkers == 0 && limit > 0 {
+		cfg.SynthWorkers = max(cfg.WorkersPerDevice*devices, runtime.NumCPU()/2)
+	}
+	return cfg, nil
+}
+
+// inFlight is how many partitions hold prepared data at once in a run with
+// cfg on devices devices, as far as the key placement's reservations care:
+// one per GPU worker, or one per synthesis slot when synthesis runs ahead.
+func inFlight(cfg actors.Config, devices int) int {
+	n := cfg.WorkersPerDevice * devices
+	if cfg.HostMemLimit > 0 {
+		n = max(n, cfg.SynthWorkers)
+	}
+	return n
+}
+
+// parseHostMemLimit reads a host-memory limit: "off" (0: no gate), "auto" or
+// "" (defaultHostMemPercent of the host's memory), a percentage of it
+// ("60%"), or bytes ("64GiB"). total reads the host's memory.
+func parseHostMemLimit(s string, total func() (int64, error)) (int64, error) {
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.EqualFold(t, "off"):
+		return 0, nil
+	case t == "" || strings.EqualFold(t, "auto"):
+		t = strconv.Itoa(defaultHostMemPercent) + "%"
+	}
+	if pct, ok := strings.CutSuffix(t, "%"); ok {
+		p, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if err != nil || !(p > 0 && p <= 100) {
+			return 0, fmt.Errorf("%q: want a share of the host's memory above 0%% and at most 100%%", s)
+		}
+		mem, err := total()
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w (give the limit in bytes, e.g. 64GiB)", s, err)
+		}
+		return int64(float64(mem) * p / 100), nil
+	}
+	b, err := parseBytes(t)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want bytes (64GiB), a percentage (60%%), auto or off", s)
+	}
+	return b, nil
+}
+
+// memTotal is the host's memory, MemTotal in /proc/meminfo.
+func memTotal() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("read the host's memory: %w", err)
+	}
+	defer f.Close()
+	return parseMemTotal(f)
+}
+
+// parseMemTotal reads MemTotal (in kB) from /proc/meminfo's format.
+func parseMemTotal(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 || fields[0] != "MemTotal:" {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil || kb <= 0 || (len(fields) > 2 && fields[2] != "kB") {
+			return 0, fmt.Errorf("/proc/meminfo: MemTotal line %q is not a size in kB", sc.Text())
+		}
+		return kb << 10, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("/proc/meminfo: %w", err)
+	}
+	return 0, fmt.Errorf("/proc/meminfo: no MemTotal line")
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseHostMemLimit(t *testing.T) {
+	total := func() (int64, error) { return 100 << 30, nil }
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"64GiB", 64 << 30},
+		{"512MiB", 512 << 20},
+		{"60%", 60 << 30},
+		{" 12.5 % ", int64(12.5 * (1 << 30))},
+		{"auto", defaultHostMemPercent << 30},
+		{"", defaultHostMemPercent << 30},
+		{"off", 0},
+		{"OFF", 0},
+	} {
+		got, err := parseHostMemLimit(tc.in, total)
+		if err != nil || got != tc.want {
+			t.Errorf("parseHostMemLimit(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"0%", "101%", "-5GiB", "lots", "%", "0"} {
+		if got, err := parseHostMemLimit(bad, total); err == nil {
+			t.Errorf("parseHostMemLimit(%q) = %d, want an error", bad, got)
+		}
+	}
+	noMeminfo := func() (int64, error) { return 0, errors.New("no /proc/meminfo") }
+	if _, err := parseHostMemLimit("auto", noMeminfo); err == nil || !strings.Contains(err.Error(), "64GiB") {
+		t.Errorf("auto without /proc/meminfo: %v, want an error that says to give bytes", err)
+	}
+	if got, err := parseHostMemLimit("8GiB", noMeminfo); err != nil || got != 8<<30 {
+		t.Errorf("bytes without /proc/meminfo: %d, %v", got, err)
+	}
+}
+
+func TestParseMemTotal(t *testing.T) {
+	got, err := parseMemTotal(strings.NewReader("MemFree:  10 kB\nMemTotal:       131072 kB\nBuffers: 1 kB\n"))
+	if err != nil || got != 131072<<10 {
+		t.Errorf("MemTotal: %d, %v", got, err)
+	}
+	for _, bad := range []string{"MemFree: 10 kB\n", "MemTotal: lots kB\n", "MemTotal: 10 MB\n"} {
+		if _, err := parseMemTotal(strings.NewReader(bad)); err == nil {
+			t.Errorf("parseMemTotal(%q): no error", bad)
+		}
+	}
+	if n, err := memTotal(); err == nil && n <= 0 {
+		t.Errorf("this host's MemTotal: %d", n)
+	}
+}
+
+// prove under the host-memory gate reports what the gate held; a limit
+// below one partition is refused with both sizes named.
+func TestProveUnderTheHostGate(t *testing.T) {
+	keys := t.TempDir()
+	args := []string{"prove", "--circuit", "mimc", "--constraints", "2K", "--partitions", "4", "--backend", "cpu",
+		"--keys", keys, "--setup-if-missing", "--seed", "0a", "--workers", "1"}
+	stdout, stderr, err := run(t, append(args, "--out", t.TempDir(), "--host-mem-limit", "4MiB", "--synth-workers", "2")...)
+	if err != nil {
+		t.Fatalf("prove: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "4/4 proved") || !strings.Contains(stdout, "host memory: at most") || !strings.Contains(stdout, "GPU idle") {
+		t.Errorf("prove's report lacks the proofs or the host-memory line:\n%s", stdout)
+	}
+	_, _, err = run(t, append(args, "--out", t.TempDir(), "--host-mem-limit", "1KiB")...)
+	if err == nil || !strings.Contains(err.Error(), "host memory") || !strings.Contains(err.Error(), "1.00 KiB") {
+		t.Errorf("a partition larger than --host-mem-limit: %v, want a refusal naming the sizes", err)
+	}
+	stdout, stderr, err = run(t, append(args, "--out", t.TempDir(), "--host-mem-limit", "off")...)
+	if err != nil {
+		t.Fatalf("prove --host-mem-limit off: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stdout, "host memory:") {
+		t.Errorf("without the gate the report has a host-memory line:\n%s", stdout)
+	}
+	if _, _, err := run(t, append(args, "--host-mem-limit", "lots")...); err == nil || !strings.Contains(err.Error(), "--host-mem-limit") {
+		t.Errorf("--host-mem-limit lots: %v", err)
+	}
+}
