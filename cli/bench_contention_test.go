@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -173,6 +174,36 @@ func TestBenchContentionOnGPU(t *testing.T) {
 	for key, r := range contentionRows(t, out) {
 		if r[4] != "6" {
 			t.Errorf("%s: %s proved, want 6\n%s", key, r[4], out)
+		}
+	}
+}
+
+// The gpu backend's own bookkeeping (placements, async kernels, the frees
+// behind them, syncs) runs in every test run over the stand-in kernel
+// library (cuda/testdata/fakegpu.c: host memory behind the C ABI): every
+// design proves every item.
+func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	lib := filepath.Join(t.TempDir(), "libcuzkgpu-standin.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "../cuda/testdata/fakegpu.c", "-lpthread").CombinedOutput(); err != nil {
+		t.Fatalf("build the stand-in library with %s: %v\n%s", cc, err, out)
+	}
+	t.Setenv(cuda.EnvLibrary, lib)
+	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
+	out, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--workers", "1,2", "--items", "3", "--kernel", "20ms",
+		"--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB", "--vram-limit", "256MiB")
+	if err != nil {
+		t.Fatalf("bench contention on the stand-in: %v\n%s", err, stderr)
+	}
+	rows := contentionRows(t, out)
+	for _, design := range actors.Designs {
+		for _, w := range []string{"1", "2"} {
+			if r := rows[design+"/"+w]; r == nil || r[4] != "3" || r[5] != "0" {
+				t.Errorf("%s × %s: want 3 proved, none failed\n%s\n%s", design, w, out, stderr)
+			}
 		}
 	}
 }
