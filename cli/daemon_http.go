@@ -242,6 +242,8 @@ func writeServiceError(w http.ResponseWriter, err error) {
 		code = http.StatusConflict
 	case errors.Is(err, runner.ErrClosed):
 		code = http.StatusServiceUnavailable
+	case errors.Is(err, runner.ErrTooLarge), errors.Is(err, runner.ErrHostTooLarge):
+		code = http.StatusUnprocessableEntity // does not fit this daemon's device or host memory
 	}
 	writeError(w, code, err)
 }

@@ -143,7 +143,9 @@ func codeOf(err error) connect.Code {
 	case errors.Is(err, runner.ErrExists):
 		return connect.CodeAlreadyExists
 	case errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy), errors.Is(err, runner.ErrNothingToRetry),
-		errors.Is(err, runner.ErrFinished):
+		errors.Is(err, runner.ErrFinished), errors.Is(err, runner.ErrTooLarge), errors.Is(err, runner.ErrHostTooLarge):
+		// A partition larger than this daemon's devices or host-memory
+		// limit is refused for what the daemon is, not for the request's form.
 		return connect.CodeFailedPrecondition
 	case errors.Is(err, runner.ErrClosed):
 		return connect.CodeUnavailable
