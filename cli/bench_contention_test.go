@@ -36,7 +36,7 @@ func contentionRows(t *testing.T, out string) map[string][]string {
 // three workers under every design, which the bench measures.
 func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 	dir := t.TempDir()
-	common := []string{"bench", "contention", "--kernel", "40ms", "--before", "90ms", "--after", "10ms",
+	common := []string{"bench", "contention", "--kernel", "80ms", "--before", "180ms", "--after", "20ms",
 		"--staged", "6GiB", "--copy", "1GiB", "--vram-limit", "16GiB", "--constraints", "1M"}
 	out, stderr, err := run(t, append(common, "--designs", "budget", "--workers", "1", "--items", "6", "--trace-dir", dir)...)
 	if err != nil {
@@ -85,7 +85,7 @@ func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 		measured, _ := strconv.ParseFloat(r[2], 64)
 		predicted := res.Report.Throughput
 		t.Logf("%s × 3: predicted %.2f items/s, %d OOMs; measured %.2f, %s + %s OOMs", design, predicted, res.Report.OOMs, measured, r[7], r[8])
-		if measured <= 0 || predicted < 0.8*measured || predicted > 1.2*measured {
+		if measured <= 0 || !closeEnough(predicted, measured) {
 			t.Errorf("%s × 3: predicted %.2f items/s from one worker's trace, measured %.2f", design, predicted, measured)
 		}
 		// Whether fallbacks run out of memory is the design's fate; a
@@ -110,13 +110,21 @@ func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 		}
 		mv, _ := strconv.ParseFloat(m[2], 64)
 		pv, _ := strconv.ParseFloat(p[2], 64)
-		if pv < 0.8*mv || pv > 1.2*mv || (m[8] == "0") != (p[8] == "0") {
+		if !closeEnough(pv, mv) || (m[8] == "0") != (p[8] == "0") {
 			t.Errorf("%s × 3: the sim backend predicts %s items/s and %s fallback OOMs, measured %s and %s", design, p[2], p[8], m[2], m[8])
 		}
 	}
 	if _, _, err := run(t, append(common, "--backend", "sim", "--workers", "1")...); err == nil || !strings.Contains(err.Error(), "--profile") {
 		t.Errorf("sim backend without a profile: %v, want an error naming --profile", err)
 	}
+}
+
+// closeEnough compares a prediction with the emulated device's measurement.
+// The emulated device runs on the wall clock, which a loaded machine (the
+// packages' tests run side by side on two cores) can only slow: the
+// measurement may fall further below the prediction than above it.
+func closeEnough(predicted, measured float64) bool {
+	return predicted >= 0.8*measured && predicted <= 1.35*measured
 }
 
 // On a card that holds one partition, Phase 10 as first written runs out of
