@@ -201,6 +201,7 @@ func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
 	}
 	t.Setenv(cuda.EnvLibrary, lib)
 	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
+	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05") // a 64 MiB memset takes 3 ms: work is still queued when the host moves on
 	out, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--workers", "1,2", "--items", "3", "--kernel", "20ms",
 		"--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB", "--vram-limit", "256MiB")
 	if err != nil {

@@ -28,6 +28,7 @@ func standInDevice(t *testing.T, capacity string) *gpuprove.Device {
 		t.Fatalf("build the stand-in library with %s: %v\n%s", cc, err, out)
 	}
 	t.Setenv("CUZK_FAKE_GPU_BYTES", capacity)
+	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.2") // a 64 MiB memset takes 13 ms: work is still queued when the host moves on
 	l, err := cuda.Load(lib)
 	if err != nil {
 		t.Fatal(err)
