@@ -303,16 +303,11 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	}
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	col := newContentionCollector()
-	obs := actors.Observers{col}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err != nil {
-			return row, fmt.Errorf("--trace-dir: %w", err)
-		}
-		tw := trace.New(f)
-		defer func() { err = errors.Join(err, tw.Close(), f.Close()) }()
-		obs = append(obs, tw)
+	obs, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
+	if err != nil {
+		return row, err
 	}
+	defer func() { err = errors.Join(err, closeTrace()) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exec := &contentionExec{dev: dev, spec: spec}
@@ -333,6 +328,20 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 		return row, ctx.Err()
 	}
 	return col.row(design, n, time.Since(start)), nil
+}
+
+// withTrace adds a trace written to path (none when empty) to obs; close
+// ends the trace.
+func withTrace(obs actors.Observers, path string) (_ actors.Observers, close func() error, _ error) {
+	if path == "" {
+		return obs, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace-dir: %w", err)
+	}
+	tw := trace.New(f)
+	return append(obs, tw), func() error { return errors.Join(tw.Close(), f.Close()) }, nil
 }
 
 // contentionCollector reads a run's events.

@@ -3,11 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/sim"
-	"github.com/cuzk/cuzk/trace"
 )
 
 // contentionSim predicts a contention bench on the simulator: the same
@@ -54,16 +52,11 @@ func (c *contentionSim) run(design string, n int, tracePath string) (row content
 		return row, err
 	}
 	col := newContentionCollector()
-	obs := actors.Observers{col}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err != nil {
-			return row, fmt.Errorf("--trace-dir: %w", err)
-		}
-		tw := trace.New(f)
-		defer func() { err = errors.Join(err, tw.Close(), f.Close()) }()
-		obs = append(obs, tw)
+	obs, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
+	if err != nil {
+		return row, err
 	}
+	defer func() { err = errors.Join(err, closeTrace()) }()
 	if _, err := sim.Run(sc, sim.Options{Observer: obs}); err != nil {
 		return row, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -191,13 +190,9 @@ func TestBenchContentionOnGPU(t *testing.T) {
 // library (cuda/testdata/fakegpu.c: host memory behind the C ABI): every
 // design proves every item.
 func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	lib := filepath.Join(t.TempDir(), "libcuzkgpu-standin.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "../cuda/testdata/fakegpu.c", "-lpthread").CombinedOutput(); err != nil {
-		t.Fatalf("build the stand-in library with %s: %v\n%s", cc, err, out)
+	lib, err := cuda.BuildStandIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv(cuda.EnvLibrary, lib)
 	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))

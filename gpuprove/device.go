@@ -542,29 +542,11 @@ func (d *Device) blocking(f func() gpu.Result, done func(gpu.Result)) {
 // its stream, when the op carries work that stages; with drain the op
 // completes when the copy has, else once it is issued.
 func (d *Device) runStage(s *stream, pl Placement, k *gpu.Kernel, drain bool) gpu.Result {
-	if k == nil {
-		return gpu.Result{}
+	w, err := d.workOf(k)
+	if w == nil {
+		return gpu.Result{Err: err}
 	}
-	var f func(Placement) error
-	switch w := k.Work.(type) {
-	case *prover.Work:
-		f = func(pl Placement) error {
-			if d.backend == nil {
-				return errNoBackend
-			}
-			return w.StageWith(func() (prover.Staged, error) { return d.backend.stage(w.Ctx, &pl, w.Keys, w.Prep) })
-		}
-	case Work:
-		f = w.Stage
-	case nil:
-		if k.Stage == nil {
-			return gpu.Result{}
-		}
-		f = func(Placement) error { return k.Stage(context.Background()) }
-	default:
-		return gpu.Result{Err: fmt.Errorf("device %d: stage %s: work of type %T", d.index, k.Partition, k.Work)}
-	}
-	return d.runPartition(s, pl, k.Partition, "staging", "stage", f, drain)
+	return d.runPartition(s, pl, k.Partition, "staging", "stage", w.Stage, drain)
 }
 
 // runKernel runs a partition's compute on stream s, into the buffer the
@@ -572,31 +554,67 @@ func (d *Device) runStage(s *stream, pl Placement, k *gpu.Kernel, drain bool) gp
 // drained, else once its work is issued (an async launch: the next call on
 // the stream, a cudaFreeAsync say, is then made behind the running kernel).
 func (d *Device) runKernel(s *stream, pl Placement, k *gpu.Kernel, drain bool) gpu.Result {
-	if k == nil {
-		return gpu.Result{}
+	w, err := d.workOf(k)
+	if w == nil {
+		return gpu.Result{Err: err}
 	}
-	var f func(Placement) error
+	return d.runPartition(s, pl, k.Partition, "kernel", "kernel", w.Compute, drain)
+}
+
+// workOf is what the device runs for kernel k: a partition's prover.Work
+// with the device's backend, a Work of this package as it is, or the
+// kernel's Stage and Run (which take no placement). Nil, and no error, when
+// there is nothing to run.
+func (d *Device) workOf(k *gpu.Kernel) (Work, error) {
+	if k == nil {
+		return nil, nil
+	}
 	switch w := k.Work.(type) {
 	case *prover.Work:
-		f = func(pl Placement) error {
-			if d.backend == nil {
-				return errNoBackend
-			}
-			return w.ComputeWith(
-				func() (prover.Staged, error) { return d.backend.stage(w.Ctx, &pl, w.Keys, w.Prep) },
-				func(st prover.Staged) (*prover.Computed, error) { return d.backend.Compute(w.Ctx, w.Keys, st) })
-		}
+		return partitionWork{d: d, w: w}, nil
 	case Work:
-		f = w.Compute
+		return w, nil
 	case nil:
-		if k.Run == nil {
-			return gpu.Result{}
+		if k.Stage == nil && k.Run == nil {
+			return nil, nil
 		}
-		f = func(Placement) error { return k.Run(context.Background()) }
-	default:
-		return gpu.Result{Err: fmt.Errorf("device %d: kernel %s: work of type %T", d.index, k.Partition, k.Work)}
+		closure := func(f func(context.Context) error) func(Placement) error {
+			if f == nil {
+				return nil
+			}
+			return func(Placement) error { return f(context.Background()) }
+		}
+		return WorkFuncs{StageFunc: closure(k.Stage), ComputeFunc: closure(k.Run)}, nil
 	}
-	return d.runPartition(s, pl, k.Partition, "kernel", "kernel", f, drain)
+	return nil, fmt.Errorf("device %d: %s: work of type %T", d.index, k.Partition, k.Work)
+}
+
+// partitionWork runs a partition's prover.Work with the device's backend,
+// where its design placed it.
+type partitionWork struct {
+	d *Device
+	w *prover.Work
+}
+
+func (p partitionWork) stage(pl Placement) func() (prover.Staged, error) {
+	return func() (prover.Staged, error) { return p.d.backend.stage(p.w.Ctx, &pl, p.w.Keys, p.w.Prep) }
+}
+
+// Stage implements Work.
+func (p partitionWork) Stage(pl Placement) error {
+	if p.d.backend == nil {
+		return errNoBackend
+	}
+	return p.w.StageWith(p.stage(pl))
+}
+
+// Compute implements Work.
+func (p partitionWork) Compute(pl Placement) error {
+	if p.d.backend == nil {
+		return errNoBackend
+	}
+	return p.w.ComputeWith(p.stage(pl),
+		func(st prover.Staged) (*prover.Computed, error) { return p.d.backend.Compute(p.w.Ctx, p.w.Keys, st) })
 }
 
 var errNoBackend = errors.New("a partition's work on a device opened without a backend")

@@ -2,9 +2,6 @@ package gpuprove_test
 
 import (
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/cuzk/cuzk/cuda"
@@ -19,13 +16,9 @@ import (
 // bookkeeping runs in every test run, GPU or not.
 func standInDevice(t *testing.T, capacity string) *gpuprove.Device {
 	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	lib := filepath.Join(t.TempDir(), "libcuzkgpu-standin.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "../cuda/testdata/fakegpu.c", "-lpthread").CombinedOutput(); err != nil {
-		t.Fatalf("build the stand-in library with %s: %v\n%s", cc, err, out)
+	lib, err := cuda.BuildStandIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv("CUZK_FAKE_GPU_BYTES", capacity)
 	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.2") // a 64 MiB memset takes 13 ms: work is still queued when the host moves on
