@@ -307,19 +307,7 @@ func (kb *kernelBench) ntt() error {
 			e0, _ := d.NewEvent()
 			e1, _ := d.NewEvent()
 			timeIt := func(inverse, coset bool) (time.Duration, error) {
-				if err := d.RecordEvent(e0, cuda.DefaultStream); err != nil {
-					return 0, err
-				}
-				if err := dom.NTT(buf, inverse, coset, cuda.DefaultStream); err != nil {
-					return 0, err
-				}
-				if err := d.RecordEvent(e1, cuda.DefaultStream); err != nil {
-					return 0, err
-				}
-				if err := d.EventSync(e1); err != nil {
-					return 0, err
-				}
-				return d.Elapsed(e0, e1)
+				return timeOnDevice(d, e0, e1, func() error { return dom.NTT(buf, inverse, coset, cuda.DefaultStream) })
 			}
 			// The first forward result is kept for the check against the CPU.
 			if _, err := timeIt(false, false); err != nil {
@@ -375,4 +363,22 @@ func (kb *kernelBench) ntt() error {
 	}
 	kb.print(rows)
 	return nil
+}
+
+// timeOnDevice times the work f queues on the default stream, between two
+// events.
+func timeOnDevice(d *cuda.Device, e0, e1 cuda.Event, f func() error) (time.Duration, error) {
+	if err := d.RecordEvent(e0, cuda.DefaultStream); err != nil {
+		return 0, err
+	}
+	if err := f(); err != nil {
+		return 0, err
+	}
+	if err := d.RecordEvent(e1, cuda.DefaultStream); err != nil {
+		return 0, err
+	}
+	if err := d.EventSync(e1); err != nil {
+		return 0, err
+	}
+	return d.Elapsed(e0, e1)
 }

@@ -457,19 +457,7 @@ func timeCuzkNTT(d *cuda.Device, data []fr.Element, lg, runs int) ([]fr.Element,
 	}
 	defer func() { _ = d.DestroyEvent(e1) }()
 	once := func() (time.Duration, error) {
-		if err := d.RecordEvent(e0, cuda.DefaultStream); err != nil {
-			return 0, err
-		}
-		if err := dom.NTT(buf, false, false, cuda.DefaultStream); err != nil {
-			return 0, err
-		}
-		if err := d.RecordEvent(e1, cuda.DefaultStream); err != nil {
-			return 0, err
-		}
-		if err := d.EventSync(e1); err != nil {
-			return 0, err
-		}
-		return d.Elapsed(e0, e1)
+		return timeOnDevice(d, e0, e1, func() error { return dom.NTT(buf, false, false, cuda.DefaultStream) })
 	}
 	if _, err := once(); err != nil {
 		return nil, nil, err
