@@ -103,7 +103,7 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 		},
 		ComputeFunc: func(pl gpuprove.Placement) error {
 			if pl.Buffer == 0 {
-				return fmt.Errorf("%s: synthetic kernel without its buffer", p)
+				return fmt.Errorf("%s: synthetic kernel without its buffer (placed on stream %#x, buffer %#x of %d bytes)", p, pl.Stream, pl.Buffer, pl.Bytes)
 			}
 			var scratch cuda.Ptr
 			if g.spec.scratch > 0 {
