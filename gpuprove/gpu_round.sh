@@ -16,7 +16,7 @@ L=$(mktemp -d)   # logs, tarred at the end
 mkdir -p "$OUT"
 t0=$(date +%s)
 say() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$L/summary.txt"; }
-for f in cuzk gpuprove.test cuda.test engine.test libcuzkgpu.so; do
+for f in cuzk gpuprove.test cuda.test engine.test cli.test libcuzkgpu.so; do
 	[ -f "$C/$f.gz" ] && gunzip -c "$C/$f.gz" > "$C/$f" && chmod +x "$C/$f"
 done
 [ -f "$C/libcuzkgpu.so" ] || { make cuda BUILD="$C" > "$L/nvcc.log" 2>&1; say "library built: $?"; }
@@ -26,12 +26,15 @@ say "$(tail -n +2 "$L/gpus.txt" | tr '\n' ';') $(nproc) cores"
 say "$("$C/cuzk" version | tr '\n' ';')"
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-	# Every GPU test binary carried (gpuprove.test always; cuda.test and
-	# engine.test when built: go test -c -o $C/<pkg>.test ./<pkg>), each in
-	# its package's directory.
-	for pkg in gpuprove cuda engine; do
+	# Every GPU test binary carried (gpuprove.test always; cuda.test,
+	# engine.test and cli.test when built: go test -c -o $C/<pkg>.test
+	# ./<pkg>), each in its package's directory. cli's run only its GPU tests
+	# unless TEST_RUN says otherwise.
+	for pkg in gpuprove cuda engine cli; do
 		[ -x "$C/$pkg.test" ] || continue
-		(cd "$pkg" && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/$pkg.test" -test.v -test.count=1 -test.run "${TEST_RUN:-.}" > "$L/$pkg-test.log" 2>&1)
+		run=${TEST_RUN:-.}
+		[ "$pkg" = cli ] && [ -z "${TEST_RUN:-}" ] && run='GPU|StandIn'
+		(cd "$pkg" && CUZK_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT:-300}" "$C/$pkg.test" -test.v -test.count=1 -test.run "$run" > "$L/$pkg-test.log" 2>&1)
 		r=$?
 		[ $r = 0 ] || rc=$r
 		say "$pkg tests exit $r: $(grep -c -- '--- PASS' "$L/$pkg-test.log") passed, $(grep -c -- '--- FAIL' "$L/$pkg-test.log") failed"
