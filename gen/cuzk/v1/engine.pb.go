@@ -851,10 +851,13 @@ type PartitionStatus struct {
 	LastError string             `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	StagesMs  map[string]float64 `protobuf:"bytes,5,rep,name=stages_ms,json=stagesMs,proto3" json:"stages_ms,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// While in flight: the stage it is in, its device and worker.
-	Stage         string `protobuf:"bytes,6,opt,name=stage,proto3" json:"stage,omitempty"`
-	Device        int32  `protobuf:"varint,7,opt,name=device,proto3" json:"device,omitempty"`
-	Worker        int32  `protobuf:"varint,8,opt,name=worker,proto3" json:"worker,omitempty"`
-	Running       bool   `protobuf:"varint,9,opt,name=running,proto3" json:"running,omitempty"`
+	Stage   string `protobuf:"bytes,6,opt,name=stage,proto3" json:"stage,omitempty"`
+	Device  int32  `protobuf:"varint,7,opt,name=device,proto3" json:"device,omitempty"`
+	Worker  int32  `protobuf:"varint,8,opt,name=worker,proto3" json:"worker,omitempty"`
+	Running bool   `protobuf:"varint,9,opt,name=running,proto3" json:"running,omitempty"`
+	// member: in a cluster, the member (host:port of its actor system) that
+	// runs or ran the partition; device and worker are then that member's.
+	Member        string `protobuf:"bytes,10,opt,name=member,proto3" json:"member,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -950,6 +953,13 @@ func (x *PartitionStatus) GetRunning() bool {
 		return x.Running
 	}
 	return false
+}
+
+func (x *PartitionStatus) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
 }
 
 type JobStatus struct {
@@ -2248,7 +2258,7 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x13CancelProofResponse\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xda\x02\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf2\x02\n" +
 	"\x0fPartitionStatus\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1a\n" +
@@ -2259,7 +2269,9 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x05stage\x18\x06 \x01(\tR\x05stage\x12\x16\n" +
 	"\x06device\x18\a \x01(\x05R\x06device\x12\x16\n" +
 	"\x06worker\x18\b \x01(\x05R\x06worker\x12\x18\n" +
-	"\arunning\x18\t \x01(\bR\arunning\x1a;\n" +
+	"\arunning\x18\t \x01(\bR\arunning\x12\x16\n" +
+	"\x06member\x18\n" +
+	" \x01(\tR\x06member\x1a;\n" +
 	"\rStagesMsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x81\x04\n" +
