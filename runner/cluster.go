@@ -144,3 +144,13 @@ func (s *Service) placements(id string) map[int]Running {
 	}
 	return out
 }
+
+// ClusterFailed records partition p of a distributed job failed for good,
+// with the reason, and reports it as EvPartitionFailed.
+func (s *Service) ClusterFailed(p actors.PartitionID, reason string) error {
+	if err := s.journal.RecordFailed(p, reason); err != nil {
+		return err
+	}
+	s.emit(actors.Event{Kind: actors.EvPartitionFailed, Partition: p, Worker: -1, Err: reason})
+	return nil
+}
