@@ -34,7 +34,7 @@ func daemonFlags() []cli.Flag {
 			out = append(out, f)
 		}
 	}
-	return append(out,
+	return append(append(out,
 		&cli.StringFlag{Name: "config", Usage: "read flags from this TOML file (keys are flag names, e.g. listen = \"unix:/run/cuzk.sock\"); flags given on the command line win; an unknown key is an error"},
 		&cli.StringFlag{Name: "store", Usage: "the store directory (required): unfinished jobs in it are resumed at start, new jobs recorded in it"},
 		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9820", Usage: "address of the API (gRPC, gRPC-Web, Connect and the /v1 JSON API on one port): host:port, or unix:PATH for a unix socket; off loopback it needs --auth-token-file"},
@@ -44,7 +44,7 @@ func daemonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: filepath.Join("build", "proofs"), Usage: "directory under which each new job's proofs go, in <out>/<job id>"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, how long to let running stages finish (more than 0)"},
 		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "free a key set when no job has used it this long: its device copy (GPU backend) and, once no running job holds it, its host memory (0: keep keys)"},
-	)
+	), clusterFlags()...)
 }
 
 func daemonCommand() *cli.Command {
@@ -130,7 +130,15 @@ func daemon(c *cli.Context) error {
 	// The API server observes the actors (for WatchJob) but is made after
 	// the service it serves.
 	var events service.Relay
-	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
+	node, err := clusterNode(c, len(devices))
+	if err != nil {
+		return err
+	}
+	var dist runner.Distributor
+	if node != nil {
+		dist = node
+	}
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
 		Observer: actors.Observers{m, daemonLog{}, &events}, Seed: uint64(time.Now().UnixNano()),
 		Preload: func(k *prover.Keys) error {
 			err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices))
@@ -174,6 +182,14 @@ func daemon(c *cli.Context) error {
 		}
 	}()
 
+	if node != nil {
+		// Joined before the resume: a resumed job's partitions are leased
+		// over the cluster.
+		if err := node.Start(svc, st); err != nil {
+			return err
+		}
+		defer node.Close()
+	}
 	resumed, err := svc.Resume()
 	for _, sub := range resumed {
 		slog.Info("resumed job", "job", sub.ID, "left", len(sub.Pending), "partitions", sub.Partitions)

@@ -91,8 +91,9 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Owner side.
 	case *cuzkv1.ClusterMemberInfo:
-		delete(s.asked, m.Member)
-		if _, up := s.members[m.Member]; up {
+		if _, up := s.members[m.Member]; up && s.asked[m.Member] {
+			delete(s.asked, m.Member)
+			slog.Info("cluster: member up", "member", m.Member, "slots", m.Slots)
 			s.leases.MemberUp(m.Member, int(m.Slots))
 			s.assign(ctx)
 		}
@@ -157,6 +158,16 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 	}
 }
 
+// suspect stops leasing to a member whose lease expired (it is dead, or
+// cut off while the provider still sees it) until it answers a hello again:
+// else its free slots would draw every partition that waits.
+func (s *nodeState) suspect(addr string) {
+	if _, up := s.members[addr]; up {
+		s.leases.MemberUp(addr, 0)
+		s.asked[addr] = true
+	}
+}
+
 func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 	if cur, up := s.members[addr]; !up || cur != id {
 		return
@@ -180,6 +191,7 @@ func (s *nodeState) tick(ctx actor.Context) {
 	for _, a := range s.leases.Expire(now) {
 		slog.Warn("cluster: lease expired; the partition waits again", "lease", a.ID, "job", a.Job, "partition", a.Partition, "member", a.Member)
 		s.svc.ClusterRunning(actors.PartitionID{Job: a.Job, Partition: a.Partition}, runner.Running{})
+		s.suspect(a.Member)
 	}
 	s.assign(ctx)
 	// Members that did not answer hello are asked again.

@@ -230,9 +230,3 @@ func (n *Node) Close() {
 		n.health.Close()
 	}
 }
-
-// quietLogger keeps protoactor's own logs to warnings and errors: its info
-// logs repeat every topology poll.
-func quietLogger(system *actor.ActorSystem) *slog.Logger {
-	return slog.Default().With("lib", "protoactor", "system", system.ID)
-}

@@ -850,7 +850,9 @@ type PartitionStatus struct {
 	Attempts  uint32             `protobuf:"varint,3,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	LastError string             `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	StagesMs  map[string]float64 `protobuf:"bytes,5,rep,name=stages_ms,json=stagesMs,proto3" json:"stages_ms,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// While in flight: the stage it is in, its device and worker.
+	// While in flight: the stage it is in, its device and worker. In a
+	// cluster, device, worker and member also say where a partition not in
+	// flight last ran.
 	Stage   string `protobuf:"bytes,6,opt,name=stage,proto3" json:"stage,omitempty"`
 	Device  int32  `protobuf:"varint,7,opt,name=device,proto3" json:"device,omitempty"`
 	Worker  int32  `protobuf:"varint,8,opt,name=worker,proto3" json:"worker,omitempty"`

@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/gen/cuzk/v1/cuzkv1connect"
+	"github.com/cuzk/cuzk/prover"
+)
+
+// clusterHarness runs cuzk daemons on loopback ports that form one cluster
+// (static provider), each on one emulated device with the CPU backend,
+// sharing one key directory.
+type clusterHarness struct {
+	t         *testing.T
+	bin, dir  string
+	keys      string
+	k         *prover.Keys
+	api       []int
+	remote    []int
+	health    []int
+	procs     []*exec.Cmd
+	logs      []*syncBuffer
+	restarted []int // how many times each was started
+}
+
+// freePorts returns n ports free on 127.0.0.1 now.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+func newClusterHarness(t *testing.T, n int) *clusterHarness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &clusterHarness{t: t, dir: dir, bin: filepath.Join(dir, "cuzk"), keys: filepath.Join(dir, "keys"),
+		procs: make([]*exec.Cmd, n), logs: make([]*syncBuffer, n), restarted: make([]int, n)}
+	if out, err := exec.Command("go", "build", "-o", h.bin, "../cmd/cuzk").CombinedOutput(); err != nil {
+		t.Fatalf("build cuzk: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(h.bin, "setup", "--circuit", "mimc", "--constraints", "1K", "--keys", h.keys, "--keygen", "gnark").CombinedOutput(); err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	layout, _ := circuits.MiMCChain{}.Layout(1024)
+	k, err := prover.Load(prover.KeyDir(h.keys, "mimc", 1024), "mimc", layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.k = k
+	ports := freePorts(t, 3*n)
+	h.api, h.remote, h.health = ports[:n], ports[n:2*n], ports[2*n:]
+	t.Cleanup(func() {
+		for i := range h.procs {
+			h.kill(i)
+		}
+		if t.Failed() {
+			for i, l := range h.logs {
+				if l != nil {
+					t.Logf("daemon %d log:\n%s", i, tail(l.String(), 4000))
+				}
+			}
+		}
+	})
+	return h
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+func (h *clusterHarness) addr(i int) string { return fmt.Sprintf("127.0.0.1:%d", h.remote[i]) }
+
+// start starts daemon i and waits until it serves.
+func (h *clusterHarness) start(i int) {
+	h.t.Helper()
+	var peers []string
+	for _, p := range h.health {
+		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	cmd := exec.Command(h.bin, "daemon", "--store", filepath.Join(h.dir, fmt.Sprintf("store%d", i)), "--keys", h.keys,
+		"--out", filepath.Join(h.dir, fmt.Sprintf("out%d", i)), "--listen", fmt.Sprintf("127.0.0.1:%d", h.api[i]),
+		"--backend", "cpu", "--workers", "1", "--drain-timeout", "2s", "--evict-idle", "0",
+		"--cluster", "test", "--cluster-listen", h.addr(i), "--cluster-health", peers[i], "--peers", strings.Join(peers, ","),
+		"--lease-ttl", "1s")
+	log := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = log, log
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.procs[i], h.logs[i] = cmd, log
+	h.restarted[i]++
+	h.waitLog(i, "msg=serving", 30*time.Second)
+}
+
+// waitLog waits until daemon i's log (of its current run) holds s.
+func (h *clusterHarness) waitLog(i int, s string, within time.Duration) {
+	h.t.Helper()
+	for deadline := time.Now().Add(within); !strings.Contains(h.logs[i].String(), s); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("daemon %d: no %q in its log within %s", i, s, within)
+		}
+	}
+}
+
+// waitMembers waits until daemon i has seen every member up.
+func (h *clusterHarness) waitMembers(i int) {
+	h.t.Helper()
+	for j := range h.procs {
+		h.waitLog(i, "msg=\"cluster: member up\" member="+h.addr(j), 30*time.Second)
+	}
+}
+
+// kill SIGKILLs daemon i, if it runs.
+func (h *clusterHarness) kill(i int) {
+	if p := h.procs[i]; p != nil {
+		p.Process.Signal(syscall.SIGCONT)
+		p.Process.Kill()
+		p.Wait()
+		h.procs[i] = nil
+	}
+}
+
+func (h *clusterHarness) client(i int) cuzkv1connect.ProvingEngineClient {
+	return cuzkv1connect.NewProvingEngineClient(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d", h.api[i]))
+}
+
+// submit submits a job of n partitions to daemon i and returns its id.
+func (h *clusterHarness) submit(ctx context.Context, i int, key string, seed []byte, n int) string {
+	h.t.Helper()
+	resp, err := h.client(i).SubmitProof(ctx, connect.NewRequest(&cuzkv1.SubmitProofRequest{IdempotencyKey: key,
+		Circuit: &cuzkv1.SubmitProofRequest_Example{Example: &cuzkv1.ExampleCircuit{
+			Keys: &cuzkv1.KeySetRef{Circuit: "mimc", Constraints: 1024}, Seed: seed}},
+		Partitions: uint32(n)}))
+	if err != nil {
+		h.t.Fatalf("submit to daemon %d: %v", i, err)
+	}
+	return resp.Msg.JobId
+}
+
+// await waits on daemon i for job id, retrying while the daemon restarts.
+func (h *clusterHarness) await(ctx context.Context, i int, id string) *cuzkv1.AwaitProofResponse {
+	h.t.Helper()
+	for {
+		resp, err := h.client(i).AwaitProof(ctx, connect.NewRequest(&cuzkv1.AwaitProofRequest{JobId: id, Timeout: durationpb.New(5 * time.Second)}))
+		if err == nil && !resp.Msg.TimedOut {
+			return resp.Msg
+		}
+		if ctx.Err() != nil {
+			h.t.Fatalf("job %s on daemon %d: not done: %v", id, i, ctx.Err())
+		}
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// job returns job id's status on daemon i.
+func (h *clusterHarness) job(ctx context.Context, i int, id string) (*cuzkv1.JobStatus, error) {
+	resp, err := h.client(i).GetJob(ctx, connect.NewRequest(&cuzkv1.GetJobRequest{JobId: id}))
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg, nil
+}
+
+// check asserts that the job is done with one proof per partition, each
+// verifying against the public inputs its partition's witness gives, and
+// returns how many partitions each member proved.
+func (h *clusterHarness) check(got *cuzkv1.AwaitProofResponse, seed []byte, n int) map[string]int {
+	h.t.Helper()
+	if got.Job.State != cuzkv1.JobState_JOB_STATE_DONE || int(got.Job.Proved) != n || len(got.Proofs) != n {
+		h.t.Fatalf("job %s: state %s, %d proved, %d proofs, want done with %d: %s", got.Job.JobId, got.Job.State, got.Job.Proved, len(got.Proofs), n, got.Job.Error)
+	}
+	for _, p := range got.Proofs {
+		w, err := prover.Witness(h.k, seed, int(p.Index))
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		pub, _ := w.Public()
+		want, _ := pub.MarshalBinary()
+		if string(want) != string(p.PublicInputs) {
+			h.t.Fatalf("partition %d: the public inputs are not its witness's", p.Index)
+		}
+		if err := verifyBytes(h.k.VK, p.Proof, p.PublicInputs); err != nil {
+			h.t.Fatalf("partition %d: %v", p.Index, err)
+		}
+	}
+	per := map[string]int{}
+	for _, p := range got.Job.Partitions {
+		if p.Member == "" {
+			h.t.Fatalf("partition %d: no member recorded", p.Index)
+		}
+		per[p.Member]++
+	}
+	return per
+}
+
+// A job submitted to one member of three is proved over all three; a
+// non-owner SIGKILLed in the middle costs only the partitions it ran.
+func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	h := newClusterHarness(t, 3)
+	for i := range 3 {
+		h.start(i)
+	}
+	for i := range 3 {
+		h.waitMembers(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	seed := []byte("spread")
+	id := h.submit(ctx, 0, "spread", seed, 30)
+	// Kill member 2 once it has proved a partition and the job is not
+	// done: it was given work, and loses what it runs.
+	for {
+		js, err := h.job(ctx, 0, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if js.State == cuzkv1.JobState_JOB_STATE_DONE {
+			t.Fatal("the job ended before member 2 could be killed in its middle")
+		}
+		by2 := 0
+		for _, p := range js.Partitions {
+			if p.State == "proved" && p.Member == h.addr(2) {
+				by2++
+			}
+		}
+		if by2 > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.kill(2)
+	got := h.await(ctx, 0, id)
+	per := h.check(got, seed, 30)
+	for i := range 3 {
+		if per[h.addr(i)] == 0 {
+			t.Errorf("member %d proved no partition: %v", i, per)
+		}
+	}
+	t.Logf("30 partitions over 3 members, member 2 killed mid-job: proved per member %v, %d attempts", per, got.Job.Attempts)
+}
+
+// Members and owners SIGKILLed (and restarted) at random points of jobs,
+// and a member cut off (its process stopped: every connection to it
+// silent) until its leases expire: every job finishes with every partition
+// proved once and verifying.
+func TestClusterKillsAtRandomPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	rounds := 10
+	if s := os.Getenv("CUZK_CLUSTER_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("CUZK_CLUSTER_ROUNDS=%q: want a positive count", s)
+		}
+		rounds = n
+	}
+	h := newClusterHarness(t, 3)
+	for i := range 3 {
+		h.start(i)
+	}
+	for i := range 3 {
+		h.waitMembers(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	const n = 12
+	for round := range rounds {
+		seed := fmt.Appendf(nil, "round-%d", round)
+		id := h.submit(ctx, 0, fmt.Sprintf("round-%d", round), seed, n)
+		time.Sleep(time.Duration(r.IntN(800)) * time.Millisecond)
+		victim := r.IntN(3)
+		how := "SIGKILL"
+		if round == rounds-1 {
+			victim, how = 1+r.IntN(2), "cut off"
+		}
+		switch {
+		case how == "cut off":
+			p := h.procs[victim].Process
+			if err := p.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			got := h.await(ctx, 0, id)
+			p.Signal(syscall.SIGCONT)
+			per := h.check(got, seed, n)
+			t.Logf("round %d: member %d cut off: proved per member %v, %d attempts", round, victim, per, got.Job.Attempts)
+			continue
+		default:
+			h.kill(victim)
+			h.start(victim)
+		}
+		got := h.await(ctx, 0, id)
+		per := h.check(got, seed, n)
+		t.Logf("round %d: %s of member %d (owner: %v): proved per member %v, %d attempts", round, how, victim, victim == 0, per, got.Job.Attempts)
+	}
+}
