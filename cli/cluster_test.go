@@ -274,6 +274,17 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 		}
 	}
 	t.Logf("30 partitions over 3 members, member 2 killed mid-job: proved per member %v, %d attempts", per, got.Job.Attempts)
+	// The owner's store says where each partition ran.
+	h.kill(0)
+	out, err := exec.Command(h.bin, "job", "show", id, "--store", filepath.Join(h.dir, "store0")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("job show: %v\n%s", err, out)
+	}
+	for i := range 3 {
+		if want := h.addr(i) + " device 0 worker 0"; !strings.Contains(string(out), want) {
+			t.Errorf("job show does not name %q:\n%s", want, out)
+		}
+	}
 }
 
 // Members and owners SIGKILLed (and restarted) at random points of jobs,
