@@ -38,6 +38,7 @@ type clusterHarness struct {
 	procs     []*exec.Cmd
 	logs      []*syncBuffer
 	restarted []int // how many times each was started
+	etcd      string // etcd's client URL: members find each other there instead of by a static list
 }
 
 // freePorts returns n ports free on 127.0.0.1 now.
@@ -112,8 +113,12 @@ func (h *clusterHarness) start(i int) {
 	cmd := exec.Command(h.bin, "daemon", "--store", filepath.Join(h.dir, fmt.Sprintf("store%d", i)), "--keys", h.keys,
 		"--out", filepath.Join(h.dir, fmt.Sprintf("out%d", i)), "--listen", fmt.Sprintf("127.0.0.1:%d", h.api[i]),
 		"--backend", "cpu", "--workers", "1", "--drain-timeout", "2s", "--evict-idle", "0",
-		"--cluster", "test", "--cluster-listen", h.addr(i), "--cluster-health", peers[i], "--peers", strings.Join(peers, ","),
-		"--lease-ttl", "1s")
+		"--cluster", "test", "--cluster-listen", h.addr(i), "--lease-ttl", "1s")
+	if h.etcd != "" {
+		cmd.Args = append(cmd.Args, "--cluster-provider", "etcd", "--etcd", h.etcd)
+	} else {
+		cmd.Args = append(cmd.Args, "--cluster-health", peers[i], "--peers", strings.Join(peers, ","))
+	}
 	log := &syncBuffer{}
 	cmd.Stderr, cmd.Stdout = log, log
 	if err := cmd.Start(); err != nil {
@@ -342,4 +347,64 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 		per := h.check(got, seed, n)
 		t.Logf("round %d: %s of member %d (owner: %v): proved per member %v, %d attempts", round, how, victim, victim == 0, per, got.Job.Attempts)
 	}
+}
+
+// startEtcd runs Debian's etcd on loopback ports for the test and returns
+// its client URL. Without the binary the test is skipped, unless
+// CUZK_REQUIRE_ETCD=1 (CI installs etcd-server).
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv("CUZK_REQUIRE_ETCD") == "1" {
+			t.Fatal("CUZK_REQUIRE_ETCD=1 but no etcd binary (apt-get install etcd-server)")
+		}
+		t.Skip("no etcd binary (apt-get install etcd-server); CUZK_REQUIRE_ETCD=1 makes this a failure")
+	}
+	ports := freePorts(t, 2)
+	client, peer := fmt.Sprintf("http://127.0.0.1:%d", ports[0]), fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	cmd := exec.Command(bin, "--name", "test", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "test="+peer)
+	log := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "ready to serve client requests"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd not ready:\n%s", log)
+		}
+	}
+	return client
+}
+
+// Members that find each other through etcd prove a job together, and one
+// SIGKILLed mid-job costs only its partitions.
+func TestClusterOverEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs etcd and three daemons")
+	}
+	etcd := startEtcd(t)
+	h := newClusterHarness(t, 3)
+	h.etcd = etcd
+	for i := range 3 {
+		h.start(i)
+	}
+	for i := range 3 {
+		h.waitMembers(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	seed := []byte("etcd")
+	id := h.submit(ctx, 0, "etcd", seed, 12)
+	time.Sleep(300 * time.Millisecond)
+	h.kill(1)
+	got := h.await(ctx, 0, id)
+	per := h.check(got, seed, 12)
+	t.Logf("12 partitions over 3 members found through etcd, member 1 killed: proved per member %v, %d attempts", per, got.Job.Attempts)
 }

@@ -103,6 +103,15 @@ func (n *Node) Start(svc *runner.Service, st *store.Store) (err error) {
 			err = fmt.Errorf("cluster: join %s as %s: %v", n.opt.Name, n.opt.Listen, r)
 		}
 	}()
+	// The provider publishes the first topology while the member starts,
+	// before the actor (whose address is the remote's) can be spawned:
+	// the forwarder holds it until then.
+	fwd := &topologyForwarder{root: n.system.Root}
+	n.system.EventStream.Subscribe(func(evt any) {
+		if t, ok := evt.(*pcluster.ClusterTopology); ok {
+			fwd.forward(t)
+		}
+	})
 	n.cl.StartMember()
 	pid, err := n.system.Root.SpawnNamed(props, actorName)
 	if err != nil {
@@ -110,14 +119,10 @@ func (n *Node) Start(svc *runner.Service, st *store.Store) (err error) {
 		return fmt.Errorf("cluster: start the cluster actor: %w", err)
 	}
 	n.pid = pid
+	fwd.attach(pid)
 	h, p, _ := n.system.GetHostPort()
 	_, hp, _ := splitHostPort(n.opt.Health)
 	n.node.Store(automanaged.NewNode(n.opt.Name, n.system.ID, h, p, hp, nil))
-	n.system.EventStream.Subscribe(func(evt any) {
-		if t, ok := evt.(*pcluster.ClusterTopology); ok {
-			n.system.Root.Send(pid, t)
-		}
-	})
 	n.wg.Add(1)
 	go n.tick()
 	slog.Info("joined the cluster", "cluster", n.opt.Name, "member", n.system.Address(), "provider", n.opt.Provider, "slots", n.opt.Slots)
@@ -229,4 +234,33 @@ func (n *Node) Close() {
 	if n.health != nil {
 		n.health.Close()
 	}
+}
+
+// topologyForwarder sends topology events to the cluster actor, keeping
+// those published before it exists.
+type topologyForwarder struct {
+	root *actor.RootContext
+	mu   sync.Mutex
+	pid  *actor.PID
+	held []*pcluster.ClusterTopology
+}
+
+func (f *topologyForwarder) forward(t *pcluster.ClusterTopology) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pid == nil {
+		f.held = append(f.held, t)
+		return
+	}
+	f.root.Send(f.pid, t)
+}
+
+func (f *topologyForwarder) attach(pid *actor.PID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pid = pid
+	for _, t := range f.held {
+		f.root.Send(pid, t)
+	}
+	f.held = nil
 }
