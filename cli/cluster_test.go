@@ -279,6 +279,21 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 		}
 	}
 	t.Logf("30 partitions over 3 members, member 2 killed mid-job: proved per member %v, %d attempts", per, got.Job.Attempts)
+	// Each member's metrics count what it ran; the owner's what it
+	// leased and recorded.
+	for i := range 2 {
+		resp, err := h.client(i).GetMetrics(ctx, connect.NewRequest(&cuzkv1.GetMetricsRequest{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := resp.Msg.Text
+		if !strings.Contains(text, `cuzk_cluster_leases_run_total{outcome="proved"}`) {
+			t.Errorf("daemon %d: no leases run in its metrics:\n%s", i, text)
+		}
+		if i == 0 && !strings.Contains(text, `cuzk_cluster_results_total{outcome="recorded"} 30`) {
+			t.Errorf("owner: not 30 results recorded in its metrics:\n%s", text)
+		}
+	}
 	// The owner's store says where each partition ran.
 	h.kill(0)
 	out, err := exec.Command(h.bin, "job", "show", id, "--store", filepath.Join(h.dir, "store0")).CombinedOutput()

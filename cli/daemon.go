@@ -130,7 +130,7 @@ func daemon(c *cli.Context) error {
 	// The API server observes the actors (for WatchJob) but is made after
 	// the service it serves.
 	var events service.Relay
-	node, err := clusterNode(c, len(devices))
+	node, err := clusterNode(c, len(devices), m.Registry())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/cluster"
@@ -24,7 +25,7 @@ func clusterFlags() []cli.Flag {
 
 // clusterNode makes the node the daemon's flags ask for; nil without
 // --cluster.
-func clusterNode(c *cli.Context, devices int) (*cluster.Node, error) {
+func clusterNode(c *cli.Context, devices int, reg prometheus.Registerer) (*cluster.Node, error) {
 	if c.String("cluster") == "" {
 		return nil, nil
 	}
@@ -32,7 +33,7 @@ func clusterNode(c *cli.Context, devices int) (*cluster.Node, error) {
 	n, err := cluster.New(cluster.Options{
 		Name: c.String("cluster"), Listen: c.String("cluster-listen"), Provider: c.String("cluster-provider"),
 		Health: c.String("cluster-health"), Peers: splitList(c.String("peers")), Etcd: splitList(c.String("etcd")),
-		Keys: c.String("keys"), LeaseTTL: c.Duration("lease-ttl"),
+		Keys: c.String("keys"), LeaseTTL: c.Duration("lease-ttl"), Registry: reg,
 		// One partition more per device than it has workers, so that a
 		// device does not wait for the network between partitions.
 		Slots: devices * (workers + 1),

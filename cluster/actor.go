@@ -46,6 +46,7 @@ type nodeState struct {
 	n   *Node
 	svc *runner.Service
 	st  *store.Store
+	m   *nodeMetrics
 
 	// Owner side.
 	leases  *Leases
@@ -65,8 +66,8 @@ type leaseRun struct {
 	sentAt time.Time             // when the result was first sent
 }
 
-func newNodeState(n *Node, svc *runner.Service, st *store.Store) *nodeState {
-	return &nodeState{n: n, svc: svc, st: st, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
+func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics) *nodeState {
+	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
 		running: map[string]*leaseRun{}}
 }
@@ -77,6 +78,7 @@ func pidOf(addr string) *actor.PID { return actor.NewPID(addr, actorName) }
 
 // Receive implements actor.Actor.
 func (s *nodeState) Receive(ctx actor.Context) {
+	defer s.gauges()
 	switch m := ctx.Message().(type) {
 	case *pcluster.ClusterTopology:
 		s.topology(ctx, m)
@@ -99,6 +101,7 @@ func (s *nodeState) Receive(ctx actor.Context) {
 		}
 	case *cuzkv1.ClusterLeaseReply:
 		if !m.Accepted {
+			s.m.leases.WithLabelValues("refused").Inc()
 			slog.Warn("cluster: lease refused", "lease", m.LeaseId, "err", m.Error)
 			s.failLease(m.LeaseId, m.Error)
 			s.assign(ctx)
@@ -124,6 +127,11 @@ func (s *nodeState) Receive(ctx actor.Context) {
 		}
 	case provedMsg:
 		if r := s.running[m.result.LeaseId]; r != nil {
+			outcome := "proved"
+			if m.result.Error != "" {
+				outcome = "failed"
+			}
+			s.m.ran.WithLabelValues(outcome).Inc()
 			r.result, r.sentAt = m.result, time.Now()
 			s.sendResult(ctx, r)
 		}
@@ -189,6 +197,7 @@ func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 func (s *nodeState) tick(ctx actor.Context) {
 	now := time.Now()
 	for _, a := range s.leases.Expire(now) {
+		s.m.leases.WithLabelValues("expired").Inc()
 		slog.Warn("cluster: lease expired; the partition waits again", "lease", a.ID, "job", a.Job, "partition", a.Partition, "member", a.Member)
 		s.svc.ClusterRunning(actors.PartitionID{Job: a.Job, Partition: a.Partition}, runner.Running{})
 		s.suspect(a.Member)
@@ -268,6 +277,7 @@ func (s *nodeState) assign(ctx actor.Context) {
 			s.failLease(a.ID, err.Error())
 			continue
 		}
+		s.m.leases.WithLabelValues("issued").Inc()
 		s.svc.ClusterRunning(p, runner.Running{Stage: "leased", Device: -1, Worker: -1, Member: a.Member})
 		ctx.Request(pidOf(a.Member), &cuzkv1.ClusterLease{LeaseId: a.ID, JobId: a.Job, Partition: int32(a.Partition),
 			Owner: s.self(), Circuit: sub.Keys.Circuit, Target: int64(sub.Target), KeyHash: sub.Keys.Hash, Seed: sub.Seed,
@@ -305,6 +315,7 @@ func (s *nodeState) failLease(id, why string) {
 func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.ClusterResultAck {
 	ack := &cuzkv1.ClusterResultAck{LeaseId: r.LeaseId}
 	if r.Error != "" {
+		s.m.leases.WithLabelValues("failed").Inc()
 		slog.Warn("cluster: a member could not prove its lease", "lease", r.LeaseId, "member", r.Member, "err", r.Error)
 		s.failLease(r.LeaseId, fmt.Sprintf("on %s: %s", r.Member, r.Error))
 		s.assign(ctx)
@@ -313,6 +324,8 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 	}
 	p := actors.PartitionID{Job: r.JobId, Partition: int(r.Partition)}
 	if err := s.leases.Accept(r.LeaseId, r.JobId, int(r.Partition)); err != nil {
+		s.m.results.WithLabelValues("dropped").Inc()
+		slog.Info("cluster: result dropped", "lease", r.LeaseId, "member", r.Member, "reason", err)
 		ack.Reason = err.Error()
 		return ack
 	}
@@ -324,6 +337,7 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 	err := s.svc.ClusterProved(p, r.Proof, r.Public, timings, where)
 	switch {
 	case errors.Is(err, runner.ErrDuplicate):
+		s.m.results.WithLabelValues("dropped").Inc()
 		ack.Reason = err.Error()
 	case err != nil:
 		// Not recorded: the member sends it again.
@@ -331,6 +345,7 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 		ack.Reason = "not recorded: " + err.Error()
 		return ack
 	default:
+		s.m.results.WithLabelValues("recorded").Inc()
 		ack.Recorded = true
 		pl := store.Placement{Job: p.Job, Index: p.Partition, Lease: r.LeaseId, Member: r.Member,
 			Device: int(r.Device), Worker: int(r.Worker), Proved: true}
@@ -353,6 +368,7 @@ func (s *nodeState) revoke(ctx actor.Context, leases []Lease) {
 	for _, a := range leases {
 		by[a.Member] = append(by[a.Member], a.ID)
 	}
+	s.m.leases.WithLabelValues("revoked").Add(float64(len(leases)))
 	for member, ids := range by {
 		ctx.Send(pidOf(member), &cuzkv1.ClusterHeartbeatReply{Revoked: ids})
 	}
@@ -443,6 +459,7 @@ func (s *nodeState) revoked(ids []string) {
 		}
 		r.cancel()
 		delete(s.running, id)
+		s.m.ran.WithLabelValues("revoked").Inc()
 		svc := s.svc
 		go func() {
 			if err := svc.Cancel(leaseJobID(id)); err != nil && !errors.Is(err, runner.ErrFinished) && !errors.Is(err, store.ErrNotFound) {
@@ -471,4 +488,10 @@ func checkLease(l *cuzkv1.ClusterLease) error {
 		return errors.New("lease without circuit or key hash")
 	}
 	return nil
+}
+
+// gauges sets the figures that are states, not counts.
+func (s *nodeState) gauges() {
+	s.m.members.Set(float64(len(s.leases.Members())))
+	s.m.live.Set(float64(len(s.leases.live)))
 }

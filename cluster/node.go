@@ -94,7 +94,11 @@ func (n *Node) Start(svc *runner.Service, st *store.Store) (err error) {
 	cfg := pcluster.Configure(n.opt.Name, provider, disthash.New(), remote.Configure(host, port),
 		pcluster.WithRequestTimeout(n.opt.LeaseTTL))
 	n.cl = pcluster.New(n.system, cfg)
-	state := newNodeState(n, svc, st)
+	m, err := newNodeMetrics(n.opt.Registry)
+	if err != nil {
+		return fmt.Errorf("cluster: metrics: %w", err)
+	}
+	state := newNodeState(n, svc, st, m)
 	props := actor.PropsFromProducer(func() actor.Actor { return state })
 	// protoactor panics where it meets an error while joining (a port in
 	// use): turned into an error here.

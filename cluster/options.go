@@ -15,6 +15,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Providers of membership.
@@ -67,6 +69,9 @@ type Options struct {
 	// owner has not acknowledged (default 2 min): an owner restarted in
 	// that time records it.
 	ResultRetention time.Duration
+	// Registry, if not nil, gets the cluster's metrics (the daemon's
+	// /metrics registry).
+	Registry prometheus.Registerer
 }
 
 func (o Options) withDefaults() Options {
