@@ -37,7 +37,7 @@ type clusterHarness struct {
 	health    []int
 	procs     []*exec.Cmd
 	logs      []*syncBuffer
-	restarted []int // how many times each was started
+	restarted []int  // how many times each was started
 	etcd      string // etcd's client URL: members find each other there instead of by a static list
 }
 
