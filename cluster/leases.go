@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"time"
 )
@@ -44,6 +45,10 @@ type Leases struct {
 	maxAttempts int
 	epoch       string
 	seq         uint64
+	// cursor is where the search for the freest member starts: it moves
+	// past each member picked, and starts where the epoch's hash says, so
+	// that owners do not all break ties toward the same member.
+	cursor int
 
 	jobs    map[string]*ownedJob
 	order   []string // job ids, oldest first: partitions are leased in this order
@@ -72,7 +77,9 @@ type memberLoad struct {
 // heartbeat; a partition whose leases failed maxAttempts times fails for
 // good. epoch makes this owner's lease ids unique over its restarts.
 func NewLeases(ttl time.Duration, maxAttempts int, epoch string) *Leases {
-	return &Leases{ttl: ttl, maxAttempts: max(maxAttempts, 1), epoch: epoch,
+	h := fnv.New32a()
+	h.Write([]byte(epoch))
+	return &Leases{ttl: ttl, maxAttempts: max(maxAttempts, 1), epoch: epoch, cursor: int(h.Sum32() % (1 << 20)),
 		jobs: map[string]*ownedJob{}, members: map[string]*memberLoad{}, live: map[string]*Lease{}}
 }
 
@@ -218,15 +225,20 @@ func (l *Leases) Assign(now time.Time) []Lease {
 	}
 }
 
-// freest is the up member with the most free slots (ties: the smaller
-// address), or "" when none has one.
+// freest is the up member with the most free slots (ties: the first from
+// the cursor on), or "" when none has one.
 func (l *Leases) freest() string {
-	best, free := "", 0
-	for _, addr := range l.Members() {
-		m := l.members[addr]
+	members := l.Members()
+	best, free, at := "", 0, 0
+	for i := range members {
+		j := (l.cursor + i) % len(members)
+		m := l.members[members[j]]
 		if f := m.slots - m.live; f > free {
-			best, free = addr, f
+			best, free, at = members[j], f, j
 		}
+	}
+	if best != "" {
+		l.cursor = at + 1
 	}
 	return best
 }
