@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -39,6 +40,7 @@ type clusterHarness struct {
 	logs      []*syncBuffer
 	restarted []int  // how many times each was started
 	etcd      string // etcd's client URL: members find each other there instead of by a static list
+	extra     map[int][]string
 }
 
 // freePorts returns n ports free on 127.0.0.1 now.
@@ -114,6 +116,7 @@ func (h *clusterHarness) start(i int) {
 		"--out", filepath.Join(h.dir, fmt.Sprintf("out%d", i)), "--listen", fmt.Sprintf("127.0.0.1:%d", h.api[i]),
 		"--backend", "cpu", "--workers", "1", "--drain-timeout", "2s", "--evict-idle", "0",
 		"--cluster", "test", "--cluster-listen", h.addr(i), "--lease-ttl", "1s")
+	cmd.Args = append(cmd.Args, h.extra[i]...)
 	if h.etcd != "" {
 		cmd.Args = append(cmd.Args, "--cluster-provider", "etcd", "--etcd", h.etcd)
 	} else {
@@ -239,6 +242,8 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 		t.Skip("builds cuzk and runs three daemons")
 	}
 	h := newClusterHarness(t, 3)
+	tracePath := filepath.Join(h.dir, "owner-trace.json")
+	h.extra = map[int][]string{0: {"--trace", tracePath}}
 	for i := range 3 {
 		h.start(i)
 	}
@@ -294,8 +299,14 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 			t.Errorf("owner: not 30 results recorded in its metrics:\n%s", text)
 		}
 	}
+	// The owner's trace has the partitions on every member's device.
+	h.procs[0].Process.Signal(os.Interrupt)
+	if err := h.procs[0].Wait(); err != nil {
+		t.Fatalf("owner stopped with %v", err)
+	}
+	h.procs[0] = nil
+	checkClusterTrace(t, tracePath, []string{h.addr(0), h.addr(1), h.addr(2)})
 	// The owner's store says where each partition ran.
-	h.kill(0)
 	out, err := exec.Command(h.bin, "job", "show", id, "--store", filepath.Join(h.dir, "store0")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("job show: %v\n%s", err, out)
@@ -422,4 +433,46 @@ func TestClusterOverEtcd(t *testing.T) {
 	got := h.await(ctx, 0, id)
 	per := h.check(got, seed, 12)
 	t.Logf("12 partitions over 3 members found through etcd, member 1 killed: proved per member %v, %d attempts", per, got.Job.Attempts)
+}
+
+// checkClusterTrace asserts that the trace at path is JSON with a process of
+// stage spans for device 0 of every member.
+func checkClusterTrace(t *testing.T, path string, members []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Pid  int            `json:"pid"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("trace: %v", err)
+	}
+	names := map[int]string{}
+	computes := map[int]int{}
+	for _, e := range doc.TraceEvents {
+		if e.Name == "process_name" {
+			names[e.Pid], _ = e.Args["name"].(string)
+		}
+		if e.Ph == "X" && e.Name == "compute" {
+			computes[e.Pid]++
+		}
+	}
+	for _, m := range members {
+		found := false
+		for pid, name := range names {
+			if name == "member "+m+" device 0" && computes[pid] > 0 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("trace: no compute spans of member %s device 0; processes %v", m, names)
+		}
+	}
 }

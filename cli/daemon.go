@@ -27,7 +27,8 @@ import (
 
 func daemonFlags() []cli.Flag {
 	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "key-tier": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true}
+		"devices": true, "vram-limit": true, "key-tier": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
+		"trace": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
 		if keep[f.Names()[0]] {
@@ -130,16 +131,26 @@ func daemon(c *cli.Context) error {
 	// The API server observes the actors (for WatchJob) but is made after
 	// the service it serves.
 	var events service.Relay
-	node, err := clusterNode(c, len(devices), m.Registry())
+	obs := actors.Observers{m, daemonLog{}, &events}
+	tw, closeTrace, err := daemonTrace(c)
+	if err != nil {
+		return err
+	}
+	defer closeTrace()
+	if tw != nil {
+		obs = append(obs, tw)
+	}
+	node, err := clusterNode(c, len(devices), m.Registry(), tw)
 	if err != nil {
 		return err
 	}
 	var dist runner.Distributor
 	if node != nil {
 		dist = node
+		obs = append(obs, node)
 	}
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
-		Observer: actors.Observers{m, daemonLog{}, &events}, Seed: uint64(time.Now().UnixNano()),
+		Observer: obs, Seed: uint64(time.Now().UnixNano()),
 		Preload: func(k *prover.Keys) error {
 			err := preloadKeys(backend, k, cfg.WorkersPerDevice*len(devices))
 			reportKeys(backend, m)

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/cluster"
+	"github.com/cuzk/cuzk/trace"
 )
 
 // clusterFlags are the daemon's flags for joining a cluster (docs/cluster.md).
@@ -25,7 +28,7 @@ func clusterFlags() []cli.Flag {
 
 // clusterNode makes the node the daemon's flags ask for; nil without
 // --cluster.
-func clusterNode(c *cli.Context, devices int, reg prometheus.Registerer) (*cluster.Node, error) {
+func clusterNode(c *cli.Context, devices int, reg prometheus.Registerer, tw *trace.Writer) (*cluster.Node, error) {
 	if c.String("cluster") == "" {
 		return nil, nil
 	}
@@ -41,7 +44,31 @@ func clusterNode(c *cli.Context, devices int, reg prometheus.Registerer) (*clust
 	if err != nil {
 		return nil, fmt.Errorf("--cluster: %w", err)
 	}
+	if tw != nil {
+		n.SetTrace(tw)
+	}
 	return n, nil
+}
+
+// daemonTrace opens --trace: the Chrome trace of the daemon's actors and,
+// in a cluster, of its jobs' partitions on every member. It is complete
+// once the daemon stops cleanly (SIGINT, SIGTERM).
+func daemonTrace(c *cli.Context) (*trace.Writer, func(), error) {
+	path := c.String("trace")
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	tw := trace.New(f)
+	return tw, func() {
+		if err := tw.Close(); err != nil {
+			slog.Error("trace", "file", path, "err", err)
+		}
+		f.Close()
+	}, nil
 }
 
 func splitList(s string) []string {

@@ -347,6 +347,7 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 	default:
 		s.m.results.WithLabelValues("recorded").Inc()
 		ack.Recorded = true
+		s.trace(r)
 		pl := store.Placement{Job: p.Job, Index: p.Partition, Lease: r.LeaseId, Member: r.Member,
 			Device: int(r.Device), Worker: int(r.Worker), Proved: true}
 		if err := s.st.SetPlacement(pl); err != nil {
@@ -442,6 +443,7 @@ func (s *nodeState) take(ctx actor.Context, l *cuzkv1.ClusterLease) *cuzkv1.Clus
 	go func() {
 		res := prove(runCtx, s.svc, s.st, s.n.opt.Keys, l)
 		res.Member = me
+		res.Spans = s.n.takeSpans(leaseJobID(l.LeaseId))
 		s.n.system.Root.Send(self, provedMsg{result: res})
 	}()
 	reply.Accepted = true
@@ -494,4 +496,18 @@ func checkLease(l *cuzkv1.ClusterLease) error {
 func (s *nodeState) gauges() {
 	s.m.members.Set(float64(len(s.leases.Members())))
 	s.m.live.Set(float64(len(s.leases.live)))
+}
+
+// trace writes the stages of a recorded proof on its member's device.
+func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
+	t := s.n.opt.Trace
+	if t == nil {
+		return
+	}
+	p := fmt.Sprintf("%s/%d", r.JobId, r.Partition)
+	for _, sp := range r.Spans {
+		ts := time.Unix(0, sp.StartUnixNs).Sub(s.n.began)
+		t.Span(fmt.Sprintf("member %s device %d", r.Member, sp.Device), fmt.Sprintf("worker %d", sp.Worker), sp.Stage,
+			ts, time.Duration(sp.TookNs), "partition", p, "lease", r.LeaseId)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/labstack/echo"
 
+	"github.com/cuzk/cuzk/actors"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
 )
@@ -46,6 +49,10 @@ type Node struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
+	began   time.Time // the trace's zero
+	// spans are the stages of the lease jobs this member runs, from the
+	// actors' events, until their results take them.
+	spans map[string][]*cuzkv1.ClusterSpan
 }
 
 // New checks opt and returns a node that has not joined yet.
@@ -58,8 +65,13 @@ func New(opt Options) (*Node, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("cluster: epoch: %w", err)
 	}
-	return &Node{opt: opt, epoch: hex.EncodeToString(b[:]), stop: make(chan struct{})}, nil
+	return &Node{opt: opt, epoch: hex.EncodeToString(b[:]), stop: make(chan struct{}), began: time.Now(),
+		spans: map[string][]*cuzkv1.ClusterSpan{}}, nil
 }
+
+// SetTrace makes t the trace of this member's jobs (Options.Trace); call it
+// before Start.
+func (n *Node) SetTrace(t Tracer) { n.opt.Trace = t }
 
 // Address is this member's address (host:port of its actor system), once
 // started.
@@ -267,4 +279,28 @@ func (f *topologyForwarder) attach(pid *actor.PID) {
 		f.root.Send(pid, t)
 	}
 	f.held = nil
+}
+
+// Observe implements actors.Observer: the daemon gives the node its
+// actors' events, from which the stages of the leases it runs are kept
+// (with their wall-clock start) for the results that go to their owners.
+func (n *Node) Observe(e actors.Event) {
+	if e.Kind != actors.EvStageEnd || e.Err != "" || !strings.HasPrefix(e.Partition.Job, leaseJobPrefix) {
+		return
+	}
+	// The event comes as the stage ends: it began Took before now.
+	start := time.Now().Add(-e.Took)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.spans[e.Partition.Job] = append(n.spans[e.Partition.Job], &cuzkv1.ClusterSpan{Stage: e.Stage.String(),
+		StartUnixNs: start.UnixNano(), TookNs: int64(e.Took), Device: int32(e.Device), Worker: int32(e.Worker)})
+}
+
+// takeSpans returns and forgets the spans of lease job id.
+func (n *Node) takeSpans(id string) []*cuzkv1.ClusterSpan {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.spans[id]
+	delete(n.spans, id)
+	return out
 }

@@ -72,6 +72,16 @@ type Options struct {
 	// Registry, if not nil, gets the cluster's metrics (the daemon's
 	// /metrics registry).
 	Registry prometheus.Registerer
+	// Trace, if not nil, gets the stages of every partition of this
+	// member's jobs as they ran on their members: one process per member
+	// and device, one thread per worker (trace.Writer.Span).
+	Trace Tracer
+}
+
+// Tracer takes the spans of a trace that spans members; *trace.Writer is
+// one.
+type Tracer interface {
+	Span(process, thread, name string, ts, dur time.Duration, args ...any)
 }
 
 func (o Options) withDefaults() Options {

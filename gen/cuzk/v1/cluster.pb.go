@@ -435,7 +435,9 @@ type ClusterResult struct {
 	Public    []byte                 `protobuf:"bytes,8,opt,name=public,proto3" json:"public,omitempty"`
 	Error     string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
 	// stage_us: each stage's time on the member, in microseconds.
-	StageUs       map[string]int64 `protobuf:"bytes,10,rep,name=stage_us,json=stageUs,proto3" json:"stage_us,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	StageUs map[string]int64 `protobuf:"bytes,10,rep,name=stage_us,json=stageUs,proto3" json:"stage_us,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// spans: the stages as they ran on the member, for the owner's trace.
+	Spans         []*ClusterSpan `protobuf:"bytes,11,rep,name=spans,proto3" json:"spans,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -540,6 +542,91 @@ func (x *ClusterResult) GetStageUs() map[string]int64 {
 	return nil
 }
 
+func (x *ClusterResult) GetSpans() []*ClusterSpan {
+	if x != nil {
+		return x.Spans
+	}
+	return nil
+}
+
+// ClusterSpan is one stage of a leased partition on its member.
+type ClusterSpan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Stage string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	// start_unix_ns: when it began, by the member's clock.
+	StartUnixNs   int64 `protobuf:"varint,2,opt,name=start_unix_ns,json=startUnixNs,proto3" json:"start_unix_ns,omitempty"`
+	TookNs        int64 `protobuf:"varint,3,opt,name=took_ns,json=tookNs,proto3" json:"took_ns,omitempty"`
+	Device        int32 `protobuf:"varint,4,opt,name=device,proto3" json:"device,omitempty"`
+	Worker        int32 `protobuf:"varint,5,opt,name=worker,proto3" json:"worker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterSpan) Reset() {
+	*x = ClusterSpan{}
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSpan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSpan) ProtoMessage() {}
+
+func (x *ClusterSpan) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSpan.ProtoReflect.Descriptor instead.
+func (*ClusterSpan) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ClusterSpan) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *ClusterSpan) GetStartUnixNs() int64 {
+	if x != nil {
+		return x.StartUnixNs
+	}
+	return 0
+}
+
+func (x *ClusterSpan) GetTookNs() int64 {
+	if x != nil {
+		return x.TookNs
+	}
+	return 0
+}
+
+func (x *ClusterSpan) GetDevice() int32 {
+	if x != nil {
+		return x.Device
+	}
+	return 0
+}
+
+func (x *ClusterSpan) GetWorker() int32 {
+	if x != nil {
+		return x.Worker
+	}
+	return 0
+}
+
 // ClusterResultAck is the owner's answer to ClusterResult: recorded (synced
 // in its store), or dropped with the reason (the partition was proved
 // already, the lease is unknown).
@@ -554,7 +641,7 @@ type ClusterResultAck struct {
 
 func (x *ClusterResultAck) Reset() {
 	*x = ClusterResultAck{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +653,7 @@ func (x *ClusterResultAck) String() string {
 func (*ClusterResultAck) ProtoMessage() {}
 
 func (x *ClusterResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +666,7 @@ func (x *ClusterResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterResultAck.ProtoReflect.Descriptor instead.
 func (*ClusterResultAck) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ClusterResultAck) GetLeaseId() string {
@@ -634,7 +721,7 @@ const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x1b\n" +
 	"\tlease_ids\x18\x02 \x03(\tR\bleaseIds\"1\n" +
 	"\x15ClusterHeartbeatReply\x12\x18\n" +
-	"\arevoked\x18\x01 \x03(\tR\arevoked\"\xe7\x02\n" +
+	"\arevoked\x18\x01 \x03(\tR\arevoked\"\x93\x03\n" +
 	"\rClusterResult\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1c\n" +
@@ -646,10 +733,17 @@ const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\x06public\x18\b \x01(\fR\x06public\x12\x14\n" +
 	"\x05error\x18\t \x01(\tR\x05error\x12>\n" +
 	"\bstage_us\x18\n" +
-	" \x03(\v2#.cuzk.v1.ClusterResult.StageUsEntryR\astageUs\x1a:\n" +
+	" \x03(\v2#.cuzk.v1.ClusterResult.StageUsEntryR\astageUs\x12*\n" +
+	"\x05spans\x18\v \x03(\v2\x14.cuzk.v1.ClusterSpanR\x05spans\x1a:\n" +
 	"\fStageUsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"a\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x90\x01\n" +
+	"\vClusterSpan\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\"\n" +
+	"\rstart_unix_ns\x18\x02 \x01(\x03R\vstartUnixNs\x12\x17\n" +
+	"\atook_ns\x18\x03 \x01(\x03R\x06tookNs\x12\x16\n" +
+	"\x06device\x18\x04 \x01(\x05R\x06device\x12\x16\n" +
+	"\x06worker\x18\x05 \x01(\x05R\x06worker\"a\n" +
 	"\x10ClusterResultAck\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x1a\n" +
 	"\brecorded\x18\x02 \x01(\bR\brecorded\x12\x16\n" +
@@ -667,7 +761,7 @@ func file_cuzk_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_cuzk_v1_cluster_proto_rawDescData
 }
 
-var file_cuzk_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_cuzk_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_cuzk_v1_cluster_proto_goTypes = []any{
 	(*ClusterHello)(nil),          // 0: cuzk.v1.ClusterHello
 	(*ClusterMemberInfo)(nil),     // 1: cuzk.v1.ClusterMemberInfo
@@ -676,16 +770,18 @@ var file_cuzk_v1_cluster_proto_goTypes = []any{
 	(*ClusterHeartbeat)(nil),      // 4: cuzk.v1.ClusterHeartbeat
 	(*ClusterHeartbeatReply)(nil), // 5: cuzk.v1.ClusterHeartbeatReply
 	(*ClusterResult)(nil),         // 6: cuzk.v1.ClusterResult
-	(*ClusterResultAck)(nil),      // 7: cuzk.v1.ClusterResultAck
-	nil,                           // 8: cuzk.v1.ClusterResult.StageUsEntry
+	(*ClusterSpan)(nil),           // 7: cuzk.v1.ClusterSpan
+	(*ClusterResultAck)(nil),      // 8: cuzk.v1.ClusterResultAck
+	nil,                           // 9: cuzk.v1.ClusterResult.StageUsEntry
 }
 var file_cuzk_v1_cluster_proto_depIdxs = []int32{
-	8, // 0: cuzk.v1.ClusterResult.stage_us:type_name -> cuzk.v1.ClusterResult.StageUsEntry
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	9, // 0: cuzk.v1.ClusterResult.stage_us:type_name -> cuzk.v1.ClusterResult.StageUsEntry
+	7, // 1: cuzk.v1.ClusterResult.spans:type_name -> cuzk.v1.ClusterSpan
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_cluster_proto_init() }
@@ -699,7 +795,7 @@ func file_cuzk_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_cluster_proto_rawDesc), len(file_cuzk_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
