@@ -433,6 +433,32 @@ func TestClusterOverEtcd(t *testing.T) {
 	got := h.await(ctx, 0, id)
 	per := h.check(got, seed, 12)
 	t.Logf("12 partitions over 3 members found through etcd, member 1 killed: proved per member %v, %d attempts", per, got.Job.Attempts)
+
+	// A job cancelled on its owner mid-way: its proved partitions stay,
+	// the others are cancelled, and nothing more is leased.
+	id = h.submit(ctx, 0, "cancel", []byte("cancel"), 30)
+	for {
+		js, err := h.job(ctx, 0, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if js.Proved > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := h.client(0).CancelProof(ctx, connect.NewRequest(&cuzkv1.CancelProofRequest{JobId: id})); err != nil {
+		t.Fatal(err)
+	}
+	got = h.await(ctx, 0, id)
+	if got.Job.State != cuzkv1.JobState_JOB_STATE_CANCELLED || got.Job.Proved == 0 || got.Job.Proved == 30 {
+		t.Fatalf("cancelled job: state %s with %d proved, want cancelled with some proved", got.Job.State, got.Job.Proved)
+	}
+	proved := got.Job.Proved
+	time.Sleep(1500 * time.Millisecond)
+	if js, err := h.job(ctx, 0, id); err != nil || js.Proved != proved {
+		t.Fatalf("after the cancel: %v proved (was %d), %v", js.GetProved(), proved, err)
+	}
 }
 
 // checkClusterTrace asserts that the trace at path is JSON with a process of

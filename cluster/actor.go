@@ -25,8 +25,13 @@ type (
 	distributeMsg struct{ sub runner.Submission }
 	cancelMsg     struct{ id string }
 	statusMsg     struct{}
-	// provedMsg: a leased partition this member ran has ended.
-	provedMsg struct{ result *cuzkv1.ClusterResult }
+	// provedMsg: a leased partition this member ran has ended; abandoned
+	// when this member's service stopped under it (its owner's lease
+	// expires: no failure is reported against the partition).
+	provedMsg struct {
+		result    *cuzkv1.ClusterResult
+		abandoned bool
+	}
 )
 
 // Status is what a node knows of the cluster.
@@ -126,6 +131,10 @@ func (s *nodeState) Receive(ctx actor.Context) {
 			delete(s.running, m.LeaseId)
 		}
 	case provedMsg:
+		if m.abandoned {
+			delete(s.running, m.result.LeaseId)
+			return
+		}
 		if r := s.running[m.result.LeaseId]; r != nil {
 			outcome := "proved"
 			if m.result.Error != "" {
@@ -441,10 +450,10 @@ func (s *nodeState) take(ctx actor.Context, l *cuzkv1.ClusterLease) *cuzkv1.Clus
 	s.running[l.LeaseId] = &leaseRun{lease: l, cancel: cancel}
 	self, me := ctx.Self(), s.self()
 	go func() {
-		res := prove(runCtx, s.svc, s.st, s.n.opt.Keys, l)
+		res, err := prove(runCtx, s.svc, s.st, s.n.opt.Keys, l)
 		res.Member = me
 		res.Spans = s.n.takeSpans(leaseJobID(l.LeaseId))
-		s.n.system.Root.Send(self, provedMsg{result: res})
+		s.n.system.Root.Send(self, provedMsg{result: res, abandoned: errors.Is(err, runner.ErrClosed)})
 	}()
 	reply.Accepted = true
 	return reply

@@ -27,11 +27,12 @@ func leaseJobID(lease string) string { return leaseJobPrefix + lease }
 // job's seed as the owner would make it, and the partition is proved as a
 // one-partition job of this member's own (its witness held in memory, so
 // that no resume of this member takes it up: the owner leases it again).
-func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot string, l *cuzkv1.ClusterLease) *cuzkv1.ClusterResult {
+// A failure is in the result's Error and returned.
+func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot string, l *cuzkv1.ClusterLease) (*cuzkv1.ClusterResult, error) {
 	res := &cuzkv1.ClusterResult{LeaseId: l.LeaseId, JobId: l.JobId, Partition: l.Partition, Device: -1, Worker: -1}
-	fail := func(err error) *cuzkv1.ClusterResult {
+	fail := func(err error) (*cuzkv1.ClusterResult, error) {
 		res.Error = err.Error()
-		return res
+		return res, err
 	}
 	circ, err := circuits.Lookup(l.Circuit)
 	if err != nil {
@@ -81,7 +82,7 @@ func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot st
 			res.StageUs[stage] = int64(ms * 1000)
 		}
 	}
-	return res
+	return res, nil
 }
 
 // cancelStaleLeases records cancelled the lease jobs an earlier run of this
