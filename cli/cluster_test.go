@@ -361,9 +361,33 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := h.await(ctx, 0, id)
-			p.Signal(syscall.SIGCONT)
 			per := h.check(got, seed, n)
 			t.Logf("round %d: member %d cut off: proved per member %v, %d attempts", round, victim, per, got.Job.Attempts)
+			// Cut off long enough for the others to see it leave, it
+			// finds itself excluded once back, and exits; started
+			// again, it joins as a new member and takes leases.
+			time.Sleep(5 * time.Second)
+			p.Signal(syscall.SIGCONT)
+			exited := make(chan error, 1)
+			go func() { exited <- h.procs[victim].Wait() }()
+			select {
+			case err := <-exited:
+				if err == nil || !strings.Contains(h.logs[victim].String(), "cluster: excluded") {
+					t.Fatalf("member %d exited with %v and without saying it was excluded", victim, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("member %d did not find itself excluded", victim)
+			}
+			h.procs[victim] = nil
+			h.start(victim)
+			h.waitMembers(0)
+			seed := fmt.Appendf(nil, "healed-%d", round)
+			got = h.await(ctx, 0, h.submit(ctx, 0, fmt.Sprintf("healed-%d", round), seed, 30))
+			per = h.check(got, seed, 30)
+			if per[h.addr(victim)] == 0 {
+				t.Fatalf("member %d proved nothing after it came back: %v", victim, per)
+			}
+			t.Logf("after: member %d back: proved per member %v", victim, per)
 			continue
 		default:
 			h.kill(victim)

@@ -227,8 +227,17 @@ func daemon(c *cli.Context) error {
 	served = true
 	slog.Info("serving", "addr", ln.URL(), "store", st.Dir(), "backend", backend.Name(), "design", cfg.Design, "auth", len(token) > 0)
 
+	// A member the cluster no longer takes stops as on a signal, then
+	// exits with the reason: started again, it joins as a new member.
+	var excluded <-chan struct{}
+	var stopErr error
+	if node != nil {
+		excluded = node.Excluded()
+	}
 	select {
 	case <-ctx.Done():
+	case <-excluded:
+		stopErr = node.Err()
 	case err := <-serveErr:
 		svc.Close(context.Background())
 		api.Close(context.Background())
@@ -259,7 +268,7 @@ func daemon(c *cli.Context) error {
 			slog.Info("left for the next start", "job", id, "left", js.Pending, "partitions", js.NumPartitions)
 		}
 	}
-	return nil
+	return stopErr
 }
 
 // daemonSetup makes key sets for StartSetup as cuzk setup does (--keygen

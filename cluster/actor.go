@@ -58,6 +58,11 @@ type nodeState struct {
 	jobs    map[string]runner.Submission
 	members map[string]string // up member address -> its member id
 	asked   map[string]bool   // hello sent, no answer yet
+	// heard is when each member last answered a hello: every member is
+	// asked each heartbeat, so silence says what the provider may not
+	// (see tick).
+	heard map[string]time.Time
+	since time.Time // when this node started
 
 	// Member side.
 	running map[string]*leaseRun // by lease id
@@ -69,11 +74,13 @@ type leaseRun struct {
 	cancel context.CancelFunc
 	result *cuzkv1.ClusterResult // set once proved (or failed)
 	sentAt time.Time             // when the result was first sent
+	lastAt time.Time             // when it was last sent
 }
 
 func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics) *nodeState {
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
+		heard: map[string]time.Time{}, since: time.Now(),
 		running: map[string]*leaseRun{}}
 }
 
@@ -98,6 +105,9 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Owner side.
 	case *cuzkv1.ClusterMemberInfo:
+		if _, up := s.members[m.Member]; up {
+			s.heard[m.Member] = time.Now()
+		}
 		if _, up := s.members[m.Member]; up && s.asked[m.Member] {
 			delete(s.asked, m.Member)
 			slog.Info("cluster: member up", "member", m.Member, "slots", m.Slots)
@@ -170,6 +180,7 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 		if _, up := s.members[addr]; !up {
 			s.members[addr] = m.Id
 			s.asked[addr] = true
+			s.heard[addr] = time.Now()
 			ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
 		}
 	}
@@ -191,6 +202,7 @@ func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 	}
 	delete(s.members, addr)
 	delete(s.asked, addr)
+	delete(s.heard, addr)
 	ended := s.leases.MemberDown(addr)
 	if len(ended) > 0 {
 		slog.Warn("cluster: member left; its leases end", "member", addr, "leases", len(ended))
@@ -212,10 +224,7 @@ func (s *nodeState) tick(ctx actor.Context) {
 		s.suspect(a.Member)
 	}
 	s.assign(ctx)
-	// Members that did not answer hello are asked again.
-	for addr := range s.asked {
-		ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
-	}
+	s.liveness(ctx, now)
 	byOwner := map[string][]string{}
 	for id, r := range s.running {
 		byOwner[r.lease.Owner] = append(byOwner[r.lease.Owner], id)
@@ -225,7 +234,9 @@ func (s *nodeState) tick(ctx actor.Context) {
 				delete(s.running, id)
 				continue
 			}
-			s.sendResult(ctx, r)
+			if now.Sub(r.lastAt) >= s.n.opt.Heartbeat {
+				s.sendResult(ctx, r)
+			}
 		}
 	}
 	for owner, ids := range byOwner {
@@ -332,7 +343,10 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 		return ack
 	}
 	p := actors.PartitionID{Job: r.JobId, Partition: int(r.Partition)}
-	if err := s.leases.Accept(r.LeaseId, r.JobId, int(r.Partition)); err != nil {
+	if err := s.leases.Accept(r.LeaseId, r.JobId, int(r.Partition)); errors.Is(err, ErrRecorded) {
+		ack.Recorded = true // sent again before our acknowledgement arrived
+		return ack
+	} else if err != nil {
 		s.m.results.WithLabelValues("dropped").Inc()
 		slog.Info("cluster: result dropped", "lease", r.LeaseId, "member", r.Member, "reason", err)
 		ack.Reason = err.Error()
@@ -363,7 +377,7 @@ func (s *nodeState) result(ctx actor.Context, r *cuzkv1.ClusterResult) *cuzkv1.C
 			slog.Error("cluster: record where a partition was proved", "partition", p, "err", err)
 		}
 	}
-	revoke, done := s.leases.Proved(p.Job, p.Partition)
+	revoke, done := s.leases.Proved(p.Job, p.Partition, r.LeaseId)
 	s.revoke(ctx, revoke)
 	if done {
 		s.finish(p.Job)
@@ -481,6 +495,7 @@ func (s *nodeState) revoked(ids []string) {
 }
 
 func (s *nodeState) sendResult(ctx actor.Context, r *leaseRun) {
+	r.lastAt = time.Now()
 	ctx.Request(pidOf(r.lease.Owner), r.result)
 }
 
@@ -518,5 +533,37 @@ func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
 		ts := time.Unix(0, sp.StartUnixNs).Sub(s.n.began)
 		t.Span(fmt.Sprintf("member %s device %d", r.Member, sp.Device), fmt.Sprintf("worker %d", sp.Worker), sp.Stage,
 			ts, time.Duration(sp.TookNs), "partition", p, "lease", r.LeaseId)
+	}
+}
+
+// liveness asks every member for a hello each heartbeat. A member silent
+// for a lease TTL gets no more leases until it answers (its provider may
+// still list it: cut off from this host only). And when every other member
+// has been silent for three TTLs while the provider still lists them, it is
+// this member that is cut off for good: protoactor blocks the id of a
+// member it saw leave, and never lets it back under that id, so the node
+// reports itself excluded; the daemon then exits, to rejoin as a new
+// member when it is started again.
+func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
+	ttl := s.n.opt.LeaseTTL
+	others, silent := 0, 0
+	for addr := range s.members {
+		ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
+		if addr == s.self() {
+			continue
+		}
+		others++
+		quiet := now.Sub(s.heard[addr])
+		if quiet > ttl && !s.asked[addr] {
+			slog.Warn("cluster: member silent; no leases until it answers", "member", addr, "silent", quiet.Round(time.Millisecond))
+			s.suspect(addr)
+		}
+		if quiet > 3*ttl {
+			silent++
+		}
+	}
+	if others > 0 && silent == others && now.Sub(s.since) > 3*ttl {
+		s.n.exclude(fmt.Errorf("cluster %s: no other member (of %d listed) has answered for %s: this member was cut off and the cluster no longer takes it; restart it to rejoin",
+			s.n.opt.Name, others, 3*ttl))
 	}
 }

@@ -19,6 +19,9 @@ var (
 	// ErrUnknownJob: the owner is not proving that job (it ended or was
 	// cancelled).
 	ErrUnknownJob = errors.New("job not distributed by this owner")
+	// ErrRecorded: the proof of that lease is recorded already: its
+	// member sent it again before the acknowledgement reached it.
+	ErrRecorded = errors.New("proof of this lease recorded already")
 )
 
 // Lease is one partition of an owned job handed to one member.
@@ -60,6 +63,7 @@ type ownedJob struct {
 	id        string
 	queue     []int
 	proved    map[int]bool
+	provedBy  map[int]string // the lease whose proof was recorded
 	failures  map[int]int
 	issued    map[int]map[string]bool // every lease id issued for a partition
 	leased    map[int]string          // the live lease of a partition
@@ -98,7 +102,7 @@ func (l *Leases) AddJob(id string, n int, pending []int, adopt []Lease, now time
 			pending[i] = i
 		}
 	}
-	j := &ownedJob{id: id, proved: map[int]bool{}, failures: map[int]int{}, issued: map[int]map[string]bool{},
+	j := &ownedJob{id: id, proved: map[int]bool{}, provedBy: map[int]string{}, failures: map[int]int{}, issued: map[int]map[string]bool{},
 		leased: map[int]string{}, remaining: len(pending)}
 	isPending := map[int]bool{}
 	for _, p := range pending {
@@ -333,6 +337,8 @@ func (l *Leases) Accept(id, job string, p int) error {
 	switch {
 	case j == nil:
 		return fmt.Errorf("proof of %s/%d: %w", job, p, ErrUnknownJob)
+	case j.proved[p] && j.provedBy[p] == id:
+		return fmt.Errorf("proof of %s/%d from lease %s: %w", job, p, id, ErrRecorded)
 	case j.proved[p]:
 		return fmt.Errorf("proof of %s/%d from lease %s: %w", job, p, id, ErrProved)
 	case !j.issued[p][id]:
@@ -341,15 +347,16 @@ func (l *Leases) Accept(id, job string, p int) error {
 	return nil
 }
 
-// Proved says partition p of job is recorded proved. It returns the live
-// leases of that partition to revoke (another member still running it)
-// and whether the job has no partition left.
-func (l *Leases) Proved(job string, p int) (revoke []Lease, done bool) {
+// Proved says partition p of job is recorded proved, with the proof of
+// lease id. It returns the live leases of that partition to revoke
+// (another member still running it) and whether the job has no partition
+// left.
+func (l *Leases) Proved(job string, p int, id string) (revoke []Lease, done bool) {
 	j := l.jobs[job]
 	if j == nil || j.proved[p] {
 		return nil, false
 	}
-	j.proved[p] = true
+	j.proved[p], j.provedBy[p] = true, id
 	j.remaining--
 	for i, q := range j.queue {
 		if q == p {

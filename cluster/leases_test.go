@@ -78,7 +78,7 @@ func TestExpiryRequeuesAndLateProofIsDropped(t *testing.T) {
 			if err := l.Accept(a.ID, "j", a.Partition); err != nil {
 				t.Fatal(err)
 			}
-			l.Proved("j", a.Partition)
+			l.Proved("j", a.Partition, a.ID)
 		}
 	}
 	again := l.Assign(t0.Add(1200 * time.Millisecond))
@@ -88,11 +88,14 @@ func TestExpiryRequeuesAndLateProofIsDropped(t *testing.T) {
 	if err := l.Accept(again[0].ID, "j", onB.Partition); err != nil {
 		t.Fatal(err)
 	}
-	if _, done := l.Proved("j", onB.Partition); !done {
+	if _, done := l.Proved("j", onB.Partition, again[0].ID); !done {
 		t.Fatal("job not done with both partitions proved")
 	}
 	if err := l.Accept(onB.ID, "j", onB.Partition); !errors.Is(err, ErrProved) {
 		t.Fatalf("late proof from the expired lease: %v, want ErrProved", err)
+	}
+	if err := l.Accept(again[0].ID, "j", onB.Partition); !errors.Is(err, ErrRecorded) {
+		t.Fatalf("the recorded proof sent again: %v, want ErrRecorded", err)
 	}
 	// Its heartbeat is answered with a revocation.
 	if r := l.Heartbeat("b", []string{onB.ID}, t0.Add(2*time.Second)); len(r) != 1 || r[0] != onB.ID {
@@ -118,7 +121,7 @@ func TestExpiredLeaseProofFirstWins(t *testing.T) {
 	if err := l.Accept(old.ID, "j", 0); err != nil {
 		t.Fatalf("proof of the expired lease refused: %v", err)
 	}
-	revoke, done := l.Proved("j", 0)
+	revoke, done := l.Proved("j", 0, old.ID)
 	if !done || len(revoke) != 1 || revoke[0].ID != fresh.ID {
 		t.Fatalf("revoke %v done %v, want the new lease revoked and the job done", revoke, done)
 	}
@@ -220,7 +223,7 @@ func TestRandomFaultsProveEachPartitionOnce(t *testing.T) {
 				a := issued[r.IntN(len(issued))]
 				if l.Accept(a.ID, a.Job, a.Partition) == nil {
 					proved[a.Partition]++
-					l.Proved(a.Job, a.Partition)
+					l.Proved(a.Job, a.Partition, a.ID)
 				}
 			}
 			if err := l.Check(); err != nil {

@@ -53,6 +53,10 @@ type Node struct {
 	// spans are the stages of the lease jobs this member runs, from the
 	// actors' events, until their results take them.
 	spans map[string][]*cuzkv1.ClusterSpan
+	// excluded is closed, with why set, when the cluster no longer takes
+	// this member (see nodeState.liveness).
+	excluded chan struct{}
+	why      error
 }
 
 // New checks opt and returns a node that has not joined yet.
@@ -66,7 +70,7 @@ func New(opt Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: epoch: %w", err)
 	}
 	return &Node{opt: opt, epoch: hex.EncodeToString(b[:]), stop: make(chan struct{}), began: time.Now(),
-		spans: map[string][]*cuzkv1.ClusterSpan{}}, nil
+		spans: map[string][]*cuzkv1.ClusterSpan{}, excluded: make(chan struct{})}, nil
 }
 
 // SetTrace makes t the trace of this member's jobs (Options.Trace); call it
@@ -303,4 +307,27 @@ func (n *Node) takeSpans(id string) []*cuzkv1.ClusterSpan {
 	out := n.spans[id]
 	delete(n.spans, id)
 	return out
+}
+
+// Excluded is closed when the cluster no longer takes this member (it was
+// cut off long enough to be seen leaving); Err then says why. The daemon
+// exits: started again, it joins as a new member.
+func (n *Node) Excluded() <-chan struct{} { return n.excluded }
+
+// Err is why the node was excluded, or nil.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.why
+}
+
+func (n *Node) exclude(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.why != nil {
+		return
+	}
+	n.why = err
+	slog.Error("cluster: excluded", "err", err)
+	close(n.excluded)
 }

@@ -544,7 +544,7 @@ func (c *clusterSim) result(e *cev) int {
 	job.proved[w.lease.Partition] = true
 	c.rep.Proved++
 	c.lastEnd = c.now
-	_, done := owner.owner.Proved(w.lease.Job, w.lease.Partition)
+	_, done := owner.owner.Proved(w.lease.Job, w.lease.Partition, w.lease.ID)
 	if done {
 		owner.owner.Remove(w.lease.Job)
 		c.rep.Jobs++
