@@ -10,7 +10,8 @@ import (
 // quietLogger is protoactor's logger: warnings and errors only (its info
 // logs repeat at every topology poll), and without the static provider's
 // failed health checks, which repeat every poll while a member is down
-// (the cluster actor logs the member leaving once).
+// (the cluster actor logs the member leaving once), a joining member's
+// answer and the health server's stop.
 func quietLogger(system *actor.ActorSystem) *slog.Logger {
 	return slog.New(quietHandler{slog.Default().Handler()}).With("lib", "protoactor", "system", system.ID)
 }
@@ -20,6 +21,8 @@ type quietHandler struct{ slog.Handler }
 var repeated = map[string]bool{
 	"Bad connection to the node health status": true,
 	"Failure reaching nodes":                   true,
+	"Bad response from the node health status": true, // 503 while a member joins
+	"Automanaged server stopping..!":           true, // at every stop
 }
 
 func (h quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
