@@ -68,7 +68,10 @@ func (s *Server) GetStatus(ctx context.Context, _ *connect.Request[cuzkv1.GetSta
 		if j.InFlight > 0 {
 			if full, err := s.svc.Status(j.ID); err == nil {
 				for _, ps := range full.Partitions {
-					if ps.Running != nil {
+					// A cluster job's partition runs on a member's device
+					// (Member set, even this one's): this daemon's devices
+					// show the lease jobs that run on them instead.
+					if ps.Running != nil && ps.Running.Member == "" {
 						if onDevice[ps.Running.Device] == nil {
 							onDevice[ps.Running.Device] = map[string]bool{}
 						}
