@@ -60,7 +60,7 @@ type nodeState struct {
 	asked   map[string]bool   // hello sent, no answer yet
 	// heard is when each member last answered a hello: every member is
 	// asked each heartbeat, so silence says what the provider may not
-	// (see tick).
+	// (see liveness).
 	heard map[string]time.Time
 	since time.Time // when this node started
 
