@@ -393,15 +393,14 @@ func (s *Service) start(sub Submission) error {
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
 	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{},
-		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now()}
+		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now(), cluster: s.distributed(sub)}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
 	s.mu.Unlock()
 
 	s.journal.Expect(sub)
-	if s.distributed(sub) {
-		t.cluster = true
+	if t.cluster {
 		return s.distribute(sub, spec)
 	}
 	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses, sub.Inputs)
