@@ -254,6 +254,27 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 	defer cancel()
 	seed := []byte("spread")
 	id := h.submit(ctx, 0, "spread", seed, 30)
+	// GetStatus on the owner shows the job's partitions leased to members.
+	for {
+		resp, err := h.client(0).GetStatus(ctx, connect.NewRequest(&cuzkv1.GetStatusRequest{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := resp.Msg.Cluster
+		if cs == nil || cs.Name != "test" || cs.Member != h.addr(0) {
+			t.Fatalf("GetStatus cluster %v: want cluster test seen from %s", cs, h.addr(0))
+		}
+		leasedTo := 0
+		for _, m := range cs.Members {
+			if m.Leases > 0 && len(m.Jobs) == 1 && m.Jobs[0] == id {
+				leasedTo++
+			}
+		}
+		if leasedTo >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Kill member 2 once it has proved a partition and the job is not
 	// done: it was given work, and loses what it runs.
 	for {

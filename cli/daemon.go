@@ -162,7 +162,7 @@ func daemon(c *cli.Context) error {
 	api, err := service.New(service.Options{Service: svc, Store: st, Backend: backend, Devices: devices, Design: cfg.Design,
 		Metrics: m, Keys: c.String("keys"), Out: c.String("out"), Token: token, Version: Version,
 		Setup:        daemonSetup(c, c.App.ErrWriter),
-		EvictDevices: evictDeviceKeys(backend, m), KeyTier: keyTier(backend)})
+		EvictDevices: evictDeviceKeys(backend, m), KeyTier: keyTier(backend), Cluster: clusterStatus(node)})
 	if err != nil {
 		svc.Close(context.Background())
 		return err

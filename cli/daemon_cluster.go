@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/cluster"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/trace"
 )
 
@@ -79,4 +80,12 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// clusterStatus is GetStatus's view of the cluster; nil without one.
+func clusterStatus(n *cluster.Node) func() (*cuzkv1.ClusterStatus, error) {
+	if n == nil {
+		return nil
+	}
+	return n.ClusterStatus
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -330,4 +331,40 @@ func (n *Node) exclude(err error) {
 	n.why = err
 	slog.Error("cluster: excluded", "err", err)
 	close(n.excluded)
+}
+
+// ClusterStatus is Status in the API's form (GetStatus).
+func (n *Node) ClusterStatus() (*cuzkv1.ClusterStatus, error) {
+	st, err := n.Status()
+	if err != nil {
+		return nil, err
+	}
+	out := &cuzkv1.ClusterStatus{Name: n.opt.Name, Member: st.Address, LeasesRunning: uint32(len(st.Running) - st.Unacked)}
+	by := map[string]*cuzkv1.ClusterMemberStatus{}
+	for _, m := range st.Members {
+		ms := &cuzkv1.ClusterMemberStatus{Member: m}
+		by[m] = ms
+		out.Members = append(out.Members, ms)
+	}
+	jobs := map[string]map[string]bool{}
+	for _, a := range st.Live {
+		ms := by[a.Member]
+		if ms == nil {
+			ms = &cuzkv1.ClusterMemberStatus{Member: a.Member}
+			by[a.Member] = ms
+			out.Members = append(out.Members, ms)
+		}
+		ms.Leases++
+		if jobs[a.Member] == nil {
+			jobs[a.Member] = map[string]bool{}
+		}
+		if !jobs[a.Member][a.Job] {
+			jobs[a.Member][a.Job] = true
+			ms.Jobs = append(ms.Jobs, a.Job)
+		}
+	}
+	for _, ms := range out.Members {
+		sort.Strings(ms.Jobs)
+	}
+	return out, nil
 }

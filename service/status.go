@@ -29,6 +29,13 @@ func (s *Server) GetStatus(ctx context.Context, _ *connect.Request[cuzkv1.GetSta
 	}
 	out := &cuzkv1.GetStatusResponse{Design: s.opt.Design, Version: s.opt.Version,
 		Uptime: durationpb.New(time.Since(s.started)), Totals: &cuzkv1.Totals{}}
+	if s.opt.Cluster != nil {
+		cs, err := s.opt.Cluster()
+		if err != nil {
+			return nil, connect.NewError(connect.CodeInternal, err)
+		}
+		out.Cluster = cs
+	}
 	if s.opt.Backend != nil {
 		out.Backend = s.opt.Backend.Name()
 	}
