@@ -28,14 +28,14 @@ import (
 func daemonFlags() []cli.Flag {
 	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
 		"devices": true, "vram-limit": true, "key-tier": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
-		"host-mem-limit": true, "synth-workers": true}
+		"host-mem-limit": true, "synth-workers": true, "trace": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
 		if keep[f.Names()[0]] {
 			out = append(out, f)
 		}
 	}
-	return append(out,
+	return append(append(out,
 		&cli.StringFlag{Name: "config", Usage: "read flags from this TOML file (keys are flag names, e.g. listen = \"unix:/run/cuzk.sock\"); flags given on the command line win; an unknown key is an error"},
 		&cli.StringFlag{Name: "store", Usage: "the store directory (required): unfinished jobs in it are resumed at start, new jobs recorded in it"},
 		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9820", Usage: "address of the API (gRPC, gRPC-Web, Connect and the /v1 JSON API on one port): host:port, or unix:PATH for a unix socket; off loopback it needs --auth-token-file"},
@@ -45,7 +45,7 @@ func daemonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: filepath.Join("build", "proofs"), Usage: "directory under which each new job's proofs go, in <out>/<job id>"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, how long to let running stages finish (more than 0)"},
 		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "free a key set when no job has used it this long: its device copy (GPU backend) and, once no running job holds it, its host memory (0: keep keys)"},
-	)
+	), clusterFlags()...)
 }
 
 func daemonCommand() *cli.Command {
@@ -131,8 +131,26 @@ func daemon(c *cli.Context) error {
 	// The API server observes the actors (for WatchJob) but is made after
 	// the service it serves.
 	var events service.Relay
-	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st,
-		Observer: actors.Observers{m, daemonLog{}, &events}, Seed: uint64(time.Now().UnixNano()),
+	obs := actors.Observers{m, daemonLog{}, &events}
+	tw, closeTrace, err := daemonTrace(c)
+	if err != nil {
+		return err
+	}
+	defer closeTrace()
+	if tw != nil {
+		obs = append(obs, tw)
+	}
+	node, err := clusterNode(c, len(devices), m.Registry(), tw)
+	if err != nil {
+		return err
+	}
+	var dist runner.Distributor
+	if node != nil {
+		dist = node
+		obs = append(obs, node)
+	}
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
+		Observer: obs, Seed: uint64(time.Now().UnixNano()),
 		Preload: func(k *prover.Keys) error {
 			err := preloadKeys(backend, k, inFlight(cfg, len(devices)))
 			reportKeys(backend, m)
@@ -144,7 +162,7 @@ func daemon(c *cli.Context) error {
 	api, err := service.New(service.Options{Service: svc, Store: st, Backend: backend, Devices: devices, Design: cfg.Design,
 		Metrics: m, Keys: c.String("keys"), Out: c.String("out"), Token: token, Version: Version,
 		Setup:        daemonSetup(c, c.App.ErrWriter),
-		EvictDevices: evictDeviceKeys(backend, m), KeyTier: keyTier(backend)})
+		EvictDevices: evictDeviceKeys(backend, m), KeyTier: keyTier(backend), Cluster: clusterStatus(node)})
 	if err != nil {
 		svc.Close(context.Background())
 		return err
@@ -175,6 +193,14 @@ func daemon(c *cli.Context) error {
 		}
 	}()
 
+	if node != nil {
+		// Joined before the resume: a resumed job's partitions are leased
+		// over the cluster.
+		if err := node.Start(svc, st); err != nil {
+			return err
+		}
+		defer node.Close()
+	}
 	resumed, err := svc.Resume()
 	for _, sub := range resumed {
 		slog.Info("resumed job", "job", sub.ID, "left", len(sub.Pending), "partitions", sub.Partitions)
@@ -201,8 +227,17 @@ func daemon(c *cli.Context) error {
 	served = true
 	slog.Info("serving", "addr", ln.URL(), "store", st.Dir(), "backend", backend.Name(), "design", cfg.Design, "auth", len(token) > 0)
 
+	// A member the cluster no longer takes stops as on a signal, then
+	// exits with the reason: started again, it joins as a new member.
+	var excluded <-chan struct{}
+	var stopErr error
+	if node != nil {
+		excluded = node.Excluded()
+	}
 	select {
 	case <-ctx.Done():
+	case <-excluded:
+		stopErr = node.Err()
 	case err := <-serveErr:
 		svc.Close(context.Background())
 		api.Close(context.Background())
@@ -233,7 +268,7 @@ func daemon(c *cli.Context) error {
 			slog.Info("left for the next start", "job", id, "left", js.Pending, "partitions", js.NumPartitions)
 		}
 	}
-	return nil
+	return stopErr
 }
 
 // daemonSetup makes key sets for StartSetup as cuzk setup does (--keygen

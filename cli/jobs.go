@@ -219,16 +219,41 @@ func showJob(w io.Writer, st *store.Store, id string) error {
 	if sum.KeyHash != "" {
 		fmt.Fprintf(w, "key hash %s\n", sum.KeyHash)
 	}
+	pls, err := st.Placements(id)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tSTATE\tATTEMPTS\tPROOF\tTIMINGS\tLAST ERROR")
+	header := "PARTITION\tSTATE\tATTEMPTS\tPROOF\tTIMINGS\tLAST ERROR"
+	if len(pls) > 0 {
+		header += "\tRAN ON"
+	}
+	fmt.Fprintln(tw, header)
 	for _, p := range parts {
 		proof := "-"
 		if p.State == store.Proved {
 			proof = fmt.Sprintf("%d B", len(p.Proof))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", p.Index, p.State, p.Attempts, proof, timings(p.Timings), p.LastError)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s", p.Index, p.State, p.Attempts, proof, timings(p.Timings), p.LastError)
+		if len(pls) > 0 {
+			fmt.Fprintf(tw, "\t%s", placementText(pls, p.Index))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// placementText says where a partition of a job proved over a cluster ran:
+// the member and its device, or the member it was last leased to.
+func placementText(pls map[int]store.Placement, idx int) string {
+	pl, ok := pls[idx]
+	switch {
+	case !ok:
+		return "-"
+	case pl.Proved:
+		return fmt.Sprintf("%s device %d worker %d", pl.Member, pl.Device, pl.Worker)
+	}
+	return fmt.Sprintf("leased to %s (%s)", pl.Member, pl.Lease)
 }
 
 // timings prints stage timings in the order of the stages.

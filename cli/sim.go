@@ -36,6 +36,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
 			&cli.StringFlag{Name: "timeline", Usage: "draw the virtual timeline as SVG to `FILE`"},
 			&cli.Float64Flag{Name: "timeline-until", Usage: "draw only the first `SECONDS` of the timeline (default: all of it)", Action: positiveFloat("timeline-until")},
+			&cli.StringFlag{Name: "cluster", Usage: "simulate a farm of hosts proving as one cluster (docs/cluster.md): embedded cluster scenario (" + strings.Join(sim.ClusterScenarioNames(), ", ") + ") or path; takes --seed and --json only"},
 		},
 		Action:      runSim,
 		Subcommands: []*cli.Command{simCalibrateCommand()},
@@ -122,6 +123,9 @@ func readMaybeGzip(path string) ([]byte, error) {
 }
 
 func runSim(c *cli.Context) error {
+	if c.IsSet("cluster") {
+		return runClusterSim(c)
+	}
 	if !c.IsSet("scenario") {
 		return fmt.Errorf("sim: --scenario is required (embedded: %s)", strings.Join(sim.ScenarioNames(), ", "))
 	}
@@ -209,4 +213,38 @@ func writeFile(path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("sim: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// runClusterSim runs a cluster scenario: one GPU measured on its host
+// scenario with the actors, then the farm on the cluster's lease tables.
+func runClusterSim(c *cli.Context) error {
+	for _, f := range []string{"scenario", "design", "workers", "vram-gib", "retry-backoff", "compare", "trace", "timeline", "timeline-until"} {
+		if c.IsSet(f) {
+			return fmt.Errorf("sim --cluster: --%s does not apply (the host scenario named in the cluster scenario sets the GPU)", f)
+		}
+	}
+	scn, err := sim.LoadClusterScenario(c.String("cluster"))
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	rate, workers, err := sim.MeasureGPURate(scn.Host)
+	if err != nil {
+		return err
+	}
+	rep, err := sim.RunCluster(scn, rate, workers, c.Uint64("seed"))
+	if err != nil {
+		return err
+	}
+	took := time.Since(began)
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	if err := rep.WriteText(c.App.Writer); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(c.App.Writer, "  ran in %.2f s\n", took.Seconds())
+	return err
 }

@@ -111,3 +111,22 @@ func TestSimCalibrate(t *testing.T) {
 		t.Errorf("sim without a scenario: %v", err)
 	}
 }
+
+// cuzk sim --cluster runs a farm and reports its throughput and lost work
+// as JSON; a flag of a one-host run is refused.
+func TestSimCluster(t *testing.T) {
+	out, err := runSimCLI(t, "--cluster", "farm-100x8", "--seed", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep sim.ClusterReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !rep.Complete || rep.Seed != 2 || rep.GPUs != 800 || rep.Throughput <= 0 || rep.Duplicates != 0 {
+		t.Fatalf("report %+v: want a complete run of 800 GPUs with seed 2 and no duplicate", rep)
+	}
+	if _, err := runSimCLI(t, "--cluster", "farm-100x8", "--design", "split"); err == nil || !strings.Contains(err.Error(), "--design") {
+		t.Fatalf("--cluster with --design: %v, want it refused", err)
+	}
+}

@@ -28,6 +28,9 @@ type JobRequest struct {
 	// in Go (package engine). They are not recorded: a job of inputs cannot
 	// be resumed by another process.
 	Inputs []witness.Witness
+	// Local runs the job on this service's devices even when it has a
+	// Cluster: a cluster member proving a partition leased to it.
+	Local bool
 }
 
 // Submission is a job request with what the store records beside it so that

@@ -65,6 +65,10 @@ type ServiceOptions struct {
 	// Randomness is the source of the proofs' blinding (r, s); nil is
 	// crypto/rand. Only tests set it: whoever knows it learns witnesses.
 	Randomness io.Reader
+	// Cluster, if not nil, proves the jobs of example circuits over the
+	// members of a cluster instead of on Devices alone (runner/cluster.go);
+	// jobs submitted with Local set still run here.
+	Cluster Distributor
 }
 
 // Service proves jobs submitted at any time, on actors started once, and
@@ -108,6 +112,7 @@ type tracked struct {
 	// events: the store's are recorded with the proof, before finalize ends.
 	took    map[int]map[string]time.Duration
 	ended   bool
+	cluster bool // proved over the cluster: its partitions are the Distributor's
 	keys    *prover.Keys
 	started time.Time
 	endedAt time.Time
@@ -119,6 +124,8 @@ type Running struct {
 	Stage  string `json:"stage"`
 	Device int    `json:"device"`
 	Worker int    `json:"worker"`
+	// Member is, in a cluster, the member whose device it is.
+	Member string `json:"member,omitempty"`
 }
 
 // PartitionStatus is one partition of a JobStatus: its durable state from the
@@ -391,13 +398,16 @@ func (s *Service) start(sub Submission) error {
 	// Tracked before the engine has it: EvJobDone may come before Submit
 	// returns (a resumed job with nothing left does at once).
 	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{},
-		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now()}
+		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now(), cluster: s.distributed(sub)}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
 	s.mu.Unlock()
 
 	s.journal.Expect(sub)
+	if t.cluster {
+		return s.distribute(sub, spec)
+	}
 	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses, sub.Inputs)
 	if err := s.engine.Submit(spec); err != nil {
 		s.mu.Lock()
@@ -457,6 +467,7 @@ func (s *Service) Status(id string) (JobStatus, error) {
 	if err != nil {
 		return JobStatus{}, err
 	}
+	placed := s.placements(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	js := s.statusLocked(sum)
@@ -482,6 +493,9 @@ func (s *Service) Status(id string) (JobStatus, error) {
 			if r, ok := t.ran[p.Index]; ok {
 				ps.Ran = &r
 			}
+		}
+		if r, ok := placed[p.Index]; ok && ps.Ran == nil {
+			ps.Ran = &r
 		}
 		js.Partitions = append(js.Partitions, ps)
 	}
@@ -617,6 +631,12 @@ func (s *Service) Cancel(id string) error {
 	s.mu.Unlock()
 	if closed {
 		return fmt.Errorf("cancel job %s: %w", id, ErrClosed)
+	}
+	if running && t.cluster {
+		if err := s.opt.Cluster.Cancel(id); err != nil {
+			return fmt.Errorf("cancel job %s: %w", id, err)
+		}
+		return nil
 	}
 	if running {
 		s.exec.Cancel(id)

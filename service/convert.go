@@ -44,6 +44,10 @@ func jobStatus(js runner.JobStatus, withParts bool) *cuzkv1.JobStatus {
 			LastError: p.LastError, StagesMs: p.StagesMS}
 		if p.Running != nil {
 			ps.Running, ps.Stage, ps.Device, ps.Worker = true, p.Running.Stage, int32(p.Running.Device), int32(p.Running.Worker)
+			ps.Member = p.Running.Member
+		} else if p.Ran != nil && p.Ran.Member != "" {
+			// In a cluster: where it ran, on which member.
+			ps.Device, ps.Worker, ps.Member = int32(p.Ran.Device), int32(p.Ran.Worker), p.Ran.Member
 		}
 		out.Partitions = append(out.Partitions, ps)
 	}

@@ -64,6 +64,9 @@ type Options struct {
 	// KeyTier says where a loaded key set's points live: "device",
 	// "pinned" or "host" (the GPU backend's plan). Nil or "": "host".
 	KeyTier func(*prover.Keys) string
+	// Cluster, when the daemon is a cluster member, returns its view of the
+	// cluster for GetStatus.
+	Cluster func() (*cuzkv1.ClusterStatus, error)
 }
 
 // Server implements cuzkv1connect.ProvingEngineHandler over a runner.Service.

@@ -29,6 +29,13 @@ func (s *Server) GetStatus(ctx context.Context, _ *connect.Request[cuzkv1.GetSta
 	}
 	out := &cuzkv1.GetStatusResponse{Design: s.opt.Design, Version: s.opt.Version,
 		Uptime: durationpb.New(time.Since(s.started)), Totals: &cuzkv1.Totals{}}
+	if s.opt.Cluster != nil {
+		cs, err := s.opt.Cluster()
+		if err != nil {
+			return nil, connect.NewError(connect.CodeInternal, err)
+		}
+		out.Cluster = cs
+	}
 	if s.opt.Backend != nil {
 		out.Backend = s.opt.Backend.Name()
 	}
@@ -68,7 +75,10 @@ func (s *Server) GetStatus(ctx context.Context, _ *connect.Request[cuzkv1.GetSta
 		if j.InFlight > 0 {
 			if full, err := s.svc.Status(j.ID); err == nil {
 				for _, ps := range full.Partitions {
-					if ps.Running != nil {
+					// A cluster job's partition runs on a member's device
+					// (Member set, even this one's): this daemon's devices
+					// show the lease jobs that run on them instead.
+					if ps.Running != nil && ps.Running.Member == "" {
 						if onDevice[ps.Running.Device] == nil {
 							onDevice[ps.Running.Device] = map[string]bool{}
 						}

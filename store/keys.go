@@ -15,6 +15,7 @@ import (
 //	j/<id>/in/seed                    job seed bytes
 //	j/<id>/in/witness                 job witness-input bytes
 //	j/<id>/p/<index:06d>              partition record
+//	j/<id>/pl/<index:06d>             placement: the partition's lease in a cluster (placement.go)
 //	i/created/<unixnano:020d>/<id>    empty: jobs in creation order
 //	i/unfinished/<id>                 empty: jobs with a partition not final
 //

@@ -56,6 +56,8 @@ type Writer struct {
 	named   map[[2]int]bool // (pid, tid) with a name written; tid -1 for the process
 	slots   map[int][]int   // device → budget slot → worker holding it (-1 free)
 	holding map[[2]int]int  // (device, worker) → budget slot
+	pids    map[string]int  // Span's processes by name
+	tids    map[[2]string]int
 }
 
 // New starts a trace on w.

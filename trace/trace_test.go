@@ -144,3 +144,49 @@ func TestTraceOfTheHostGate(t *testing.T) {
 		t.Errorf("tracks %v, synthesis slice %v, ledger counter %v:\n%s", names, slice, counter, a)
 	}
 }
+
+// Spans of named processes (a cluster's members and devices) get one pid
+// per name, named once, beside the devices' events.
+func TestSpanNamesProcesses(t *testing.T) {
+	var b bytes.Buffer
+	w := New(&b)
+	w.Span("member a:1 device 0", "worker 0", "compute", time.Millisecond, 2*time.Millisecond, "partition", "j/0")
+	w.Span("member b:1 device 0", "worker 0", "compute", time.Millisecond, 2*time.Millisecond, "partition", "j/1")
+	w.Span("member a:1 device 0", "worker 1", "finalize", 3*time.Millisecond, time.Millisecond, "partition", "j/2")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Pid  int            `json:"pid"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, b.String())
+	}
+	names := map[int]string{}
+	spans := map[int]int{}
+	for _, e := range doc.TraceEvents {
+		switch {
+		case e.Name == "process_name":
+			if _, dup := names[e.Pid]; dup {
+				t.Errorf("process %d named twice", e.Pid)
+			}
+			names[e.Pid] = e.Args["name"].(string)
+		case e.Ph == "X":
+			spans[e.Pid]++
+		}
+	}
+	if len(names) != 2 || len(spans) != 2 {
+		t.Fatalf("processes %v, spans per pid %v: want two named processes", names, spans)
+	}
+	for pid, n := range spans {
+		want := map[string]int{"member a:1 device 0": 2, "member b:1 device 0": 1}[names[pid]]
+		if n != want {
+			t.Errorf("process %q: %d spans, want %d", names[pid], n, want)
+		}
+	}
+}

@@ -850,11 +850,16 @@ type PartitionStatus struct {
 	Attempts  uint32             `protobuf:"varint,3,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	LastError string             `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	StagesMs  map[string]float64 `protobuf:"bytes,5,rep,name=stages_ms,json=stagesMs,proto3" json:"stages_ms,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// While in flight: the stage it is in, its device and worker.
-	Stage         string `protobuf:"bytes,6,opt,name=stage,proto3" json:"stage,omitempty"`
-	Device        int32  `protobuf:"varint,7,opt,name=device,proto3" json:"device,omitempty"`
-	Worker        int32  `protobuf:"varint,8,opt,name=worker,proto3" json:"worker,omitempty"`
-	Running       bool   `protobuf:"varint,9,opt,name=running,proto3" json:"running,omitempty"`
+	// While in flight: the stage it is in, its device and worker. In a
+	// cluster, device, worker and member also say where a partition not in
+	// flight last ran.
+	Stage   string `protobuf:"bytes,6,opt,name=stage,proto3" json:"stage,omitempty"`
+	Device  int32  `protobuf:"varint,7,opt,name=device,proto3" json:"device,omitempty"`
+	Worker  int32  `protobuf:"varint,8,opt,name=worker,proto3" json:"worker,omitempty"`
+	Running bool   `protobuf:"varint,9,opt,name=running,proto3" json:"running,omitempty"`
+	// member: in a cluster, the member (host:port of its actor system) that
+	// runs or ran the partition; device and worker are then that member's.
+	Member        string `protobuf:"bytes,10,opt,name=member,proto3" json:"member,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -950,6 +955,13 @@ func (x *PartitionStatus) GetRunning() bool {
 		return x.Running
 	}
 	return false
+}
+
+func (x *PartitionStatus) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
 }
 
 type JobStatus struct {
@@ -1645,15 +1657,17 @@ func (x *Totals) GetPartitionsFailed() uint64 {
 }
 
 type GetStatusResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Backend       string                 `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
-	Design        string                 `protobuf:"bytes,2,opt,name=design,proto3" json:"design,omitempty"`
-	Gpus          []*GpuStatus           `protobuf:"bytes,3,rep,name=gpus,proto3" json:"gpus,omitempty"`
-	KeySets       []*KeySetStatus        `protobuf:"bytes,4,rep,name=key_sets,json=keySets,proto3" json:"key_sets,omitempty"`
-	Queues        []*QueueStatus         `protobuf:"bytes,5,rep,name=queues,proto3" json:"queues,omitempty"`
-	Totals        *Totals                `protobuf:"bytes,6,opt,name=totals,proto3" json:"totals,omitempty"`
-	Uptime        *durationpb.Duration   `protobuf:"bytes,7,opt,name=uptime,proto3" json:"uptime,omitempty"`
-	Version       string                 `protobuf:"bytes,8,opt,name=version,proto3" json:"version,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Backend string                 `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
+	Design  string                 `protobuf:"bytes,2,opt,name=design,proto3" json:"design,omitempty"`
+	Gpus    []*GpuStatus           `protobuf:"bytes,3,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	KeySets []*KeySetStatus        `protobuf:"bytes,4,rep,name=key_sets,json=keySets,proto3" json:"key_sets,omitempty"`
+	Queues  []*QueueStatus         `protobuf:"bytes,5,rep,name=queues,proto3" json:"queues,omitempty"`
+	Totals  *Totals                `protobuf:"bytes,6,opt,name=totals,proto3" json:"totals,omitempty"`
+	Uptime  *durationpb.Duration   `protobuf:"bytes,7,opt,name=uptime,proto3" json:"uptime,omitempty"`
+	Version string                 `protobuf:"bytes,8,opt,name=version,proto3" json:"version,omitempty"`
+	// cluster: set when the daemon is a member of a cluster (docs/cluster.md).
+	Cluster       *ClusterStatus `protobuf:"bytes,9,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1744,6 +1758,148 @@ func (x *GetStatusResponse) GetVersion() string {
 	return ""
 }
 
+func (x *GetStatusResponse) GetCluster() *ClusterStatus {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// ClusterStatus is a member's view of its cluster.
+type ClusterStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// member: this member's address.
+	Member string `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
+	// members: those it leases to (up, answering), with the partitions of its
+	// own jobs leased to each now.
+	Members []*ClusterMemberStatus `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// leases_running: partitions this member proves for owners (itself
+	// included) now.
+	LeasesRunning uint32 `protobuf:"varint,4,opt,name=leases_running,json=leasesRunning,proto3" json:"leases_running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatus) Reset() {
+	*x = ClusterStatus{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatus) ProtoMessage() {}
+
+func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatus.ProtoReflect.Descriptor instead.
+func (*ClusterStatus) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ClusterStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterStatus) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
+}
+
+func (x *ClusterStatus) GetMembers() []*ClusterMemberStatus {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ClusterStatus) GetLeasesRunning() uint32 {
+	if x != nil {
+		return x.LeasesRunning
+	}
+	return 0
+}
+
+type ClusterMemberStatus struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Member string                 `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	Leases uint32                 `protobuf:"varint,2,opt,name=leases,proto3" json:"leases,omitempty"`
+	// jobs: the jobs of those leases, sorted.
+	Jobs          []string `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterMemberStatus) Reset() {
+	*x = ClusterMemberStatus{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterMemberStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterMemberStatus) ProtoMessage() {}
+
+func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterMemberStatus.ProtoReflect.Descriptor instead.
+func (*ClusterMemberStatus) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClusterMemberStatus) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
+}
+
+func (x *ClusterMemberStatus) GetLeases() uint32 {
+	if x != nil {
+		return x.Leases
+	}
+	return 0
+}
+
+func (x *ClusterMemberStatus) GetJobs() []string {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 type GetMetricsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1752,7 +1908,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +1920,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +1933,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
 }
 
 type GetMetricsResponse struct {
@@ -1789,7 +1945,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1957,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1970,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetMetricsResponse) GetText() string {
@@ -1833,7 +1989,7 @@ type PreloadKeysRequest struct {
 
 func (x *PreloadKeysRequest) Reset() {
 	*x = PreloadKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +2001,7 @@ func (x *PreloadKeysRequest) String() string {
 func (*PreloadKeysRequest) ProtoMessage() {}
 
 func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +2014,7 @@ func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysRequest.ProtoReflect.Descriptor instead.
 func (*PreloadKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PreloadKeysRequest) GetKeys() []*KeySetRef {
@@ -1877,7 +2033,7 @@ type PreloadKeysResponse struct {
 
 func (x *PreloadKeysResponse) Reset() {
 	*x = PreloadKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2045,7 @@ func (x *PreloadKeysResponse) String() string {
 func (*PreloadKeysResponse) ProtoMessage() {}
 
 func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2058,7 @@ func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysResponse.ProtoReflect.Descriptor instead.
 func (*PreloadKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PreloadKeysResponse) GetKeySets() []*KeySetStatus {
@@ -1923,7 +2079,7 @@ type EvictKeysRequest struct {
 
 func (x *EvictKeysRequest) Reset() {
 	*x = EvictKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2091,7 @@ func (x *EvictKeysRequest) String() string {
 func (*EvictKeysRequest) ProtoMessage() {}
 
 func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2104,7 @@ func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EvictKeysRequest) GetIdle() *durationpb.Duration {
@@ -1970,7 +2126,7 @@ type EvictKeysResponse struct {
 
 func (x *EvictKeysResponse) Reset() {
 	*x = EvictKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2138,7 @@ func (x *EvictKeysResponse) String() string {
 func (*EvictKeysResponse) ProtoMessage() {}
 
 func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2151,7 @@ func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysResponse.ProtoReflect.Descriptor instead.
 func (*EvictKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EvictKeysResponse) GetKeySets() uint32 {
@@ -2021,7 +2177,7 @@ type StartSetupRequest struct {
 
 func (x *StartSetupRequest) Reset() {
 	*x = StartSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2189,7 @@ func (x *StartSetupRequest) String() string {
 func (*StartSetupRequest) ProtoMessage() {}
 
 func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2202,7 @@ func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartSetupRequest.ProtoReflect.Descriptor instead.
 func (*StartSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StartSetupRequest) GetKeys() *KeySetRef {
@@ -2065,7 +2221,7 @@ type GetSetupRequest struct {
 
 func (x *GetSetupRequest) Reset() {
 	*x = GetSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2233,7 @@ func (x *GetSetupRequest) String() string {
 func (*GetSetupRequest) ProtoMessage() {}
 
 func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2246,7 @@ func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSetupRequest.ProtoReflect.Descriptor instead.
 func (*GetSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetSetupRequest) GetTaskId() string {
@@ -2118,7 +2274,7 @@ type SetupTask struct {
 
 func (x *SetupTask) Reset() {
 	*x = SetupTask{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2286,7 @@ func (x *SetupTask) String() string {
 func (*SetupTask) ProtoMessage() {}
 
 func (x *SetupTask) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2299,7 @@ func (x *SetupTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupTask.ProtoReflect.Descriptor instead.
 func (*SetupTask) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetupTask) GetTaskId() string {
@@ -2248,7 +2404,7 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x13CancelProofResponse\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xda\x02\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf2\x02\n" +
 	"\x0fPartitionStatus\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1a\n" +
@@ -2259,7 +2415,9 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x05stage\x18\x06 \x01(\tR\x05stage\x12\x16\n" +
 	"\x06device\x18\a \x01(\x05R\x06device\x12\x16\n" +
 	"\x06worker\x18\b \x01(\x05R\x06worker\x12\x18\n" +
-	"\arunning\x18\t \x01(\bR\arunning\x1a;\n" +
+	"\arunning\x18\t \x01(\bR\arunning\x12\x16\n" +
+	"\x06member\x18\n" +
+	" \x01(\tR\x06member\x1a;\n" +
 	"\rStagesMsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x81\x04\n" +
@@ -2324,7 +2482,7 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x0ejobs_cancelled\x18\x05 \x01(\rR\rjobsCancelled\x12'\n" +
 	"\x0fjobs_unfinished\x18\x06 \x01(\rR\x0ejobsUnfinished\x12+\n" +
 	"\x11partitions_proved\x18\a \x01(\x04R\x10partitionsProved\x12+\n" +
-	"\x11partitions_failed\x18\b \x01(\x04R\x10partitionsFailed\"\xc3\x02\n" +
+	"\x11partitions_failed\x18\b \x01(\x04R\x10partitionsFailed\"\xf5\x02\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06design\x18\x02 \x01(\tR\x06design\x12&\n" +
@@ -2333,7 +2491,17 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x06queues\x18\x05 \x03(\v2\x14.cuzk.v1.QueueStatusR\x06queues\x12'\n" +
 	"\x06totals\x18\x06 \x01(\v2\x0f.cuzk.v1.TotalsR\x06totals\x121\n" +
 	"\x06uptime\x18\a \x01(\v2\x19.google.protobuf.DurationR\x06uptime\x12\x18\n" +
-	"\aversion\x18\b \x01(\tR\aversion\"\x13\n" +
+	"\aversion\x18\b \x01(\tR\aversion\x120\n" +
+	"\acluster\x18\t \x01(\v2\x16.cuzk.v1.ClusterStatusR\acluster\"\x9a\x01\n" +
+	"\rClusterStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06member\x18\x02 \x01(\tR\x06member\x126\n" +
+	"\amembers\x18\x03 \x03(\v2\x1c.cuzk.v1.ClusterMemberStatusR\amembers\x12%\n" +
+	"\x0eleases_running\x18\x04 \x01(\rR\rleasesRunning\"Y\n" +
+	"\x13ClusterMemberStatus\x12\x16\n" +
+	"\x06member\x18\x01 \x01(\tR\x06member\x12\x16\n" +
+	"\x06leases\x18\x02 \x01(\rR\x06leases\x12\x12\n" +
+	"\x04jobs\x18\x03 \x03(\tR\x04jobs\"\x13\n" +
 	"\x11GetMetricsRequest\"(\n" +
 	"\x12GetMetricsResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"<\n" +
@@ -2402,7 +2570,7 @@ func file_cuzk_v1_engine_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_cuzk_v1_engine_proto_goTypes = []any{
 	(Priority)(0),                 // 0: cuzk.v1.Priority
 	(JobState)(0),                 // 1: cuzk.v1.JobState
@@ -2428,78 +2596,82 @@ var file_cuzk_v1_engine_proto_goTypes = []any{
 	(*QueueStatus)(nil),           // 21: cuzk.v1.QueueStatus
 	(*Totals)(nil),                // 22: cuzk.v1.Totals
 	(*GetStatusResponse)(nil),     // 23: cuzk.v1.GetStatusResponse
-	(*GetMetricsRequest)(nil),     // 24: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),    // 25: cuzk.v1.GetMetricsResponse
-	(*PreloadKeysRequest)(nil),    // 26: cuzk.v1.PreloadKeysRequest
-	(*PreloadKeysResponse)(nil),   // 27: cuzk.v1.PreloadKeysResponse
-	(*EvictKeysRequest)(nil),      // 28: cuzk.v1.EvictKeysRequest
-	(*EvictKeysResponse)(nil),     // 29: cuzk.v1.EvictKeysResponse
-	(*StartSetupRequest)(nil),     // 30: cuzk.v1.StartSetupRequest
-	(*GetSetupRequest)(nil),       // 31: cuzk.v1.GetSetupRequest
-	(*SetupTask)(nil),             // 32: cuzk.v1.SetupTask
-	nil,                           // 33: cuzk.v1.PartitionStatus.StagesMsEntry
-	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
+	(*ClusterStatus)(nil),         // 24: cuzk.v1.ClusterStatus
+	(*ClusterMemberStatus)(nil),   // 25: cuzk.v1.ClusterMemberStatus
+	(*GetMetricsRequest)(nil),     // 26: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),    // 27: cuzk.v1.GetMetricsResponse
+	(*PreloadKeysRequest)(nil),    // 28: cuzk.v1.PreloadKeysRequest
+	(*PreloadKeysResponse)(nil),   // 29: cuzk.v1.PreloadKeysResponse
+	(*EvictKeysRequest)(nil),      // 30: cuzk.v1.EvictKeysRequest
+	(*EvictKeysResponse)(nil),     // 31: cuzk.v1.EvictKeysResponse
+	(*StartSetupRequest)(nil),     // 32: cuzk.v1.StartSetupRequest
+	(*GetSetupRequest)(nil),       // 33: cuzk.v1.GetSetupRequest
+	(*SetupTask)(nil),             // 34: cuzk.v1.SetupTask
+	nil,                           // 35: cuzk.v1.PartitionStatus.StagesMsEntry
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
 }
 var file_cuzk_v1_engine_proto_depIdxs = []int32{
 	2,  // 0: cuzk.v1.ExampleCircuit.keys:type_name -> cuzk.v1.KeySetRef
 	3,  // 1: cuzk.v1.SubmitProofRequest.example:type_name -> cuzk.v1.ExampleCircuit
 	4,  // 2: cuzk.v1.SubmitProofRequest.outside:type_name -> cuzk.v1.OutsideCircuit
 	0,  // 3: cuzk.v1.SubmitProofRequest.priority:type_name -> cuzk.v1.Priority
-	34, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
+	36, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
 	5,  // 5: cuzk.v1.ProveRequest.submit:type_name -> cuzk.v1.SubmitProofRequest
-	34, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
+	36, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
 	15, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
 	9,  // 8: cuzk.v1.AwaitProofResponse.proofs:type_name -> cuzk.v1.PartitionProof
 	15, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
-	33, // 10: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
+	35, // 10: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
 	0,  // 11: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
 	1,  // 12: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
-	35, // 13: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
+	37, // 13: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
 	14, // 14: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
-	35, // 15: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
+	37, // 15: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
 	0,  // 16: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
 	19, // 17: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
 	20, // 18: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
 	21, // 19: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
 	22, // 20: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
-	34, // 21: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
-	2,  // 22: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
-	20, // 23: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	34, // 24: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
-	2,  // 25: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
-	2,  // 26: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
-	35, // 27: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
-	35, // 28: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
-	5,  // 29: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
-	7,  // 30: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	8,  // 31: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
-	11, // 32: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	13, // 33: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
-	16, // 34: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
-	18, // 35: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	24, // 36: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	26, // 37: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
-	28, // 38: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
-	30, // 39: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
-	31, // 40: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
-	6,  // 41: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	10, // 42: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
-	10, // 43: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
-	12, // 44: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	15, // 45: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
-	17, // 46: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
-	23, // 47: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	25, // 48: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	27, // 49: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
-	29, // 50: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
-	32, // 51: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
-	32, // 52: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
-	41, // [41:53] is the sub-list for method output_type
-	29, // [29:41] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	36, // 21: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
+	24, // 22: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
+	25, // 23: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
+	2,  // 24: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
+	20, // 25: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	36, // 26: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
+	2,  // 27: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
+	2,  // 28: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
+	37, // 29: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
+	37, // 30: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
+	5,  // 31: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
+	7,  // 32: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	8,  // 33: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
+	11, // 34: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 35: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
+	16, // 36: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
+	18, // 37: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	26, // 38: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	28, // 39: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
+	30, // 40: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
+	32, // 41: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
+	33, // 42: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
+	6,  // 43: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	10, // 44: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
+	10, // 45: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
+	12, // 46: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	15, // 47: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
+	17, // 48: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
+	23, // 49: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	27, // 50: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	29, // 51: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
+	31, // 52: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
+	34, // 53: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
+	34, // 54: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
+	43, // [43:55] is the sub-list for method output_type
+	31, // [31:43] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_engine_proto_init() }
@@ -2517,7 +2689,7 @@ func file_cuzk_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_engine_proto_rawDesc), len(file_cuzk_v1_engine_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

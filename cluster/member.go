@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
+)
+
+// leaseJobPrefix starts the id of the one-partition job a member runs for a
+// lease, in its own store.
+const leaseJobPrefix = "lease-"
+
+func leaseJobID(lease string) string { return leaseJobPrefix + lease }
+
+// prove runs leased partition l on this member's service: the keys under
+// keyRoot must be the job's (same hash), the witness is made from the
+// job's seed as the owner would make it, and the partition is proved as a
+// one-partition job of this member's own (its witness held in memory, so
+// that no resume of this member takes it up: the owner leases it again).
+// A failure is in the result's Error and returned.
+func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot string, l *cuzkv1.ClusterLease) (*cuzkv1.ClusterResult, error) {
+	res := &cuzkv1.ClusterResult{LeaseId: l.LeaseId, JobId: l.JobId, Partition: l.Partition, Device: -1, Worker: -1}
+	fail := func(err error) (*cuzkv1.ClusterResult, error) {
+		res.Error = err.Error()
+		return res, err
+	}
+	circ, err := circuits.Lookup(l.Circuit)
+	if err != nil {
+		return fail(err)
+	}
+	layout, err := circ.Layout(int(l.Target))
+	if err != nil {
+		return fail(err)
+	}
+	k, err := svc.Keys(prover.KeyDir(keyRoot, l.Circuit, int(l.Target)), l.Circuit, layout, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if k.Hash != l.KeyHash {
+		return fail(fmt.Errorf("this member's keys for %s at %d constraints are %.16s, the job's %.16s: refusing to mix proofs of different keys",
+			l.Circuit, l.Target, k.Hash, l.KeyHash))
+	}
+	w, err := prover.Witness(k, l.Seed, int(l.Partition))
+	if err != nil {
+		return fail(fmt.Errorf("witness of partition %d: %w", l.Partition, err))
+	}
+	id := leaseJobID(l.LeaseId)
+	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Partitions: 1,
+		Priority: actors.Priority(l.Priority), Inputs: []witness.Witness{w}, Local: true}, Target: int(l.Target)}
+	if err := svc.Submit(sub); err != nil {
+		return fail(err)
+	}
+	js, err := svc.Wait(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	if js.State != runner.StateDone {
+		return fail(fmt.Errorf("partition %d: %s: %s", l.Partition, js.State, js.Error))
+	}
+	proofs, err := st.Proofs(id)
+	if err != nil || len(proofs) != 1 {
+		return fail(fmt.Errorf("read the proof of lease job %s: %d proofs, %v", id, len(proofs), err))
+	}
+	res.Proof, res.Public = proofs[0].Proof, proofs[0].Public
+	if len(js.Partitions) == 1 {
+		p := js.Partitions[0]
+		if p.Ran != nil {
+			res.Device, res.Worker = int32(p.Ran.Device), int32(p.Ran.Worker)
+		}
+		res.StageUs = map[string]int64{}
+		for stage, ms := range p.StagesMS {
+			res.StageUs[stage] = int64(ms * 1000)
+		}
+	}
+	return res, nil
+}
+
+// cancelStaleLeases records cancelled the lease jobs an earlier run of this
+// member left unfinished: their owners have leased those partitions again.
+func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
+	sums, err := st.UnfinishedJobs()
+	if err != nil {
+		return fmt.Errorf("cluster: stale leases: %w", err)
+	}
+	for _, s := range sums {
+		if !strings.HasPrefix(s.ID, leaseJobPrefix) {
+			continue
+		}
+		if err := svc.Cancel(s.ID); err != nil {
+			return fmt.Errorf("cluster: stale lease job %s: %w", s.ID, err)
+		}
+		slog.Info("cluster: cancelled a lease left by the last run", "job", s.ID)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/store"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// One member alone is a cluster: a job submitted to its service is leased
+// to itself over protoactor's remote, proved on its device, recorded once
+// with its placement, and every proof verifies. (Several members run as
+// separate processes in cli/cluster_test.go: protoactor-go races with
+// itself when several remotes share a process.)
+func TestNodeAloneProvesItsJobs(t *testing.T) {
+	circ, err := circuits.Lookup("mimc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = 1024
+	k, err := prover.Setup(circ, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyRoot := t.TempDir()
+	if err := k.Save(prover.KeyDir(keyRoot, "mimc", target)); err != nil {
+		t.Fatal(err)
+	}
+	layout, _ := circ.Layout(target)
+	k, err = prover.Load(prover.KeyDir(keyRoot, "mimc", target), "mimc", layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dev, err := emu.New(emu.Options{Capacity: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	health := freeAddr(t)
+	node, err := New(Options{Name: "t", Listen: freeAddr(t), Health: health, Peers: []string{health}, Keys: keyRoot,
+		LeaseTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: prover.CPU{}, Devices: []gpu.Device{dev}, Store: st,
+		Config: actors.Config{WorkersPerDevice: 1}, Seed: 1, Cluster: node, Observer: node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	if err := node.Start(svc, st); err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+
+	const n = 6
+	seed := []byte("alone")
+	if err := svc.Submit(runner.Submission{JobRequest: runner.JobRequest{ID: "j", Keys: k, Partitions: n, Seed: seed}, Target: target}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := svc.Wait(ctx, "j")
+	if err != nil || js.State != runner.StateDone || js.Proved != n {
+		t.Fatalf("job: %+v, %v; want done with %d proved", js, err, n)
+	}
+	proofs, err := st.Proofs("j")
+	if err != nil || len(proofs) != n {
+		t.Fatalf("%d proofs, %v", len(proofs), err)
+	}
+	for _, p := range proofs {
+		if err := verifyProof(k, seed, p); err != nil {
+			t.Fatalf("partition %d: %v", p.Index, err)
+		}
+	}
+	pls, err := st.Placements("j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		pl := pls[i]
+		if !pl.Proved || pl.Member != node.Address() || pl.Device != 0 {
+			t.Errorf("partition %d placed %+v, want proved on %s device 0", i, pl, node.Address())
+		}
+	}
+	status, err := node.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(status.Members) != 1 || len(status.Live) != 0 {
+		t.Errorf("status %+v: want itself as the one member and no live lease", status)
+	}
+}
