@@ -35,7 +35,7 @@ func contentionRows(t *testing.T, out string) map[string][]string {
 // three workers under every design, which the bench measures.
 func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 	dir := t.TempDir()
-	common := []string{"bench", "contention", "--kernel", "80ms", "--before", "180ms", "--after", "20ms",
+	common := []string{"bench", "contention", "--kernel", "40ms", "--before", "90ms", "--after", "10ms",
 		"--staged", "6GiB", "--copy", "1GiB", "--vram-limit", "16GiB", "--constraints", "1M"}
 	out, stderr, err := run(t, append(common, "--designs", "budget", "--workers", "1", "--items", "6", "--trace-dir", dir)...)
 	if err != nil {
