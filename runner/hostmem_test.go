@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
@@ -142,5 +143,29 @@ func TestServiceRefusesAPartitionLargerThanTheHostLimit(t *testing.T) {
 	}
 	if _, err := svc.Status("big"); err == nil {
 		t.Errorf("a refused job has a status")
+	}
+}
+
+// A partition the host gate has prepared shows as ready, on no device, until
+// a GPU worker starts its device part.
+func TestReadyPartitionsShowAsReady(t *testing.T) {
+	s := &Service{jobs: map[string]*tracked{"j": {done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{},
+		took: map[int]map[string]time.Duration{}}}}
+	p := actors.PartitionID{Job: "j", Partition: 3}
+	s.Observe(actors.Event{Kind: actors.EvStageStart, Device: -1, Worker: 1, Partition: p, Stage: actors.StagePrep})
+	s.Observe(actors.Event{Kind: actors.EvStageEnd, Device: -1, Worker: 1, Partition: p, Stage: actors.StagePrep})
+	if got := s.jobs["j"].live[3]; got != (Running{Stage: StageReady, Device: -1, Worker: -1}) {
+		t.Fatalf("after the gate's prep: %+v, want ready on no device", got)
+	}
+	s.Observe(actors.Event{Kind: actors.EvStageStart, Device: 0, Worker: 2, Partition: p, Stage: actors.StageStage})
+	if got := s.jobs["j"].live[3]; got != (Running{Stage: actors.StageStage.String(), Device: 0, Worker: 2}) {
+		t.Fatalf("after the GPU worker took it: %+v", got)
+	}
+	// A worker's own prep (no gate) leaves it where it is.
+	q := actors.PartitionID{Job: "j", Partition: 4}
+	s.Observe(actors.Event{Kind: actors.EvStageStart, Device: 0, Worker: 0, Partition: q, Stage: actors.StagePrep})
+	s.Observe(actors.Event{Kind: actors.EvStageEnd, Device: 0, Worker: 0, Partition: q, Stage: actors.StagePrep})
+	if got := s.jobs["j"].live[4]; got.Stage != "prep" || got.Device != 0 {
+		t.Fatalf("a worker's prep: %+v", got)
 	}
 }

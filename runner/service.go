@@ -118,6 +118,10 @@ type tracked struct {
 	endedAt time.Time
 }
 
+// StageReady is the stage a Running names for a partition the host-memory
+// gate has prepared and that waits for a GPU worker (device and worker -1).
+const StageReady = "ready"
+
 // Running is where a partition in flight is: the stage it is in (or last
 // began) and the device and worker running it.
 type Running struct {
@@ -438,6 +442,10 @@ func (s *Service) Observe(e actors.Event) {
 		r := Running{Stage: e.Stage.String(), Device: e.Device, Worker: e.Worker}
 		t.live[e.Partition.Partition], t.ran[e.Partition.Partition] = r, r
 	case actors.EvStageEnd:
+		if e.Err == "" && e.Stage == actors.StagePrep && e.Device < 0 {
+			// Prepared by the host-memory gate: it waits for a GPU worker.
+			t.live[e.Partition.Partition] = Running{Stage: StageReady, Device: -1, Worker: -1}
+		}
 		if e.Err == "" {
 			m := t.took[e.Partition.Partition]
 			if m == nil {
