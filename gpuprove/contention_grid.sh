@@ -12,6 +12,8 @@ OUT=${OUT:-/tmp/contention-grid}
 BACKEND=${BACKEND:-gpu}
 P=docs/predictions/contention
 mkdir -p "$OUT"
+# Which binary ran: its digest, to compare with the one built here.
+echo "cuzk $(sha256sum "$CUZK" | cut -c1-16): $("$CUZK" version | head -1)" | tee "$OUT/binary.txt"
 for fam in ${FAMILIES:-f1 f2}; do
 	case $fam in
 	f1) mem="--items 12 --staged 6GiB --copy 1GiB --scratch 1GiB"; costs="--kernel 150ms --before 100ms --after 50ms" ;;
