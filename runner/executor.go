@@ -69,12 +69,15 @@ type job struct {
 	seed      []byte
 	witnesses []WitnessFile     // a user's circuit: one per partition
 	inputs    []witness.Witness // or held in memory
-	cancelled bool              // its stages fail with ErrCancelled from now on
-	// ctx is cancelled with the job, so that its device work in flight
-	// stops at its next step.
+	// ctx is cancelled with the job (cause ErrCancelled: its stages fail
+	// with it from then on), so that its device work in flight stops at its
+	// next step; and with the service.
 	ctx    context.Context
 	cancel context.CancelFunc
 }
+
+// cancelled says whether the job itself was cancelled (not the service).
+func (j *job) cancelled() bool { return errors.Is(context.Cause(j.ctx), ErrCancelled) }
 
 // ErrCancelled fails the stages of a cancelled job: a partition in flight
 // stops at its next stage.
@@ -119,7 +122,6 @@ func (e *Executor) Cancel(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if j, ok := e.jobs[id]; ok {
-		j.cancelled = true
 		j.cancel()
 	}
 }
@@ -131,7 +133,7 @@ func (e *Executor) get(p actors.PartitionID) (*job, *partition, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("partition %s: unknown job", p)
 	}
-	if j.cancelled {
+	if j.cancelled() {
 		return nil, nil, fmt.Errorf("partition %s: %w", p, ErrCancelled)
 	}
 	st, ok := e.parts[p]
