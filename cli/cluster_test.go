@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/cuzk/cuzk/circuits"
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gen/cuzk/v1/cuzkv1connect"
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -143,6 +143,16 @@ func (h *clusterHarness) waitLog(i int, s string, within time.Duration) {
 }
 
 // waitMembers waits until daemon i has seen every member up.
+// startAll starts every daemon, then waits until each sees all members.
+func (h *clusterHarness) startAll() {
+	for i := range h.remote {
+		h.start(i)
+	}
+	for i := range h.remote {
+		h.waitMembers(i)
+	}
+}
+
 func (h *clusterHarness) waitMembers(i int) {
 	h.t.Helper()
 	for j := range h.procs {
@@ -244,12 +254,7 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 	h := newClusterHarness(t, 3)
 	tracePath := filepath.Join(h.dir, "owner-trace.json")
 	h.extra = map[int][]string{0: {"--trace", tracePath}}
-	for i := range 3 {
-		h.start(i)
-	}
-	for i := range 3 {
-		h.waitMembers(i)
-	}
+	h.startAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	seed := []byte("spread")
@@ -347,21 +352,9 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cuzk and runs three daemons")
 	}
-	rounds := 10
-	if s := os.Getenv("CUZK_CLUSTER_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("CUZK_CLUSTER_ROUNDS=%q: want a positive count", s)
-		}
-		rounds = n
-	}
+	rounds := testenv.Count(t, "CUZK_CLUSTER_ROUNDS", 10)
 	h := newClusterHarness(t, 3)
-	for i := range 3 {
-		h.start(i)
-	}
-	for i := range 3 {
-		h.waitMembers(i)
-	}
+	h.startAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -463,12 +456,7 @@ func TestClusterOverEtcd(t *testing.T) {
 	etcd := startEtcd(t)
 	h := newClusterHarness(t, 3)
 	h.etcd = etcd
-	for i := range 3 {
-		h.start(i)
-	}
-	for i := range 3 {
-		h.waitMembers(i)
-	}
+	h.startAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	seed := []byte("etcd")

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,22 +27,10 @@ import (
 
 	"github.com/cuzk/cuzk/circuits"
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/store"
 )
-
-// chaosEnv reads a positive count from the environment, else def.
-func chaosEnv(t *testing.T, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive count", name, s)
-	}
-	return n
-}
 
 // TestDaemonChaos runs a load of jobs over concurrent gRPC clients on the
 // daemon's unix socket while SIGKILLing the daemon at random points and
@@ -57,9 +44,9 @@ func TestDaemonChaos(t *testing.T) {
 	if os.Getenv("CUZK_CHAOS") == "" {
 		t.Skip("CUZK_CHAOS=1 runs the daemon chaos test")
 	}
-	jobs := chaosEnv(t, "CUZK_CHAOS_JOBS", 200)
-	streams := chaosEnv(t, "CUZK_CHAOS_STREAMS", 50)
-	kills := chaosEnv(t, "CUZK_CHAOS_KILLS", 10)
+	jobs := testenv.Count(t, "CUZK_CHAOS_JOBS", 200)
+	streams := testenv.Count(t, "CUZK_CHAOS_STREAMS", 50)
+	kills := testenv.Count(t, "CUZK_CHAOS_KILLS", 10)
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "cuzk")

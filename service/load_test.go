@@ -3,28 +3,14 @@ package service
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/internal/testenv"
 )
-
-// envInt reads a positive count from the environment, else def.
-func envInt(t *testing.T, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive count", name, s)
-	}
-	return n
-}
 
 // TestLoad runs jobs over concurrent gRPC streams on one connection: each
 // stream submits a job, watches its events to the end and awaits its
@@ -33,8 +19,8 @@ func envInt(t *testing.T, name string, def int) int {
 // CUZK_LOAD_STREAMS make it the figures' (docs/daemon.md: 200 jobs over 50
 // streams).
 func TestLoad(t *testing.T) {
-	jobs := envInt(t, "CUZK_LOAD_JOBS", 8)
-	streams := envInt(t, "CUZK_LOAD_STREAMS", 8)
+	jobs := testenv.Count(t, "CUZK_LOAD_JOBS", 8)
+	streams := testenv.Count(t, "CUZK_LOAD_STREAMS", 8)
 	e := startEngine(t, engineOpts{workers: 2})
 	c := dial(t, e, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(jobs)*5*time.Second+time.Minute)
