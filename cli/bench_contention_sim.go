@@ -46,7 +46,6 @@ func (c *contentionSim) run(design string, n int, tracePath string) (row content
 	vram := min(float64(c.spec.limit)/gib, c.profile.Device.VRAMGiB)
 	sc, err := sim.NewScenario(sim.Scenario{Name: "contention", Seed: 1, Devices: 1, VRAMGiB: vram,
 		HeadroomGiB: float64(c.spec.headroom) / gib, Design: design, WorkersPerDevice: n, MaxAttempts: c.spec.maxAttempts,
-		StagesBefore: []string{"synthesize", "prep"}, StagesAfter: []string{"b_g2", "finalize"},
 		Jobs: []sim.JobConfig{{ID: "bench", Partitions: c.spec.items, Size: c.spec.size}}}, c.profile)
 	if err != nil {
 		return row, err
