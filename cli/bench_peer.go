@@ -262,66 +262,65 @@ func benchPointsG2(n int) []bls12381.G2Affine {
 
 func (p *peerPlan) msmG1(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
 	n := 1 << lg
-	row := peerRow{Kernel: "G1 MSM", Log: lg}
-	var want bls12381.G1Affine
-	if _, err := want.MultiExp(in.g1[:n], in.scalars[:n], ecc.MultiExpConfig{}); err != nil {
-		row.fail("gnark-crypto MultiExp: %v", err)
-		return row
-	}
-	got, ms, err := self.msmG1(in.g1[:n], in.scalars[:n], p.runs)
-	row.CuzkMs = ms
-	if err != nil {
-		row.fail("cuzk: %v", err)
-	} else if row.CuzkOK = got.Equal(&want); !row.CuzkOK {
-		row.fail("cuzk: result differs from gnark-crypto")
-	}
-	res := filepath.Join(p.inputs, fmt.Sprintf("sppark-g1-%d.bin", lg))
-	row.PeerMs, err = p.driver.run(ctx, fmt.Sprintf("msm-g1-%d", lg), "msm-g1", strconv.Itoa(lg), in.g1Path, in.scalarsPath, strconv.Itoa(p.runs), res)
-	if err == nil {
-		var b []byte
-		var jac bls12381.G1Jac
-		if b, err = os.ReadFile(res); err == nil {
-			jac, err = decodeG1Jac(b)
-		}
-		var a bls12381.G1Affine
-		a.FromJacobian(&jac)
-		if err == nil && !a.Equal(&want) {
-			err = errors.New("result differs from gnark-crypto")
-		}
-		row.PeerOK = err == nil
-	}
-	if err != nil {
-		row.fail("sppark: %v", err)
-	}
-	return row
+	return peerMSM(ctx, p, "G1 MSM", "g1", lg, in.g1Path, in.scalarsPath,
+		func() (w bls12381.G1Affine, err error) {
+			_, err = w.MultiExp(in.g1[:n], in.scalars[:n], ecc.MultiExpConfig{})
+			return w, err
+		},
+		func() (bls12381.G1Affine, []float64, error) { return self.msmG1(in.g1[:n], in.scalars[:n], p.runs) },
+		func(b []byte) (a bls12381.G1Affine, err error) {
+			jac, err := decodeG1Jac(b)
+			a.FromJacobian(&jac)
+			return a, err
+		})
 }
 
 func (p *peerPlan) msmG2(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
 	n := 1 << lg
-	row := peerRow{Kernel: "G2 MSM", Log: lg}
-	var want bls12381.G2Affine
-	if _, err := want.MultiExp(in.g2[:n], in.scalars[:n], ecc.MultiExpConfig{}); err != nil {
+	return peerMSM(ctx, p, "G2 MSM", "g2", lg, in.g2Path, in.scalarsPath,
+		func() (w bls12381.G2Affine, err error) {
+			_, err = w.MultiExp(in.g2[:n], in.scalars[:n], ecc.MultiExpConfig{})
+			return w, err
+		},
+		func() (bls12381.G2Affine, []float64, error) { return self.msmG2(in.g2[:n], in.scalars[:n], p.runs) },
+		func(b []byte) (a bls12381.G2Affine, err error) {
+			jac, err := decodeG2Jac(b)
+			a.FromJacobian(&jac)
+			return a, err
+		})
+}
+
+// peerMSM is one MSM case on either group: gnark-crypto's answer (want),
+// cuzk's timed result (self), then sppark's through the driver on the
+// points and scalars files, read back from its result file (decode); each
+// result is checked against the answer.
+func peerMSM[A any, PA interface {
+	*A
+	Equal(*A) bool
+}](ctx context.Context, p *peerPlan, kernel, group string, lg int, points, scalars string,
+	want func() (A, error), self func() (A, []float64, error), decode func([]byte) (A, error)) peerRow {
+	row := peerRow{Kernel: kernel, Log: lg}
+	w, err := want()
+	if err != nil {
 		row.fail("gnark-crypto MultiExp: %v", err)
 		return row
 	}
-	got, ms, err := self.msmG2(in.g2[:n], in.scalars[:n], p.runs)
+	got, ms, err := self()
 	row.CuzkMs = ms
 	if err != nil {
 		row.fail("cuzk: %v", err)
-	} else if row.CuzkOK = got.Equal(&want); !row.CuzkOK {
+	} else if row.CuzkOK = PA(&got).Equal(&w); !row.CuzkOK {
 		row.fail("cuzk: result differs from gnark-crypto")
 	}
-	res := filepath.Join(p.inputs, fmt.Sprintf("sppark-g2-%d.bin", lg))
-	row.PeerMs, err = p.driver.run(ctx, fmt.Sprintf("msm-g2-%d", lg), "msm-g2", strconv.Itoa(lg), in.g2Path, in.scalarsPath, strconv.Itoa(p.runs), res)
+	res := filepath.Join(p.inputs, fmt.Sprintf("sppark-%s-%d.bin", group, lg))
+	row.PeerMs, err = p.driver.run(ctx, fmt.Sprintf("msm-%s-%d", group, lg), "msm-"+group, strconv.Itoa(lg), points, scalars, strconv.Itoa(p.runs), res)
 	if err == nil {
 		var b []byte
-		var jac bls12381.G2Jac
+		var a A
 		if b, err = os.ReadFile(res); err == nil {
-			jac, err = decodeG2Jac(b)
+			a, err = decode(b)
 		}
-		var a bls12381.G2Affine
-		a.FromJacobian(&jac)
-		if err == nil && !a.Equal(&want) {
+		if err == nil && !PA(&a).Equal(&w) {
 			err = errors.New("result differs from gnark-crypto")
 		}
 		row.PeerOK = err == nil
