@@ -28,10 +28,13 @@ typedef int (*fn_pu)(int, uint64_t*);
 typedef int (*fn_elapsed)(int, float*, uint64_t, uint64_t);
 typedef int (*fn_domain)(int, uint64_t*, int, const uint64_t*, const uint64_t*, const uint64_t*, const uint64_t*,
                          const uint64_t*, const uint64_t*, uint64_t);
-typedef int (*fn_ntt)(int, uint64_t, uint64_t, int, int, uint64_t);
+typedef int (*fn_ntt)(int, uint64_t, uint64_t, int, int, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_h)(int, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_fixed_base)(int, uint64_t, int, uint64_t, uint64_t, uint64_t, uint64_t);
-typedef int (*fn_msm_ex)(int, uint64_t, uint64_t, uint64_t, int, int, int, uint64_t*, uint64_t*, uint64_t);
+typedef int (*fn_msm_ex)(int, uint64_t, uint64_t, uint64_t, int, int, int, uint64_t, uint64_t, uint64_t*, uint64_t*,
+                         uint64_t);
+typedef int (*fn_i_pu)(int, uint64_t*);
+typedef int (*fn_msm_scratch)(int, int, uint64_t, int, int, uint64_t*);
 
 int cz_v(void* f) { return ((fn_v)f)(); }
 const char* cz_str(void* f, int e) { return ((fn_str)f)(e); }
@@ -66,8 +69,13 @@ int cz_domain(void* f, int d, uint64_t* dom, int logn, const uint64_t* w, const 
                      const uint64_t* ni, const uint64_t* g, const uint64_t* gi, const uint64_t* zi, uint64_t s) {
 	return ((fn_domain)f)(d, dom, logn, w, wi, ni, g, gi, zi, s);
 }
-int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint64_t s) {
-	return ((fn_ntt)f)(d, dom, data, inv, coset, s);
+int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint64_t scratch, uint64_t scratch_bytes,
+           uint64_t s) {
+	return ((fn_ntt)f)(d, dom, data, inv, coset, scratch, scratch_bytes, s);
+}
+int cz_i_pu(void* f, int a, uint64_t* b) { return ((fn_i_pu)f)(a, b); }
+int cz_msm_scratch(void* f, int d, int g2, uint64_t n, int window, int flags, uint64_t* bytes) {
+	return ((fn_msm_scratch)f)(d, g2, n, window, flags, bytes);
 }
 int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint64_t s) {
 	return ((fn_h)f)(d, dom, a, b, c, s);
@@ -75,7 +83,7 @@ int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint6
 int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s) {
 	return ((fn_fixed_base)f)(d, table, window, sc, n, out, s);
 }
-int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t* out,
-              uint64_t* counts, uint64_t s) {
-	return ((fn_msm_ex)f)(d, pts, sc, n, mont, window, flags, out, counts, s);
+int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t scratch,
+              uint64_t scratch_bytes, uint64_t* out, uint64_t* counts, uint64_t s) {
+	return ((fn_msm_ex)f)(d, pts, sc, n, mont, window, flags, scratch, scratch_bytes, out, counts, s);
 }

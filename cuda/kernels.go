@@ -6,6 +6,7 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -69,17 +70,63 @@ func (m *Domain) Close() error {
 	return m.dev.lib.check("cuzk_ntt_domain_destroy", C.cz_i_u(m.dev.lib.fn.nttDomainDestroy, m.dev.dev(), m.h))
 }
 
+// Scratch is a device buffer a kernel takes its temporaries from: the
+// library allocates no device memory of its own during an NTT or an MSM, so
+// that whoever keeps the device's ledger counts it.
+type Scratch struct {
+	Ptr   Ptr
+	Bytes int64
+}
+
+// DomainBytes is the device memory NewDomain(logN) allocates (its tables,
+// and two temporaries while they are computed).
+func (d *Device) DomainBytes(logN int) (int64, error) {
+	var b C.uint64_t
+	if err := d.lib.check("cuzk_ntt_domain_bytes", C.cz_i_pu(d.lib.fn.nttDomainBytes, C.int(logN), &b)); err != nil {
+		return 0, fmt.Errorf("ntt domain 2^%d: %w", logN, err)
+	}
+	return int64(b), nil
+}
+
+// NTTScratchBytes is the scratch an NTT of 2^logN elements needs (zero when
+// it needs none).
+func (d *Device) NTTScratchBytes(logN int) (int64, error) {
+	var b C.uint64_t
+	if err := d.lib.check("cuzk_ntt_scratch_bytes", C.cz_i_pu(d.lib.fn.nttScratchBytes, C.int(logN), &b)); err != nil {
+		return 0, fmt.Errorf("ntt 2^%d: %w", logN, err)
+	}
+	return int64(b), nil
+}
+
 // NTT transforms the N() elements at data (fr.Element layout, Montgomery form)
 // in place, natural order in and out, ordered on s. With inverse it
 // interpolates (including the 1/n); with coset it evaluates on g*<w>
 // (inverse: interpolates from it), matching fft.Domain.FFT/FFTInverse with
-// fft.OnCoset().
+// fft.OnCoset(). Its scratch, when it needs any, comes from the
+// stream-ordered pool on s; NTTIn takes the caller's.
 func (m *Domain) NTT(data Ptr, inverse, coset bool, s Stream) error {
+	need, err := m.dev.NTTScratchBytes(m.LogN)
+	if err != nil || need == 0 {
+		return errors.Join(err, m.NTTIn(data, Scratch{}, inverse, coset, s))
+	}
+	p, err := m.dev.MallocAsync(need, s)
+	if err != nil {
+		return fmt.Errorf("ntt 2^%d: scratch: %w", m.LogN, err)
+	}
+	// Freed in stream order behind the transform.
+	return errors.Join(m.NTTIn(data, Scratch{p, need}, inverse, coset, s), m.dev.FreeAsync(p, s))
+}
+
+// NTTIn is NTT with the caller's scratch (at least NTTScratchBytes), which
+// the transform uses until the stream has run it: the call returns once it
+// is queued.
+func (m *Domain) NTTIn(data Ptr, scratch Scratch, inverse, coset bool, s Stream) error {
 	if m.closed {
 		return fmt.Errorf("cuda: NTT on a closed domain")
 	}
-	rc := C.cz_ntt(m.dev.lib.fn.ntt, m.dev.dev(), m.h, C.uint64_t(data), cbool(inverse), cbool(coset), C.uint64_t(s))
-	if err := m.dev.lib.check("cuzk_ntt", rc); err != nil {
+	rc := C.cz_ntt(m.dev.lib.fn.ntt, m.dev.dev(), m.h, C.uint64_t(data), cbool(inverse), cbool(coset),
+		C.uint64_t(scratch.Ptr), C.uint64_t(max(scratch.Bytes, 0)), C.uint64_t(s))
+	if err := m.dev.allocErr("cuzk_ntt", rc, 0); err != nil {
 		return fmt.Errorf("ntt 2^%d: %w", m.LogN, err)
 	}
 	return nil
@@ -122,6 +169,26 @@ type MSMOptions struct {
 	// result is the same group element; it pays when most scalars are 0 or 1,
 	// as in the witnesses of bit-heavy circuits.
 	Split bool
+	// Scratch is the device memory the MSM takes its temporaries from, at
+	// least MSMScratchBytes for the same points and options. Zero: the call
+	// allocates that much from the stream-ordered pool on its stream and
+	// frees it before it returns.
+	Scratch Scratch
+}
+
+// MSMScratchBytes is the scratch an MSM of n points (G2 points with g2)
+// needs with these options; with Split, the most over every mix of 0, 1 and
+// other scalars.
+func (d *Device) MSMScratchBytes(n int, g2 bool, opt MSMOptions) (int64, error) {
+	if n < 0 || uint64(n) >= 1<<31 {
+		return 0, fmt.Errorf("cuda: MSM of %d points", n)
+	}
+	var b C.uint64_t
+	rc := C.cz_msm_scratch(d.lib.fn.msmScratchBytes, d.dev(), cbool(g2), C.uint64_t(n), C.int(opt.Window), msmFlags(opt), &b)
+	if err := d.lib.check("cuzk_msm_scratch_bytes", rc); err != nil {
+		return 0, err
+	}
+	return int64(b), nil
 }
 
 // MSMStats counts an MSM's scalars by their value mod r. Without
@@ -143,7 +210,7 @@ func (d *Device) MSM(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions
 func (d *Device) MSMWithStats(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G1Jac, MSMStats, error) {
 	var res bls12381.G1Jac
 	var out [18]C.uint64_t
-	st, err := d.msm(d.lib.fn.msmG1Ex, "cuzk_msm_g1_ex", points, scalars, n, form, opt, &out[0], s)
+	st, err := d.msm(d.lib.fn.msmG1Ex, "cuzk_msm_g1_ex", false, points, scalars, n, form, opt, &out[0], s)
 	if err != nil {
 		return res, st, fmt.Errorf("msm of %d points: %w", n, err)
 	}
@@ -171,7 +238,7 @@ func (d *Device) MSMG2(points, scalars Ptr, n int, form ScalarForm, opt MSMOptio
 func (d *Device) MSMG2WithStats(points, scalars Ptr, n int, form ScalarForm, opt MSMOptions, s Stream) (bls12381.G2Jac, MSMStats, error) {
 	var res bls12381.G2Jac
 	var out [36]C.uint64_t
-	st, err := d.msm(d.lib.fn.msmG2Ex, "cuzk_msm_g2_ex", points, scalars, n, form, opt, &out[0], s)
+	st, err := d.msm(d.lib.fn.msmG2Ex, "cuzk_msm_g2_ex", true, points, scalars, n, form, opt, &out[0], s)
 	if err != nil {
 		return res, st, fmt.Errorf("g2 msm of %d points: %w", n, err)
 	}
@@ -193,23 +260,39 @@ func (d *Device) MSMG2WithStats(points, scalars Ptr, n int, form ScalarForm, opt
 // msmSplit is cuzkgpu.h's CUZK_MSM_SPLIT.
 const msmSplit = 1
 
-// msm calls one of the _ex MSM entry points, whose Jacobian result goes to out.
-func (d *Device) msm(fn unsafe.Pointer, op string, points, scalars Ptr, n int, form ScalarForm, opt MSMOptions,
-	out *C.uint64_t, s Stream) (MSMStats, error) {
-	if n < 0 || uint64(n) >= 1<<31 {
-		return MSMStats{}, fmt.Errorf("cuda: MSM of %d points", n)
-	}
+func msmFlags(opt MSMOptions) C.int {
 	flags := C.int(0)
 	if opt.Split {
 		flags |= msmSplit
 	}
+	return flags
+}
+
+// msm calls one of the _ex MSM entry points, whose Jacobian result goes to
+// out, with the caller's scratch or, without, scratch from the pool.
+func (d *Device) msm(fn unsafe.Pointer, op string, g2 bool, points, scalars Ptr, n int, form ScalarForm, opt MSMOptions,
+	out *C.uint64_t, s Stream) (st MSMStats, err error) {
+	if n < 0 || uint64(n) >= 1<<31 {
+		return MSMStats{}, fmt.Errorf("cuda: MSM of %d points", n)
+	}
+	scratch := opt.Scratch
+	if scratch.Ptr == 0 && n > 0 {
+		if scratch.Bytes, err = d.MSMScratchBytes(n, g2, opt); err != nil {
+			return MSMStats{}, err
+		}
+		if scratch.Ptr, err = d.MallocAsync(max(scratch.Bytes, 1), s); err != nil {
+			return MSMStats{}, fmt.Errorf("msm scratch: %w", err)
+		}
+		// The call has synchronized its stream by the time it returns.
+		defer func() { err = errors.Join(err, d.FreeAsync(scratch.Ptr, s)) }()
+	}
 	var counts [3]C.uint64_t
 	rc := C.cz_msm_ex(fn, d.dev(), C.uint64_t(points), C.uint64_t(scalars), C.uint64_t(n), cbool(form == Montgomery),
-		C.int(opt.Window), flags, out, &counts[0], C.uint64_t(s))
+		C.int(opt.Window), msmFlags(opt), C.uint64_t(scratch.Ptr), C.uint64_t(max(scratch.Bytes, 0)), out, &counts[0], C.uint64_t(s))
 	if err := d.allocErr(op, rc, 0); err != nil {
 		return MSMStats{}, err
 	}
-	st := MSMStats{Zero: int(counts[0]), One: int(counts[1]), Other: int(counts[2])}
+	st = MSMStats{Zero: int(counts[0]), One: int(counts[1]), Other: int(counts[2])}
 	if st.Zero+st.One+st.Other != n {
 		return st, fmt.Errorf("cuda: %s classified %d+%d+%d scalars of %d", op, st.Zero, st.One, st.Other, n)
 	}

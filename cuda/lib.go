@@ -36,7 +36,7 @@ const LibraryName = "libcuzkgpu.so"
 const EnvLibrary = "CUZK_GPU_LIB"
 
 // abiVersion is the cuzkgpu.h CUZK_ABI_VERSION this bridge was written for.
-const abiVersion = 2
+const abiVersion = 3
 
 // ErrUnavailable is returned (wrapped) when the kernel library cannot be found
 // or loaded, or when it loads but finds no usable GPU. Callers that can fall
@@ -88,7 +88,8 @@ type funcs struct {
 	memcpyHtoD, memcpyDtoH, memcpyDtoD, memset,
 	streamCreate, streamDestroy, streamSync, eventCreate, eventDestroy, eventRecord, eventSync, eventElapsed,
 	nttDomainCreate, nttDomainDestroy, ntt, groth16H unsafe.Pointer
-	msmG1Ex, msmG2Ex unsafe.Pointer
+	msmG1Ex, msmG2Ex, msmScratchBytes unsafe.Pointer
+	nttDomainBytes, nttScratchBytes   unsafe.Pointer
 
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
 }
@@ -184,6 +185,8 @@ func open(path string) (*Lib, error) {
 		{"cuzk_ntt", &l.fn.ntt}, {"cuzk_groth16_h", &l.fn.groth16H},
 		{"cuzk_fixed_base_g1", &l.fn.fixedBaseG1}, {"cuzk_fixed_base_g2", &l.fn.fixedBaseG2},
 		{"cuzk_msm_g1_ex", &l.fn.msmG1Ex}, {"cuzk_msm_g2_ex", &l.fn.msmG2Ex},
+		{"cuzk_msm_scratch_bytes", &l.fn.msmScratchBytes},
+		{"cuzk_ntt_domain_bytes", &l.fn.nttDomainBytes}, {"cuzk_ntt_scratch_bytes", &l.fn.nttScratchBytes},
 	}
 	for _, s := range syms {
 		cname := C.CString(s.name)

@@ -8,6 +8,12 @@
  *    current on the calling thread, so callers may move between threads.
  *  - Device pointers, streams, events and domains are opaque uint64_t handles;
  *    stream 0 is the legacy default stream.
+ *  - The library allocates no device memory behind its caller's back: the
+ *    NTT domains' tables are cudaMalloc'd by cuzk_ntt_domain_create, whose
+ *    size cuzk_ntt_domain_bytes tells beforehand, and every temporary of an
+ *    NTT or an MSM comes from a scratch buffer the caller passes, sized by
+ *    cuzk_ntt_scratch_bytes and cuzk_msm_scratch_bytes. A scratch buffer
+ *    smaller than its call needs fails with cudaErrorMemoryAllocation.
  *  - Field elements are gnark-crypto's in-memory layout: Fr 4 x uint64 and Fp
  *    6 x uint64, little-endian limbs, Montgomery form; Fp2 is (A0, A1) in Fp,
  *    as gnark-crypto's E2. G1 affine points are
@@ -24,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CUZK_ABI_VERSION 2
+#define CUZK_ABI_VERSION 3
 
 int cuzk_abi_version(void);
 const char* cuzk_error_name(int err);
@@ -78,10 +84,19 @@ int cuzk_ntt_domain_create(int dev, uint64_t* domain, int log_n, const uint64_t*
                            const uint64_t* n_inv, const uint64_t* g, const uint64_t* g_inv, const uint64_t* z_inv,
                            uint64_t stream);
 int cuzk_ntt_domain_destroy(int dev, uint64_t domain);
+/* The device memory a domain of 2^log_n takes while it is made (its tables and
+ * two temporaries, at the 2 MiB granularity of device allocations). */
+int cuzk_ntt_domain_bytes(int log_n, uint64_t* bytes);
+/* The scratch a transform of 2^log_n elements needs (0 when it needs none). */
+int cuzk_ntt_scratch_bytes(int log_n, uint64_t* bytes);
 /* In place on n elements at data, natural order in and out. inverse != 0
  * interpolates (includes the 1/n); coset != 0 evaluates on g*<omega> (forward:
- * FFT of x[i]*g^i) or interpolates from it (inverse: IFFT(x)[i]*g^-i). */
-int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t stream);
+ * FFT of x[i]*g^i) or interpolates from it (inverse: IFFT(x)[i]*g^-i).
+ * scratch: a device buffer of scratch_bytes (at least cuzk_ntt_scratch_bytes),
+ * in use until the stream has run the transform (the call returns once it is
+ * queued); 0 when that size is 0. */
+int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t scratch, uint64_t scratch_bytes,
+             uint64_t stream);
 /* Groth16's quotient step on coset evaluations: a[i] = (a[i]*b[i] - c[i]) * z_inv. */
 int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream);
 
@@ -108,19 +123,26 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
 /* G1 MSM: sum scalars[i] * points[i], i < n (n < 2^31). points and scalars are
  * device pointers; scalars are 32 bytes each, in Montgomery form if
  * scalars_mont != 0, else canonical little-endian integers (any 256-bit value,
- * reduced mod r). window = 0 picks the window size. Scratch comes from the
- * stream-ordered pool. Blocks until the result is in out_jac (18 x uint64).
+ * reduced mod r). window = 0 picks the window size. scratch is a device buffer
+ * of scratch_bytes, at least what cuzk_msm_scratch_bytes says for the same n,
+ * window and flags (the call blocks, so the buffer is free again when it
+ * returns). Blocks until the result is in out_jac (18 x uint64).
  * flags: CUZK_MSM_* (other bits are rejected). counts: if not NULL, 3 x
  * uint64 receiving the numbers of zero, one and other scalars (without
  * CUZK_MSM_SPLIT the scalars are not classified: 0, 0, n).
  * G2 (cuzk_msm_g2_ex): the same, with points in gnark-crypto's G2Affine
  * layout: x and y in Fp2, each (A0, A1) of 6 x uint64 (192 bytes a point, all
  * zero at infinity); the Jacobian result (X, Y, Z in Fp2, Z = 0 at infinity)
- * is 36 x uint64 in out_jac. (ABI 2 dropped the flagless cuzk_msm_g1/_g2.) */
+ * is 36 x uint64 in out_jac. (ABI 2 dropped the flagless cuzk_msm_g1/_g2; ABI 3
+ * added the scratch arguments.) */
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream);
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream);
 int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream);
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream);
+/* The scratch an MSM of n points needs on G1 (g2 == 0) or G2 (g2 != 0) with
+ * this window and these flags: with CUZK_MSM_SPLIT, the most over every mix of
+ * 0, 1 and other scalars. */
+int cuzk_msm_scratch_bytes(int dev, int g2, uint64_t n, int window, int flags, uint64_t* bytes);
 
 #ifdef __cplusplus
 }

@@ -225,11 +225,25 @@ int cuzk_ntt_domain_destroy(int dev, uint64_t domain) {
     return 0;
 }
 
-int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t stream) {
+int cuzk_ntt_domain_bytes(int log_n, uint64_t* bytes) {
+    if (!bytes || log_n < 0 || log_n > cuzk::ntt::MAX_LOG_N) return cudaErrorInvalidValue;
+    *bytes = cuzk::ntt::domain_bytes(log_n);
+    return 0;
+}
+
+int cuzk_ntt_scratch_bytes(int log_n, uint64_t* bytes) {
+    if (!bytes || log_n < 0 || log_n > cuzk::ntt::MAX_LOG_N) return cudaErrorInvalidValue;
+    *bytes = cuzk::ntt::scratch_bytes(log_n);
+    return 0;
+}
+
+int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t scratch, uint64_t scratch_bytes,
+             uint64_t stream) {
     if (!domain || !data) return cudaErrorInvalidValue;
     SET_DEVICE(dev);
     const cuzk::ntt::domain_t* d = reinterpret_cast<const cuzk::ntt::domain_t*>(domain);
-    return (int)cuzk::ntt::transform(*d, reinterpret_cast<cuzk::fr_t*>(data), inverse != 0, coset != 0, S(stream));
+    return (int)cuzk::ntt::transform(*d, reinterpret_cast<cuzk::fr_t*>(data), inverse != 0, coset != 0,
+                                     reinterpret_cast<cuzk::fr_t*>(scratch), scratch_bytes, S(stream));
 }
 
 int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream) {
@@ -261,13 +275,13 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
 }
 
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
     if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
     SET_DEVICE(dev);
     cuzk::msm::g1_jacobian r;
     cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g1_affine*>(points),
-                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
-                                   window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, P(scratch),
+                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts);
     if (e != cudaSuccess) return (int)e;
     static_assert(sizeof(r) == 18 * sizeof(uint64_t), "Jacobian result is 18 limbs");
     memcpy(out_jac, &r, sizeof(r));
@@ -275,17 +289,25 @@ int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
 }
 
 int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
     if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
     SET_DEVICE(dev);
     cuzk::msm::g2_jacobian r;
     cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g2_affine*>(points),
-                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, S(stream),
-                                   window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+                                   reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, P(scratch),
+                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts);
     if (e != cudaSuccess) return (int)e;
     static_assert(sizeof(r) == 36 * sizeof(uint64_t), "Jacobian G2 result is 36 limbs");
     memcpy(out_jac, &r, sizeof(r));
     return 0;
+}
+
+int cuzk_msm_scratch_bytes(int dev, int g2, uint64_t n, int window, int flags, uint64_t* bytes) {
+    if (!bytes || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);  // CUB's storage query reads the device's properties
+    const bool split = (flags & CUZK_MSM_SPLIT) != 0;
+    return (int)(g2 ? cuzk::msm::scratch_bytes<cuzk::fp2_t>(n, window, split, bytes)
+                    : cuzk::msm::scratch_bytes<cuzk::fp_t>(n, window, split, bytes));
 }
 
 }  // extern "C"

@@ -18,7 +18,7 @@
 #define INVALID 1        /* cudaErrorInvalidValue */
 #define NO_MEMORY 2      /* cudaErrorMemoryAllocation */
 #define NOT_SUPPORTED 801 /* cudaErrorNotSupported */
-#define ABI_VERSION 2
+#define ABI_VERSION 3
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t used;
@@ -359,8 +359,11 @@ int cuzk_ntt_domain_create(int dev, uint64_t* domain, int log_n, const uint64_t*
     return NOT_SUPPORTED;
 }
 int cuzk_ntt_domain_destroy(int dev, uint64_t domain) { (void)dev; (void)domain; return NOT_SUPPORTED; }
-int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t stream) {
-    (void)dev; (void)domain; (void)data; (void)inverse; (void)coset; (void)stream;
+int cuzk_ntt_domain_bytes(int log_n, uint64_t* bytes) { (void)log_n; (void)bytes; return NOT_SUPPORTED; }
+int cuzk_ntt_scratch_bytes(int log_n, uint64_t* bytes) { (void)log_n; (void)bytes; return NOT_SUPPORTED; }
+int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t scratch, uint64_t scratch_bytes,
+             uint64_t stream) {
+    (void)dev; (void)domain; (void)data; (void)inverse; (void)coset; (void)scratch; (void)scratch_bytes; (void)stream;
     return NOT_SUPPORTED;
 }
 int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream) {
@@ -378,14 +381,18 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
     return NOT_SUPPORTED;
 }
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
-    (void)dev; (void)points; (void)scalars; (void)n; (void)scalars_mont; (void)window; (void)flags; (void)out_jac;
-    (void)counts; (void)stream;
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+    (void)dev; (void)points; (void)scalars; (void)n; (void)scalars_mont; (void)window; (void)flags; (void)scratch;
+    (void)scratch_bytes; (void)out_jac; (void)counts; (void)stream;
     return NOT_SUPPORTED;
 }
 int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
-                   uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
-    (void)dev; (void)points; (void)scalars; (void)n; (void)scalars_mont; (void)window; (void)flags; (void)out_jac;
-    (void)counts; (void)stream;
+                   uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
+    (void)dev; (void)points; (void)scalars; (void)n; (void)scalars_mont; (void)window; (void)flags; (void)scratch;
+    (void)scratch_bytes; (void)out_jac; (void)counts; (void)stream;
+    return NOT_SUPPORTED;
+}
+int cuzk_msm_scratch_bytes(int dev, int g2, uint64_t n, int window, int flags, uint64_t* bytes) {
+    (void)dev; (void)g2; (void)n; (void)window; (void)flags; (void)bytes;
     return NOT_SUPPORTED;
 }

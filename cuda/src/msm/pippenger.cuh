@@ -30,6 +30,7 @@
 #include "../ff/bls12_381.cuh"
 #include "../ff/fp2.cuh"
 #include "../ec/xyzz.cuh"
+#include "../arena.cuh"
 #include "../prof.cuh"
 
 namespace cuzk {
@@ -383,96 +384,182 @@ inline int choose_window(uint64_t n) {
 
 inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
-// Computes sum scalars[j] * points[j] over the n indices j = idx[i] (j = i
-// without idx). points: device, gnark affine layout; scalars: device, 32
-// bytes each, Montgomery form if mont. The result is written to *out (host).
-// Blocks until done.
-template <class F>
-inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, const uint32_t* idx, uint64_t n,
-                             bool mont, xyzz_t<F>* out, cudaStream_t st, int window_override) {
-    if (n == 0) {
-        *out = xyzz_t<F>::inf();
-        return cudaSuccess;
-    }
-    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
-    const int c = window_override >= 4 && window_override <= 24 ? window_override : choose_window(n);
-    const int nw = 255 / c + 1;
-    const uint32_t Bw = (1u << (c - 1)) + 1;
+// The sizes of one Pippenger call over n scalars: everything its scratch
+// depends on. Computed the same way by the call and by its sizing.
+struct pip_shape {
+    uint64_t n = 0;
+    int c = 0, nw = 0;
+    uint32_t Bw = 0;     // buckets per window (digits 0..2^(c-1))
+    uint64_t wb = 0;     // windows sorted per batch
+    uint64_t Mcap = 0;   // sorted entries a batch holds: at least wb * n
+    uint32_t chunk = 0;  // sorted entries per accumulating thread
+    uint64_t nthr_max = 0;
+    int logLs = 0;
+    uint32_t nseg = 0, fan = 0;
+    uint64_t fsz = 0;    // fixup level entries
+    size_t temp_bytes = 0;
+};
+
+inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t st, pip_shape* s) {
+    *s = pip_shape{};
+    s->n = n;
+    s->c = window_override >= 4 && window_override <= 24 ? window_override : choose_window(n);
+    s->nw = 255 / s->c + 1;
+    s->Bw = (1u << (s->c - 1)) + 1;
     uint64_t wb = BATCH_ENTRIES / n;
     if (wb < 1) wb = 1;
-    if (wb > (uint64_t)nw) wb = nw;
-    const uint64_t Mmax = wb * n;
+    if (wb > (uint64_t)s->nw) wb = s->nw;
+    s->wb = wb;
+    // Allocated as min(nw * n, max(n, BATCH_ENTRIES)), which is at least
+    // wb * n and grows with n, so that the scratch of a call over m <= n
+    // scalars (the split's Pippenger) is bounded by sizes at a few m.
+    const uint64_t big = n > BATCH_ENTRIES ? n : BATCH_ENTRIES;
+    s->Mcap = (uint64_t)s->nw * n < big ? (uint64_t)s->nw * n : big;
     // Tuning knobs for experiments; the defaults are the measured best.
-    const uint32_t chunk = env_int("CUZK_MSM_CHUNK", CHUNK, 1, 4096);
+    s->chunk = env_int("CUZK_MSM_CHUNK", CHUNK, 1, 4096);
     const int seg_bits = env_int("CUZK_MSM_SEG_BITS", 5, 0, 12);
-    const uint64_t nthr_max = (Mmax + chunk - 1) / chunk;
-    const int logLs = c - 1 < seg_bits ? c - 1 : seg_bits;
-    const uint32_t nseg = 1u << (c - 1 - logLs);
-    const uint32_t fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
+    s->nthr_max = (s->Mcap + s->chunk - 1) / s->chunk;
+    s->logLs = s->c - 1 < seg_bits ? s->c - 1 : seg_bits;
+    s->nseg = 1u << (s->c - 1 - s->logLs);
+    s->fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
+    s->fsz = 2 * ((2 * s->nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
+    uint32_t* none = nullptr;
+    return cub::DeviceRadixSort::SortPairs(nullptr, s->temp_bytes, none, none, none, none, (int)n, 0, s->c, st);
+}
 
+// One Pippenger call's device temporaries, carved from the caller's scratch.
+template <class F>
+struct pip_bufs {
     uint32_t *keys_in = nullptr, *vals_in = nullptr, *keys_out = nullptr, *vals_out = nullptr, *slot_keys = nullptr;
     xyzz_t<F> *buckets = nullptr, *slots = nullptr, *red_a = nullptr, *red_b = nullptr;
     uint32_t *fk_a = nullptr, *fk_b = nullptr;
     xyzz_t<F> *fv_a = nullptr, *fv_b = nullptr;
     int* flags = nullptr;
     void* temp = nullptr;
-    size_t temp_bytes = 0;
-    xyzz_t<F>* host_w = nullptr;
-    cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out, vals_in, vals_out,
-                                                      (int)n, 0, c, st);
+};
+
+template <class F>
+inline cudaError_t pip_carve(const pip_shape& s, arena& a, pip_bufs<F>& b) {
+    cudaError_t err;
+#define CUZK_TAKE(x) do { if ((err = (x)) != cudaSuccess) return err; } while (0)
+    CUZK_TAKE(a.take(&b.keys_in, s.Mcap));
+    CUZK_TAKE(a.take(&b.vals_in, s.Mcap));
+    CUZK_TAKE(a.take(&b.keys_out, s.Mcap));
+    CUZK_TAKE(a.take(&b.vals_out, s.Mcap));
+    CUZK_TAKE(a.take(&b.slot_keys, 2 * s.nthr_max));
+    CUZK_TAKE(a.take(&b.slots, 2 * s.nthr_max));
+    CUZK_TAKE(a.take(&b.buckets, (uint64_t)s.nw * s.Bw));
+    CUZK_TAKE(a.take(&b.red_a, (uint64_t)s.nw * s.nseg));
+    CUZK_TAKE(a.take(&b.red_b, (uint64_t)s.nw * s.nseg));
+    CUZK_TAKE(a.take_bytes(&b.temp, s.temp_bytes));
+    CUZK_TAKE(a.take(&b.fk_a, s.fsz));
+    CUZK_TAKE(a.take(&b.fk_b, s.fsz));
+    CUZK_TAKE(a.take(&b.fv_a, s.fsz));
+    CUZK_TAKE(a.take(&b.fv_b, s.fsz));
+    CUZK_TAKE(a.take(&b.flags, (uint64_t)MAX_FIXUP_LEVELS));
+#undef CUZK_TAKE
+    return cudaSuccess;
+}
+
+// The scratch one Pippenger call over n scalars takes.
+template <class F>
+inline cudaError_t pip_scratch(uint64_t n, int window_override, uint64_t* bytes) {
+    *bytes = 0;
+    if (n == 0) return cudaSuccess;
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    pip_shape s;
+    cudaError_t err = pip_shape_for(n, window_override, nullptr, &s);
     if (err != cudaSuccess) return err;
+    arena count;
+    pip_bufs<F> b;
+    if ((err = pip_carve(s, count, b)) != cudaSuccess) return err;
+    *bytes = count.used;
+    return cudaSuccess;
+}
+
+// The most scratch a Pippenger call over any m <= n scalars takes (the
+// split's, whose m is known only on the device). For one window size every
+// size grows with m, and the window chosen grows with m too, so the maximum
+// is at n or at the largest m of each smaller window.
+template <class F>
+inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, uint64_t* bytes) {
+    cudaError_t err = pip_scratch<F>(n, window_override, bytes);
+    if (err != cudaSuccess || n == 0 || (window_override >= 4 && window_override <= 24)) return err;
+    const int cn = choose_window(n);
+    for (int c = 4; c < cn; c++) {
+        if (choose_window(1) > c) continue;
+        uint64_t lo = 1, hi = n;  // the largest m in [1, n] whose window is at most c
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (choose_window(mid) <= c) lo = mid;
+            else hi = mid - 1;
+        }
+        uint64_t at = 0;
+        if ((err = pip_scratch<F>(lo, 0, &at)) != cudaSuccess) return err;
+        if (at > *bytes) *bytes = at;
+    }
+    return cudaSuccess;
+}
+
+// Computes sum scalars[j] * points[j] over the n indices j = idx[i] (j = i
+// without idx). points: device, gnark affine layout; scalars: device, 32
+// bytes each, Montgomery form if mont. Temporaries come from scratch (at
+// least pip_scratch bytes). The result is written to *out (host). Blocks
+// until done.
+template <class F>
+inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, const uint32_t* idx, uint64_t n,
+                             bool mont, xyzz_t<F>* out, arena& scratch, cudaStream_t st, int window_override) {
+    if (n == 0) {
+        *out = xyzz_t<F>::inf();
+        return cudaSuccess;
+    }
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    pip_shape s;
+    cudaError_t err = pip_shape_for(n, window_override, st, &s);
+    if (err != cudaSuccess) return err;
+    pip_bufs<F> b;
+    if ((err = pip_carve(s, scratch, b)) != cudaSuccess) return err;
+    const int c = s.c, nw = s.nw;
+    const uint32_t Bw = s.Bw, chunk = s.chunk, nseg = s.nseg, fan = s.fan;
+    const uint64_t wb = s.wb;
+    const int logLs = s.logLs;
+    size_t temp_bytes = s.temp_bytes;
+    xyzz_t<F>* host_w = nullptr;
+    xyzz_t<F>*red_a = b.red_a, *red_b = b.red_b;
     phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
-    CUZK_TRY(cudaMallocAsync((void**)&keys_in, Mmax * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&vals_in, Mmax * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&keys_out, Mmax * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&vals_out, Mmax * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&slot_keys, 2 * nthr_max * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&slots, 2 * nthr_max * sizeof(xyzz_t<F>), st));
-    CUZK_TRY(cudaMallocAsync((void**)&buckets, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
-    CUZK_TRY(cudaMallocAsync((void**)&red_a, (uint64_t)nw * nseg * sizeof(xyzz_t<F>), st));
-    CUZK_TRY(cudaMallocAsync((void**)&red_b, (uint64_t)nw * nseg * sizeof(xyzz_t<F>), st));
-    CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
-    {
-        const uint64_t fsz = 2 * ((2 * nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
-        CUZK_TRY(cudaMallocAsync((void**)&fk_a, fsz * 4, st));
-        CUZK_TRY(cudaMallocAsync((void**)&fk_b, fsz * 4, st));
-        CUZK_TRY(cudaMallocAsync((void**)&fv_a, fsz * sizeof(xyzz_t<F>), st));
-        CUZK_TRY(cudaMallocAsync((void**)&fv_b, fsz * sizeof(xyzz_t<F>), st));
-        CUZK_TRY(cudaMallocAsync((void**)&flags, MAX_FIXUP_LEVELS * sizeof(int), st));
-    }
-    CUZK_TRY(cudaMemsetAsync(buckets, 0, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
+    CUZK_TRY(cudaMemsetAsync(b.buckets, 0, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
     prof.mark("alloc");
 
     for (int w0 = 0; w0 < nw; w0 += (int)wb) {
         const int wc = nw - w0 < (int)wb ? nw - w0 : (int)wb;
-        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, idx, n, c, w0, wc, mont ? 1 : 0, keys_in, vals_in);
+        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, idx, n, c, w0, wc, mont ? 1 : 0, b.keys_in, b.vals_in);
         CUZK_TRY(cudaGetLastError());
         prof.mark("digits");
         for (int wl = 0; wl < wc; wl++) {
             const uint64_t off = (uint64_t)wl * n;
-            CUZK_TRY(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in + off, keys_out + off, vals_in + off,
-                                                     vals_out + off, (int)n, 0, c, st));
+            CUZK_TRY(cub::DeviceRadixSort::SortPairs(b.temp, temp_bytes, b.keys_in + off, b.keys_out + off,
+                                                     b.vals_in + off, b.vals_out + off, (int)n, 0, c, st));
         }
         prof.mark("sort");
         const uint64_t M = (uint64_t)wc * n;
         const uint64_t nthr = (M + chunk - 1) / chunk;
-        k_accumulate<F><<<nblocks(nthr, 128), 128, 0, st>>>(keys_out, vals_out, M, n, w0, Bw, points, buckets,
-                                                         slot_keys, slots, nthr, chunk);
+        k_accumulate<F><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, n, w0, Bw, points, b.buckets,
+                                                         b.slot_keys, b.slots, nthr, chunk);
         CUZK_TRY(cudaGetLastError());
         prof.mark("accumulate");
-        CUZK_TRY(cudaMemsetAsync(flags, 0, MAX_FIXUP_LEVELS * sizeof(int), st));
+        CUZK_TRY(cudaMemsetAsync(b.flags, 0, MAX_FIXUP_LEVELS * sizeof(int), st));
         {
             uint64_t m = 2 * nthr;
-            const uint32_t* ik = slot_keys;
-            const xyzz_t<F>* iv = slots;
+            const uint32_t* ik = b.slot_keys;
+            const xyzz_t<F>* iv = b.slots;
             for (int level = 0; level < MAX_FIXUP_LEVELS; level++) {
                 const uint64_t nt = (m + FIXUP_FANIN - 1) / FIXUP_FANIN;
-                uint32_t* ok = level % 2 == 0 ? fk_a : fk_b;
-                xyzz_t<F>* ov = level % 2 == 0 ? fv_a : fv_b;
-                k_fixup_level<F><<<nblocks(nt, 128), 128, 0, st>>>(ik, iv, m, FIXUP_FANIN, ok, ov, buckets,
-                                                                level == 0 ? nullptr : flags + level - 1,
-                                                                flags + level);
+                uint32_t* ok = level % 2 == 0 ? b.fk_a : b.fk_b;
+                xyzz_t<F>* ov = level % 2 == 0 ? b.fv_a : b.fv_b;
+                k_fixup_level<F><<<nblocks(nt, 128), 128, 0, st>>>(ik, iv, m, FIXUP_FANIN, ok, ov, b.buckets,
+                                                                level == 0 ? nullptr : b.flags + level - 1,
+                                                                b.flags + level);
                 CUZK_TRY(cudaGetLastError());
                 if (nt == 1) break;
                 m = 2 * nt;
@@ -485,7 +572,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
 
     // red_b holds the segments' running sums until the scale kernel has
     // used them; the tree of sums below reuses it.
-    k_bucket_reduce<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(buckets, Bw, nw, logLs, nseg, red_a, red_b);
+    k_bucket_reduce<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(b.buckets, Bw, nw, logLs, nseg, red_a, red_b);
     CUZK_TRY(cudaGetLastError());
     k_segment_scale<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(red_a, red_b, nw, logLs, nseg);
     CUZK_TRY(cudaGetLastError());
@@ -517,12 +604,9 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
     prof.mark("host");
     prof.report(sizeof(F) == sizeof(fp_t) ? "msm" : "msm_g2", n, c);
 done:
-    {
-        void* bufs[] = {keys_in, vals_in, keys_out, vals_out, slot_keys, slots, buckets, red_a, red_b, temp,
-                        fk_a, fk_b, fv_a, fv_b, flags};
-        for (void* b : bufs)
-            if (b) cudaFreeAsync(b, st);
-    }
+    // The scratch is the caller's: on an error, work queued on it may still
+    // run, so the stream is drained before the caller may reuse it.
+    if (err != cudaSuccess) cudaStreamSynchronize(st);
     delete[] host_w;
     return err;
 #undef CUZK_TRY
@@ -581,9 +665,56 @@ inline uint32_t ones_chunk(uint64_t k) {
     return c < 8 ? 8 : (uint32_t)c;
 }
 
+// The most partial sums the ones of any k <= n scalars take: ceil(k/8) while
+// the chunk is 8 (k <= 8 * ONES_THREADS), at most ONES_THREADS after.
+inline uint64_t ones_parts_bound(uint64_t n) {
+    const int forced = env_int("CUZK_MSM_ONES_CHUNK", 0, 1, 1 << 20);
+    if (forced > 0) return (n + forced - 1) / forced;
+    const uint64_t c = (n + 7) / 8;
+    return c < ONES_THREADS ? c : ONES_THREADS;
+}
+
+// The split's own temporaries, carved before its Pippenger's: the classes,
+// the index lists, the counts, CUB's partition storage and the tree of the
+// ones' partial sums (sized for the most ones there can be).
+template <class F>
+struct split_bufs {
+    uint8_t* cls = nullptr;
+    uint32_t* idx = nullptr;
+    int* d_counts = nullptr;
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    xyzz_t<F> *part_a = nullptr, *part_b = nullptr;
+};
+
+template <class F>
+inline cudaError_t split_carve(uint64_t n, arena& a, split_bufs<F>& b, cudaStream_t st) {
+    cudaError_t err;
+#define CUZK_TAKE(x) do { if ((err = (x)) != cudaSuccess) return err; } while (0)
+    CUZK_TAKE(a.take(&b.cls, n));
+    CUZK_TAKE(a.take(&b.idx, n));
+    CUZK_TAKE(a.take(&b.d_counts, 2));
+    {
+        const thrust::counting_iterator<uint32_t> in(0);
+        const auto ones_out = thrust::make_reverse_iterator(b.idx + n);
+        const auto zeros_out = thrust::make_discard_iterator();
+        const class_is is_other{b.cls, SCALAR_OTHER}, is_one{b.cls, SCALAR_ONE};
+        CUZK_TAKE(cub::DevicePartition::If(nullptr, b.temp_bytes, in, b.idx, ones_out, zeros_out, b.d_counts, (int)n,
+                                           is_other, is_one, st));
+    }
+    CUZK_TAKE(a.take_bytes(&b.temp, b.temp_bytes));
+    const uint64_t parts = ones_parts_bound(n);
+    const uint32_t fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
+    CUZK_TAKE(a.take(&b.part_a, parts));
+    CUZK_TAKE(a.take(&b.part_b, (parts + fan - 1) / fan));
+#undef CUZK_TAKE
+    return cudaSuccess;
+}
+
 // pippenger over the scalars that are neither 0 nor 1, plus the plain sum of
 // the points whose scalar is 1; the zeros are dropped. counts (host):
-// zero, one and other scalars. Blocks until done.
+// zero, one and other scalars. Temporaries come from scratch (at least
+// scratch_bytes(n, split) bytes). Blocks until done.
 //
 // One buffer of n indices holds both lists: the three-way partition of
 // 0..n-1 writes the others, in order, from its front and the ones from its
@@ -592,41 +723,34 @@ inline uint32_t ones_chunk(uint64_t k) {
 // the partition.
 template <class F>
 inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, xyzz_t<F>* out,
-                             uint64_t counts[3], cudaStream_t st, int window_override) {
+                             uint64_t counts[3], arena& scratch, cudaStream_t st, int window_override) {
     *out = xyzz_t<F>::inf();
     counts[0] = counts[1] = counts[2] = 0;
     if (n == 0) return cudaSuccess;
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
-    uint8_t* cls = nullptr;
-    uint32_t* idx = nullptr;
-    int* d_counts = nullptr;
-    void* temp = nullptr;
-    size_t temp_bytes = 0;
-    xyzz_t<F> *part_a = nullptr, *part_b = nullptr;
+    split_bufs<F> b;
     int h_counts[2] = {0, 0};
     uint64_t m = 0, k = 0;
     xyzz_t<F> ones = xyzz_t<F>::inf(), rest = xyzz_t<F>::inf();
+    xyzz_t<F>*part_a = nullptr, *part_b = nullptr;
     const uint32_t fan = (uint32_t)env_int("CUZK_MSM_SUM_FANIN", 8, 2, 1024);
-    cudaError_t err = cudaSuccess;
+    cudaError_t err = split_carve(n, scratch, b, st);
+    if (err != cudaSuccess) return err;
+    part_a = b.part_a;
+    part_b = b.part_b;
     phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
-    CUZK_TRY(cudaMallocAsync((void**)&cls, n, st));
-    CUZK_TRY(cudaMallocAsync((void**)&idx, n * 4, st));
-    CUZK_TRY(cudaMallocAsync((void**)&d_counts, 2 * sizeof(int), st));
     {
         const thrust::counting_iterator<uint32_t> in(0);
-        const auto ones_out = thrust::make_reverse_iterator(idx + n);
+        const auto ones_out = thrust::make_reverse_iterator(b.idx + n);
         const auto zeros_out = thrust::make_discard_iterator();
-        const class_is is_other{cls, SCALAR_OTHER}, is_one{cls, SCALAR_ONE};
-        CUZK_TRY(cub::DevicePartition::If(nullptr, temp_bytes, in, idx, ones_out, zeros_out, d_counts, (int)n, is_other,
-                                          is_one, st));
-        CUZK_TRY(cudaMallocAsync(&temp, temp_bytes, st));
-        k_classify<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, mont ? 1 : 0, cls);
+        const class_is is_other{b.cls, SCALAR_OTHER}, is_one{b.cls, SCALAR_ONE};
+        k_classify<<<nblocks(n, 256), 256, 0, st>>>(scalars, n, mont ? 1 : 0, b.cls);
         CUZK_TRY(cudaGetLastError());
-        CUZK_TRY(cub::DevicePartition::If(temp, temp_bytes, in, idx, ones_out, zeros_out, d_counts, (int)n, is_other,
-                                          is_one, st));
+        CUZK_TRY(cub::DevicePartition::If(b.temp, b.temp_bytes, in, b.idx, ones_out, zeros_out, b.d_counts, (int)n,
+                                          is_other, is_one, st));
     }
-    CUZK_TRY(cudaMemcpyAsync(h_counts, d_counts, sizeof(h_counts), cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaMemcpyAsync(h_counts, b.d_counts, sizeof(h_counts), cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     m = (uint64_t)h_counts[0];
     k = (uint64_t)h_counts[1];
@@ -641,9 +765,11 @@ inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uin
     if (k > 0) {
         const uint32_t chunk = ones_chunk(k);
         uint64_t cnt = (k + chunk - 1) / chunk;
-        CUZK_TRY(cudaMallocAsync((void**)&part_a, cnt * sizeof(xyzz_t<F>), st));
-        CUZK_TRY(cudaMallocAsync((void**)&part_b, (cnt + fan - 1) / fan * sizeof(xyzz_t<F>), st));
-        k_sum_indexed<F><<<nblocks(cnt, 128), 128, 0, st>>>(points, idx + (n - k), k, chunk, part_a, cnt);
+        if (cnt > ones_parts_bound(n)) {  // the bound the scratch was sized by is wrong
+            err = cudaErrorUnknown;
+            goto done;
+        }
+        k_sum_indexed<F><<<nblocks(cnt, 128), 128, 0, st>>>(points, b.idx + (n - k), k, chunk, part_a, cnt);
         CUZK_TRY(cudaGetLastError());
         while (cnt > 1) {
             const uint64_t outcnt = (cnt + fan - 1) / fan;
@@ -656,7 +782,7 @@ inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uin
         }
     }
     prof.mark("ones");
-    CUZK_TRY(pippenger(points, scalars, idx, m, mont, &rest, st, window_override));
+    CUZK_TRY(pippenger(points, scalars, b.idx, m, mont, &rest, scratch, st, window_override));
     prof.mark("others");
     // Copied after pippenger's work is queued: a copy to pageable memory
     // returns only when done, which would hold its launches back.
@@ -666,13 +792,28 @@ inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uin
     *out = rest;
     prof.report(sizeof(F) == sizeof(fp_t) ? "msm_split" : "msm_g2_split", n, 0);
 done:
-    {
-        void* bufs[] = {cls, idx, d_counts, temp, part_a, part_b};
-        for (void* b : bufs)
-            if (b) cudaFreeAsync(b, st);
-    }
+    if (err != cudaSuccess) cudaStreamSynchronize(st);  // nothing may still run on the caller's scratch
     return err;
 #undef CUZK_TRY
+}
+
+// The scratch an MSM of n points takes (run's scratch argument): with split,
+// the split's own temporaries and the most its Pippenger can take.
+template <class F>
+inline cudaError_t scratch_bytes(uint64_t n, int window_override, bool split, uint64_t* bytes) {
+    *bytes = 0;
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    if (!split) return pip_scratch<F>(n, window_override, bytes);
+    if (n == 0) return cudaSuccess;
+    arena count;
+    split_bufs<F> b;
+    cudaError_t err = split_carve(n, count, b, nullptr);
+    if (err != cudaSuccess) return err;
+    uint64_t pip = 0;
+    if ((err = pip_scratch_bound<F>(n, window_override, &pip)) != cudaSuccess) return err;
+    // pippenger's carving starts where the split's ends, aligned.
+    *bytes = ((count.used + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1)) + pip;
+    return cudaSuccess;
 }
 
 // Computes sum scalars[i] * points[i] for i < n. points: device, gnark affine
@@ -680,15 +821,19 @@ done:
 // is written to *out (host) in Jacobian coordinates. With split, zero
 // scalars are dropped and one scalars summed apart (run_split). counts
 // (host, optional): zero, one and other scalars; without split every scalar
-// counts as other. Blocks until done.
+// counts as other. The temporaries come from the scratch buffer (device,
+// scratch_bytes large; see scratch_bytes). Blocks until done.
 template <class F>
 inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, jacobian_t<F>* out,
-                       cudaStream_t st, int window_override = 0, bool split = false, uint64_t* counts = nullptr) {
+                       void* scratch, uint64_t scratch_len, cudaStream_t st, int window_override = 0,
+                       bool split = false, uint64_t* counts = nullptr) {
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    if (n > 0 && !scratch) return cudaErrorInvalidValue;
+    arena a(scratch, scratch_len);
     xyzz_t<F> r;
     uint64_t c[3] = {0, 0, n};
-    const cudaError_t err = split ? run_split(points, scalars, n, mont, &r, c, st, window_override)
-                                  : pippenger<F>(points, scalars, nullptr, n, mont, &r, st, window_override);
+    const cudaError_t err = split ? run_split(points, scalars, n, mont, &r, c, a, st, window_override)
+                                  : pippenger<F>(points, scalars, nullptr, n, mont, &r, a, st, window_override);
     if (err != cudaSuccess) return err;
     *out = r.to_jacobian();
     if (counts)

@@ -11,7 +11,7 @@
 // the "four-step" split, so twiddles from the big table are read once per
 // element per group instead of once per butterfly. DIF leaves the output in
 // bit-reversed order, so the last group stores each result at its natural
-// index (the groups run out of place through a pool buffer) and applies the
+// index (the groups run out of place through the caller's scratch) and applies the
 // per-element scale of the inverse (1/n) or of the inverse coset (g^-i / n).
 // A forward coset transform multiplies x[i] by g^i as the first group loads.
 #pragma once
@@ -253,11 +253,36 @@ inline void domain_destroy(domain_t* dom) {
     *dom = domain_t{};
 }
 
+// The scratch a transform of 2^log_n elements takes: one vector when its
+// stages take more than one group (see transform), else none.
+inline uint64_t scratch_bytes(int log_n) {
+    const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
+    const int groups = (log_n + max_group - 1) / max_group;
+    return groups > 1 ? (1ull << log_n) * sizeof(fr_t) : 0;
+}
+
+// The device memory domain_create takes with cudaMalloc: the tables it
+// keeps and the two it frees before returning, each rounded to the 2 MiB
+// granularity of device allocations.
+inline uint64_t domain_bytes(int log_n) {
+    const uint64_t n = 1ull << log_n;
+    const uint64_t nw = n > 1 ? n / 2 : 1;
+    const uint64_t nh = (n + SPLIT - 1) / SPLIT;
+    const uint64_t elems[] = {nw, nw, SPLIT, SPLIT, nh, nh, SPLIT, (nw + SPLIT - 1) / SPLIT};
+    const uint64_t gran = 2ull << 20;
+    uint64_t b = 0;
+    for (uint64_t e : elems) b += (e * sizeof(fr_t) + gran - 1) / gran * gran;
+    return b;
+}
+
 // Transforms d (n elements, natural order) in place. inverse selects w^-1 and
 // the 1/n scale; coset evaluates on (inverse: interpolates from) g*<w>, with
 // gnark-crypto's conventions: forward coset = FFT(x[i] * g^i), inverse coset =
-// IFFT(x)[i] * g^-i.
-inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, cudaStream_t st) {
+// IFFT(x)[i] * g^-i. scratch (device, scratch_len bytes) must hold
+// scratch_bytes(log_n) bytes; the transform returns once queued, so the
+// caller keeps it until the stream has run.
+inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
+                             uint64_t scratch_len, cudaStream_t st) {
     const int L = dom.log_n;
     const fr_t* W = inverse ? dom.Winv : dom.W;
     const int mode = inverse ? (coset ? 2 : 1) : 0;
@@ -272,13 +297,14 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
     const int tile_bits = env_int("CUZK_NTT_TILE_BITS", TILE_BITS, 6, 11);
     const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
     const int groups = (L + max_group - 1) / max_group;
-    // Several groups run out of place through a pool buffer so that the last
-    // one can scatter straight into natural order in d: no separate
+    // Several groups run out of place through the caller's scratch so that
+    // the last one can scatter straight into natural order in d: no separate
     // bit-reversal pass.
     fr_t* scratch = d;
     if (groups > 1) {
-        cudaError_t e = cudaMallocAsync((void**)&scratch, dom.n * sizeof(fr_t), st);
-        if (e != cudaSuccess) return e;
+        if (!scratch_buf) return cudaErrorInvalidValue;
+        if (scratch_len < dom.n * sizeof(fr_t)) return cudaErrorMemoryAllocation;
+        scratch = scratch_buf;
     }
     int b = L;
     for (int gi = 0; gi < groups; gi++) {
@@ -305,7 +331,6 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
         b -= k;
     }
     cudaError_t e = cudaGetLastError();
-    if (scratch != d) cudaFreeAsync(scratch, st);
     prof.report(inverse ? "intt" : "ntt", dom.n, L);
     return e;
 }
