@@ -119,7 +119,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside, po, pinnedKeys)
+		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside, b.split, po, pinnedKeys)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -400,10 +400,15 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	r := st.res
 	// H's coefficients are random: only the wire MSMs are split.
 	wires := cuda.MSMOptions{Split: b.split}
-	g2 := func(s cuda.Stream) error {
+	// g2 runs the G2 MSM on stream s in scratch buf (whose lock it takes;
+	// the MSM calls return with their stream drained).
+	g2 := func(s cuda.Stream, buf *scratchBuf) error {
+		opt := wires
+		opt.Scratch = buf.lock()
+		defer buf.unlock()
 		sum, _, err := chunkedMSM(cd, &r.g2, st.ptr(l.wb), r.plan.ChunkPoints, &st.dk.chunkG2,
 			func(points, scalars cuda.Ptr, n int) (curve.G2Jac, cuda.MSMStats, error) {
-				return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, wires, s)
+				return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, opt, s)
 			}, addG2)
 		if err != nil {
 			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.g2.n, err)
@@ -421,7 +426,7 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 			return nil, fmt.Errorf("gpu compute: second stream: %w", err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- g2(s2) }()
+		go func() { done <- g2(s2, &st.dk.scratchG2) }()
 		// Left to right: the G1 work, then the wait for the G2 MSM.
 		if err := errors.Join(b.computeG1(ctx, st, &out, wires), <-done, cd.DestroyStream(s2)); err != nil {
 			return nil, err
@@ -435,31 +440,43 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := g2(st.s); err != nil {
+		if err := g2(st.s, &st.dk.scratch); err != nil {
 			return nil, err
 		}
 	}
 	return &out, nil
 }
 
-// computeG1 runs H and the four G1 MSMs on the partition's stream into out.
-func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) error {
+// computeG1 runs H and the four G1 MSMs on the partition's stream into out,
+// in the device's scratch buffer, which it holds until the stream has run
+// them.
+func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
 	cd, l, dom, r := st.dk.cd, st.l, st.dom, st.res
 	a, bb, c := st.ptr(l.a), st.ptr(l.b), st.ptr(l.c)
+	scratch := st.dk.scratch.lock()
+	defer func() {
+		if err != nil {
+			// An NTT returns once queued: nothing may still use the
+			// scratch when another partition takes it.
+			err = errors.Join(err, cd.StreamSync(st.s))
+		}
+		st.dk.scratch.unlock()
+	}()
+	wires.Scratch = scratch
 	// H = (A·B − C)/Z as prover.ComputeH: interpolate, evaluate on the coset,
 	// divide pointwise, interpolate back. All in place, ordered on the stream.
 	steps := []struct {
 		name string
 		run  func() error
 	}{
-		{"intt a", func() error { return dom.NTT(a, true, false, st.s) }},
-		{"intt b", func() error { return dom.NTT(bb, true, false, st.s) }},
-		{"intt c", func() error { return dom.NTT(c, true, false, st.s) }},
-		{"coset ntt a", func() error { return dom.NTT(a, false, true, st.s) }},
-		{"coset ntt b", func() error { return dom.NTT(bb, false, true, st.s) }},
-		{"coset ntt c", func() error { return dom.NTT(c, false, true, st.s) }},
+		{"intt a", func() error { return dom.NTTIn(a, scratch, true, false, st.s) }},
+		{"intt b", func() error { return dom.NTTIn(bb, scratch, true, false, st.s) }},
+		{"intt c", func() error { return dom.NTTIn(c, scratch, true, false, st.s) }},
+		{"coset ntt a", func() error { return dom.NTTIn(a, scratch, false, true, st.s) }},
+		{"coset ntt b", func() error { return dom.NTTIn(bb, scratch, false, true, st.s) }},
+		{"coset ntt c", func() error { return dom.NTTIn(c, scratch, false, true, st.s) }},
 		{"quotient", func() error { return dom.GrothH(a, bb, c, st.s) }},
-		{"coset intt h", func() error { return dom.NTT(a, true, true, st.s) }},
+		{"coset intt h", func() error { return dom.NTTIn(a, scratch, true, true, st.s) }},
 	}
 	for _, step := range steps {
 		if err := step.run(); err != nil {
@@ -475,7 +492,7 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 	}{
 		// H stays on the device for Z. deg H = n−2: its last coefficient is
 		// zero and Z has n−1 points.
-		{"Z", &out.Z, &r.z, a, cuda.MSMOptions{}},
+		{"Z", &out.Z, &r.z, a, cuda.MSMOptions{Scratch: scratch}},
 		{"A", &out.A, &r.a, st.ptr(l.wa), wires},
 		{"B1", &out.B1, &r.b, st.ptr(l.wb), wires},
 		{"K", &out.K, &r.k, st.ptr(l.wk), wires},

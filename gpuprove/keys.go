@@ -35,11 +35,16 @@ type deviceKeys struct {
 	// g2Beside: the G2 MSM runs beside the G1 MSMs, so both scratches are
 	// needed at once.
 	g2Beside bool
+	split    bool // the wire MSMs split off their 0/1 scalars
 	planOpt  planOptions
 	pinned   *pinnedBudget // pinned host memory for keys, shared by the devices
 
 	// chunkG1 and chunkG2 carry streamed points to the MSMs.
 	chunkG1, chunkG2 chunkPair
+	// scratch is the kernels' scratch on the partition's stream (NTTs, the
+	// G1 MSMs, and the G2 MSM when it runs after them); scratchG2 the G2
+	// MSM's when it runs beside them.
+	scratch, scratchG2 scratchBuf
 
 	mu      sync.Mutex
 	keys    map[string]*resident
@@ -48,12 +53,12 @@ type deviceKeys struct {
 	closed  bool
 }
 
-func newDeviceKeys(cd *cuda.Device, g2, g2Beside bool, po planOptions, pinned *pinnedBudget) (*deviceKeys, error) {
+func newDeviceKeys(cd *cuda.Device, g2, g2Beside, split bool, po planOptions, pinned *pinnedBudget) (*deviceKeys, error) {
 	s, err := cd.NewStream()
 	if err != nil {
 		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
 	}
-	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, planOpt: po, pinned: pinned,
+	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, split: split, planOpt: po, pinned: pinned,
 		keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
 }
 
@@ -66,7 +71,14 @@ func (dk *deviceKeys) plan(k *prover.Keys, partition int64) (Plan, error) {
 	}
 	o := dk.planOpt
 	o.pinnedFree = dk.pinned.left()
-	return planFor(shapeOf(k, dk.g2, dk.g2Beside), partition, free, o), nil
+	// The scratch buffers already made count as free: a plan replaces them.
+	free += dk.scratch.size() + dk.scratchG2.size()
+	sz := &librarySizes{cd: dk.cd}
+	p := planFor(shapeOf(k, dk.g2, dk.g2Beside, dk.split), partition, free, o, sz)
+	if sz.err != nil {
+		return Plan{}, fmt.Errorf("device %d: size the kernels' scratch: %w", dk.cd.Index(), sz.err)
+	}
+	return p, nil
 }
 
 // acquire returns k's points on the device and the NTT tables of its domain,
@@ -151,6 +163,16 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 			return nil, fmt.Errorf("device %d: place key points %s of %s (%s): %w", dk.cd.Index(), set.dst.name, k.Circuit, tier, err)
 		}
 	}
+	// The scratch buffers grow to the largest plan's; a key set placed
+	// before keeps what it had.
+	if err := dk.scratch.ensure(dk.cd, r.plan.Scratch-r.plan.ScratchG2); err != nil {
+		free()
+		return nil, fmt.Errorf("device %d: kernel scratch: %w", dk.cd.Index(), err)
+	}
+	if err := dk.scratchG2.ensure(dk.cd, r.plan.ScratchG2); err != nil {
+		free()
+		return nil, fmt.Errorf("device %d: G2 kernel scratch: %w", dk.cd.Index(), err)
+	}
 	if tier != TierDevice {
 		chunk := int64(r.plan.ChunkPoints)
 		if err := dk.chunkG1.ensure(dk.cd, chunk*pointBytes); err != nil {
@@ -210,19 +232,23 @@ func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
 	if d, ok := dk.domains[logN]; ok {
 		return d, nil
 	}
+	tables, err := dk.cd.DomainBytes(logN)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
+	}
 	d, err := dk.cd.NewDomain(logN, dk.stream)
 	if err != nil {
 		return nil, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
 	}
 	dk.domains[logN] = d
-	dk.tables += domainTableBytes(logN)
+	dk.tables += tables
 	return d, nil
 }
 
 // reserved is what lives on the device outside the designs' buffers: the
 // resident keys, the NTT tables, the chunk buffers of streamed keys, and
-// room for one MSM's scratch (only the holder of the compute lock runs MSMs,
-// in every design).
+// the kernels' scratch buffers (one partition's compute at a time uses
+// them: only the holder of the compute lock computes, in every design).
 func (dk *deviceKeys) reserved() int64 {
 	u := dk.usage()
 	return u.Keys + u.Tables + u.Chunks + u.Scratch
@@ -237,14 +263,11 @@ func (dk *deviceKeys) usage() prover.Held {
 		if r.plan.Tier != TierDevice {
 			u.Host += r.plan.HostKeys
 		}
-		u.Scratch = max(u.Scratch, r.plan.Scratch)
 	}
-	dk.chunkG1.mu.Lock()
-	u.Chunks += 2 * dk.chunkG1.bytes
-	dk.chunkG1.mu.Unlock()
-	dk.chunkG2.mu.Lock()
-	u.Chunks += 2 * dk.chunkG2.bytes
-	dk.chunkG2.mu.Unlock()
+	// Read without the buffers' locks, which a running MSM holds: the
+	// designs ask for the device's memory while a partition computes.
+	u.Chunks = 2 * (dk.chunkG1.size() + dk.chunkG2.size())
+	u.Scratch = dk.scratch.size() + dk.scratchG2.size()
 	return u
 }
 
@@ -289,7 +312,8 @@ func (dk *deviceKeys) close() error {
 		delete(dk.domains, n)
 	}
 	dk.tables = 0
-	return errors.Join(dk.chunkG1.free(dk.cd), dk.chunkG2.free(dk.cd), dk.cd.DestroyStream(dk.stream))
+	return errors.Join(dk.chunkG1.free(dk.cd), dk.chunkG2.free(dk.cd), dk.scratch.free(dk.cd), dk.scratchG2.free(dk.cd),
+		dk.cd.DestroyStream(dk.stream))
 }
 
 // pinnedBudget bounds the pinned host memory that streamed keys take.
@@ -339,8 +363,9 @@ const (
 	xyzzBytes       = 192 // G1; G2's are twice as wide
 )
 
-// domainTableBytes is an estimate of one NTT domain's device tables: the n/2
-// roots of unity and the coset-shift tables, with room to spare.
+// domainTableBytes is an estimate of one NTT domain's device tables (the n/2
+// roots of unity and the coset-shift tables, with room to spare), for
+// planning without the library, whose cuzk_ntt_domain_bytes is exact.
 func domainTableBytes(logN int) int64 {
 	return int64(1)<<logN/2*scalarBytes + 2*4096*scalarBytes + 1<<20
 }
@@ -359,11 +384,12 @@ func msmWindow(n int) int {
 	return best
 }
 
-// MSMScratch bounds the device memory the MSM kernel draws from the pool for
-// n points: sort keys and values (in and out), chunk slots (counted at the
-// smallest chunk the kernel has used, 32 entries), buckets and their
-// reduction; a quarter is added for the radix sort's storage, the fixup
-// levels and the pool's rounding.
+// MSMScratch is an upper bound of the scratch the MSM kernel takes for n
+// points, for planning without the library (whose cuzk_msm_scratch_bytes
+// the backend asks): sort keys and values (in and out), chunk slots
+// (counted at the smallest chunk the kernel has used, 32 entries), buckets
+// and their reduction; a quarter is added for the radix sort's storage and
+// the fixup levels.
 func MSMScratch(n int) int64 { return msmScratch(n, xyzzBytes) }
 
 // MSMScratchG2 is MSMScratch for the G2 MSM, whose bucket sums are twice

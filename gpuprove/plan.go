@@ -1,9 +1,11 @@
 package gpuprove
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
+	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/prover"
 )
@@ -24,7 +26,7 @@ const (
 )
 
 // MinChunkPoints and MaxChunkPoints bound the points one MSM call sees. The
-// MSM's scratch grows with its points (MSMScratch), so a partition larger
+// MSM's scratch grows with its points, so a partition larger
 // than the chunk is summed over chunks: at most MaxChunkPoints at a time, and
 // fewer when the device is small.
 const (
@@ -53,9 +55,12 @@ type Plan struct {
 	// buffers that streamed points pass through (two per curve group).
 	ChunkPoints int   `json:"chunk_points"`
 	Chunks      int64 `json:"chunk_bytes"`
-	// Scratch is the MSM kernel's scratch for a chunk (both groups' when
-	// the G2 MSM runs beside the G1 ones).
-	Scratch int64 `json:"scratch_bytes"`
+	// Scratch is the kernels' scratch, as the library sizes it: the NTTs'
+	// and a chunk's G1 MSM (one buffer, used in turn on the partition's
+	// stream), and the G2 MSM's, in a buffer of its own (ScratchG2) when it
+	// runs beside the G1 work, else in the same one.
+	Scratch   int64 `json:"scratch_bytes"`
+	ScratchG2 int64 `json:"scratch_g2_bytes"`
 	// Tables is the NTT domain's tables.
 	Tables int64 `json:"tables_bytes"`
 	// Beside is how many partitions' buffers fit beside what the backend
@@ -86,7 +91,7 @@ func (p Plan) String() string {
 		row("key points", p.HostKeys, fmt.Sprintf("on the host (%s), streamed in chunks of %d points", p.Tier, p.ChunkPoints))
 		row("chunk buffers", p.Chunks, "two per curve group, filled by a copy stream")
 	}
-	row("MSM scratch", p.Scratch, fmt.Sprintf("for %d points a call", p.ChunkPoints))
+	row("kernel scratch", p.Scratch, fmt.Sprintf("NTTs and MSMs of up to %d points a call", p.ChunkPoints))
 	row("NTT tables", p.Tables, "")
 	row("one partition", p.Partition, "a, b, c and the wire vectors")
 	free := p.Free - p.Reserved()
@@ -106,12 +111,13 @@ type keyShape struct {
 	nz         int // H's points
 	g2         bool
 	g2Beside   bool
+	split      bool // the wire MSMs split off their 0/1 scalars
 }
 
-func shapeOf(k *prover.Keys, g2, g2Beside bool) keyShape {
+func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 	pk := k.PK
 	return keyShape{n: int(pk.Domain.Cardinality), na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z),
-		g2: g2, g2Beside: g2Beside}
+		g2: g2, g2Beside: g2Beside, split: split}
 }
 
 func (s keyShape) g1Points() int64 { return int64(s.na + s.nb + s.nk + s.nz) }
@@ -126,16 +132,76 @@ func (s keyShape) keyBytes() int64 {
 
 func (s keyShape) largest() int { return max(s.na, s.nb, s.nk, s.nz, 1) }
 
-// scratch is the MSM scratch for calls of at most chunk points.
-func (s keyShape) scratch(chunk int) int64 {
-	g1 := MSMScratch(min(chunk, s.largest()))
-	switch {
-	case s.g2 && s.g2Beside:
-		return g1 + MSMScratchG2(min(chunk, s.nb))
-	case s.g2:
-		return max(g1, MSMScratchG2(min(chunk, s.nb)))
+// scratch is the kernels' scratch for MSM calls of at most chunk points:
+// the buffer the partition's stream uses in turn for the NTTs, Z's MSM and
+// the wire MSMs (and the G2 MSM when it runs after them), and the G2 MSM's
+// own when it runs beside them.
+func (s keyShape) scratch(chunk int, sz sizes) (main, g2 int64) {
+	wires := max(s.na, s.nb, s.nk)
+	main = max(sz.nttScratch(log2(s.n)), sz.msm(min(chunk, s.nz), false, false), sz.msm(min(chunk, wires), false, s.split))
+	if !s.g2 {
+		return main, 0
 	}
-	return g1
+	g2 = sz.msm(min(chunk, s.nb), true, s.split)
+	if s.g2Beside {
+		return main, g2
+	}
+	return max(main, g2), 0
+}
+
+// sizes is what the kernels take from the device beside their operands:
+// the library's own answers (librarySizes), or the package's estimate of
+// them where no library is loaded (estimatedSizes).
+type sizes interface {
+	msm(n int, g2, split bool) int64
+	nttScratch(logN int) int64
+	tables(logN int) int64
+}
+
+// estimatedSizes are this package's formulas for the kernels' scratch
+// (MSMScratch, MSMScratchG2): an upper bound, for planning without a GPU.
+type estimatedSizes struct{}
+
+func (estimatedSizes) msm(n int, g2, _ bool) int64 {
+	if g2 {
+		return MSMScratchG2(n)
+	}
+	return MSMScratch(n)
+}
+
+func (estimatedSizes) nttScratch(logN int) int64 { return int64(1) << logN * scalarBytes }
+
+func (estimatedSizes) tables(logN int) int64 { return domainTableBytes(logN) }
+
+// librarySizes asks the kernel library (its sizing calls), so that the plan
+// reserves what the kernels really take. The first failed call is kept in
+// err, and the estimate stands in for it.
+type librarySizes struct {
+	cd  *cuda.Device
+	err error
+}
+
+func (l *librarySizes) keep(b int64, err error, estimate int64) int64 {
+	if err != nil {
+		l.err = cmp.Or(l.err, err)
+		return estimate
+	}
+	return b
+}
+
+func (l *librarySizes) msm(n int, g2, split bool) int64 {
+	b, err := l.cd.MSMScratchBytes(n, g2, cuda.MSMOptions{Split: split})
+	return l.keep(b, err, estimatedSizes{}.msm(n, g2, split))
+}
+
+func (l *librarySizes) nttScratch(logN int) int64 {
+	b, err := l.cd.NTTScratchBytes(logN)
+	return l.keep(b, err, estimatedSizes{}.nttScratch(logN))
+}
+
+func (l *librarySizes) tables(logN int) int64 {
+	b, err := l.cd.DomainBytes(logN)
+	return l.keep(b, err, estimatedSizes{}.tables(logN))
 }
 
 // chunkBuffers is the device memory that streamed points pass through.
@@ -161,9 +227,9 @@ type planOptions struct {
 // pinned budget is short), with room for the partitions wanted beside them;
 // failing that, with room for one partition. A plan that cannot fit even one
 // partition is returned with Fits false.
-func planFor(s keyShape, partition, free int64, o planOptions) Plan {
+func planFor(s keyShape, partition, free int64, o planOptions, sz sizes) Plan {
 	beside := max(o.beside, 1)
-	tables := domainTableBytes(log2(s.n))
+	tables := sz.tables(log2(s.n))
 	var chunks []int
 	if o.chunkPoints > 0 {
 		chunks = []int{o.chunkPoints}
@@ -191,8 +257,9 @@ func planFor(s keyShape, partition, free int64, o planOptions) Plan {
 		tiers = []string{o.tier}
 	}
 	make1 := func(tier string, chunk int) Plan {
+		main, g2 := s.scratch(chunk, sz)
 		p := Plan{Free: free, Partition: partition, Tier: tier, ChunkPoints: min(chunk, s.largest()),
-			Scratch: s.scratch(chunk), Tables: tables}
+			Scratch: main + g2, ScratchG2: g2, Tables: tables}
 		if tier == TierDevice {
 			p.Keys = s.keyBytes()
 		} else {

@@ -12,7 +12,7 @@ const gib = int64(1) << 30
 // example circuits have, with b_g2 on the device beside the G1 MSMs.
 func squareShape(logN int) keyShape {
 	n := 1 << logN
-	return keyShape{n: n, na: n - 3, nb: n - 5, nk: n - 7, nz: n - 1, g2: true, g2Beside: true}
+	return keyShape{n: n, na: n - 3, nb: n - 5, nk: n - 7, nz: n - 1, g2: true, g2Beside: true, split: true}
 }
 
 func partitionOf(s keyShape) int64 { return newLayout(s.n, s.na, s.nb, s.nk).total }
@@ -38,7 +38,7 @@ func TestPlanPlacesKeysByWhatFits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := squareShape(c.logN)
-			p := planFor(s, partitionOf(s), c.free, c.o)
+			p := planFor(s, partitionOf(s), c.free, c.o, estimatedSizes{})
 			t.Logf("\n%s", p)
 			if p.Tier != c.tier || p.Fits() != c.fits {
 				t.Fatalf("tier %s, fits %v; want %s, %v", p.Tier, p.Fits(), c.tier, c.fits)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -73,7 +74,11 @@ type chunkPair struct {
 	events [2]cuda.Event
 	copy   cuda.Stream
 	bytes  int64 // of each buffer
+	held   atomic.Int64 // bytes, for readers that must not wait for an MSM
 }
+
+// size is the bytes of each buffer, read without the pair's lock.
+func (c *chunkPair) size() int64 { return c.held.Load() }
 
 // ensure makes both buffers at least bytes large. It is called when a key
 // set is loaded, not during an MSM.
@@ -101,6 +106,7 @@ func (c *chunkPair) ensure(cd *cuda.Device, bytes int64) error {
 		}
 	}
 	c.bytes = bytes
+	c.held.Store(bytes)
 	return nil
 }
 
@@ -127,7 +133,66 @@ func (c *chunkPair) freeLocked(cd *cuda.Device) error {
 		c.copy = 0
 	}
 	c.bytes = 0
+	c.held.Store(0)
 	return errors.Join(errs...)
+}
+
+// scratchBuf is a device buffer the kernels take their temporaries from
+// (cuda.Scratch), allocated when a key set is placed, so that it is in the
+// device's ledger rather than in the pool. Its user holds mu until the
+// stream has run the work that uses it.
+type scratchBuf struct {
+	mu    sync.Mutex
+	ptr   cuda.Ptr
+	bytes int64
+	held  atomic.Int64
+}
+
+// size is the buffer's bytes, read without its lock.
+func (b *scratchBuf) size() int64 { return b.held.Load() }
+
+// ensure makes the buffer at least bytes large (cudaFree and cudaMalloc:
+// called when a key set is placed, waiting for a compute that uses it).
+func (b *scratchBuf) ensure(cd *cuda.Device, bytes int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes >= bytes {
+		return nil
+	}
+	if err := b.freeLocked(cd); err != nil {
+		return err
+	}
+	p, err := cd.Malloc(bytes)
+	if err != nil {
+		return err
+	}
+	b.ptr, b.bytes = p, bytes
+	b.held.Store(bytes)
+	return nil
+}
+
+// lock takes the buffer for one partition's kernels.
+func (b *scratchBuf) lock() cuda.Scratch {
+	b.mu.Lock()
+	return cuda.Scratch{Ptr: b.ptr, Bytes: b.bytes}
+}
+
+func (b *scratchBuf) unlock() { b.mu.Unlock() }
+
+func (b *scratchBuf) free(cd *cuda.Device) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.freeLocked(cd)
+}
+
+func (b *scratchBuf) freeLocked(cd *cuda.Device) error {
+	if b.ptr == 0 {
+		return nil
+	}
+	err := cd.Free(b.ptr)
+	b.ptr, b.bytes = 0, 0
+	b.held.Store(0)
+	return err
 }
 
 // msmFunc runs one MSM call over points and scalars on the device.
