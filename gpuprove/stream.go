@@ -73,7 +73,7 @@ type chunkPair struct {
 	bufs   [2]cuda.Ptr
 	events [2]cuda.Event
 	copy   cuda.Stream
-	bytes  int64 // of each buffer
+	bytes  int64        // of each buffer
 	held   atomic.Int64 // bytes, for readers that must not wait for an MSM
 }
 
