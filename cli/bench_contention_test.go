@@ -20,7 +20,10 @@ func contentionRows(t *testing.T, out string) map[string][]string {
 	rows := map[string][]string{}
 	for _, ln := range strings.Split(out, "\n") {
 		f := strings.Fields(ln)
-		if len(f) > 10 && f[0] != "design" {
+		if len(f) <= 10 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err == nil { // design, workers, ...: not the header lines
 			rows[f[0]+"/"+f[1]] = f
 		}
 	}
