@@ -22,8 +22,12 @@ import (
 // library or GPU match cuda.ErrUnavailable. bg2 is --b-g2's choice: unless
 // cpu, the devices run b_g2 too.
 func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2 string) (prover.Backend, []gpu.Device, func(), error) {
+	pinned, err := pinnedLimit(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
-		KeyTier: c.String("key-tier"), PartitionsBeside: min(c.Int("workers"), 2)}
+		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, PartitionsBeside: min(c.Int("workers"), 2)}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -37,6 +41,23 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 		}
 	}
 	return g.Backend, g.GPUDevices(), closeFn, nil
+}
+
+// pinnedLimit is --pinned-limit as the backend takes it: bytes, or -1 for
+// off (gpuprove's zero would be its default).
+func pinnedLimit(c *cli.Context) (int64, error) {
+	s := c.String("pinned-limit")
+	if s == "" || s == "off" || s == "0" {
+		return -1, nil
+	}
+	v, err := parseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("--pinned-limit: %w", err)
+	}
+	if v <= 0 {
+		return -1, nil
+	}
+	return v, nil
 }
 
 // preloadKeys puts the keys on the devices before the actors start, when the

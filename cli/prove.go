@@ -48,6 +48,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
 		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "where the GPU backend keeps the proving keys' points: auto (on the device when they fit beside two partitions, else streamed from the host), device, pinned or host"},
+		&cli.StringFlag{Name: "pinned-limit", Value: "64GiB", Usage: "pinned host memory (cudaHostAlloc) that streamed keys may take; key sets beyond it stream from ordinary memory (off: none pinned)"},
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed", Action: intAtLeast("max-attempts", 1)},

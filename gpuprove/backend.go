@@ -78,7 +78,8 @@ type BackendOptions struct {
 	// streamed from the host), or one of TierDevice, TierPinned, TierHost.
 	KeyTier string
 	// KeysPinnedLimit bounds the pinned host memory of streamed keys; a key
-	// set beyond it streams from the Go heap. Zero is DefaultKeysPinnedLimit.
+	// set beyond it streams from the Go heap. Zero is DefaultKeysPinnedLimit;
+	// negative pins none.
 	KeysPinnedLimit int64
 	// PartitionsBeside is how many partitions' buffers the plan keeps room
 	// for beside each key set (at least one). Zero is 2: one computing, one
