@@ -114,7 +114,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			return err
 		}
 		device = g.Devices[0].Info().Name
-		if err := preloadKeys(g.Backend, k, slices.Max(workers)); err != nil {
+		// Pinned staging for every partition of the job (as far as the
+		// pinned limit goes): the host-memory gate lets synthesis run ahead,
+		// and the first design measured must not pay the pinning.
+		if err := preloadKeys(g.Backend, k, max(slices.Max(workers), nparts)); err != nil {
 			g.Close()
 			return err
 		}
