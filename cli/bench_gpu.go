@@ -37,6 +37,8 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per job into this directory"},
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
+		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
+		&cli.BoolFlag{Name: "ntt-in-place", Usage: "gpu: run the NTTs in place (a bit-reversal pass, no scratch vector) whatever the plan would choose"},
 		bg2Flag(),
 	}, hostMemFlags()...)
 }
@@ -109,7 +111,8 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var part prover.Timings       // one partition alone, on the whole card
 	var zeros, ones, others int64 // wire scalars of the split MSMs
 	for _, limit := range limits {
-		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial"})
+		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
+			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place")})
 		if err != nil {
 			return err
 		}

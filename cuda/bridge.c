@@ -34,6 +34,7 @@ typedef int (*fn_fixed_base)(int, uint64_t, int, uint64_t, uint64_t, uint64_t, u
 typedef int (*fn_msm_ex)(int, uint64_t, uint64_t, uint64_t, int, int, int, uint64_t, uint64_t, uint64_t*, uint64_t*,
                          uint64_t);
 typedef int (*fn_i_pu)(int, uint64_t*);
+typedef int (*fn_i_u_u_u_u)(int, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_msm_scratch)(int, int, uint64_t, int, int, uint64_t*);
 
 int cz_v(void* f) { return ((fn_v)f)(); }
@@ -74,6 +75,7 @@ int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint
 	return ((fn_ntt)f)(d, dom, data, inv, coset, scratch, scratch_bytes, s);
 }
 int cz_i_pu(void* f, int a, uint64_t* b) { return ((fn_i_pu)f)(a, b); }
+int cz_i_u_u_u_u(void* f, int d, uint64_t a, uint64_t b, uint64_t c, uint64_t s) { return ((fn_i_u_u_u_u)f)(d, a, b, c, s); }
 int cz_msm_scratch(void* f, int d, int g2, uint64_t n, int window, int flags, uint64_t* bytes) {
 	return ((fn_msm_scratch)f)(d, g2, n, window, flags, bytes);
 }

@@ -31,6 +31,7 @@ int cz_domain(void* f, int d, uint64_t* dom, int logn, const uint64_t* w, const 
 int cz_ntt(void* f, int d, uint64_t dom, uint64_t data, int inv, int coset, uint64_t scratch, uint64_t scratch_bytes,
            uint64_t s);
 int cz_i_pu(void* f, int a, uint64_t* b);
+int cz_i_u_u_u_u(void* f, int d, uint64_t a, uint64_t b, uint64_t c, uint64_t s);
 int cz_msm_scratch(void* f, int d, int g2, uint64_t n, int window, int flags, uint64_t* bytes);
 int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint64_t s);
 int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s);

@@ -142,6 +142,27 @@ func (m *Domain) GrothH(a, b, c Ptr, s Stream) error {
 	return nil
 }
 
+// GrothMul computes a[i] *= b[i] over the domain's N() elements, ordered on
+// s: the first half of GrothH, for a partition that keeps two vectors on the
+// device (C's evaluations then take B's place).
+func (m *Domain) GrothMul(a, b Ptr, s Stream) error {
+	rc := C.cz_i_u_u_u_u(m.dev.lib.fn.groth16Mul, m.dev.dev(), m.h, C.uint64_t(a), C.uint64_t(b), C.uint64_t(s))
+	if err := m.dev.lib.check("cuzk_groth16_mul", rc); err != nil {
+		return fmt.Errorf("groth16 mul 2^%d: %w", m.LogN, err)
+	}
+	return nil
+}
+
+// GrothSubDiv computes a[i] = (a[i] - c[i]) / (g^n - 1), ordered on s: the
+// second half of GrothH.
+func (m *Domain) GrothSubDiv(a, c Ptr, s Stream) error {
+	rc := C.cz_i_u_u_u_u(m.dev.lib.fn.groth16SubDiv, m.dev.dev(), m.h, C.uint64_t(a), C.uint64_t(c), C.uint64_t(s))
+	if err := m.dev.lib.check("cuzk_groth16_sub_div", rc); err != nil {
+		return fmt.Errorf("groth16 sub/div 2^%d: %w", m.LogN, err)
+	}
+	return nil
+}
+
 func cbool(b bool) C.int {
 	if b {
 		return 1

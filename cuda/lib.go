@@ -90,6 +90,7 @@ type funcs struct {
 	nttDomainCreate, nttDomainDestroy, ntt, groth16H unsafe.Pointer
 	msmG1Ex, msmG2Ex, msmScratchBytes unsafe.Pointer
 	nttDomainBytes, nttScratchBytes   unsafe.Pointer
+	groth16Mul, groth16SubDiv         unsafe.Pointer
 
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
 }
@@ -187,6 +188,7 @@ func open(path string) (*Lib, error) {
 		{"cuzk_msm_g1_ex", &l.fn.msmG1Ex}, {"cuzk_msm_g2_ex", &l.fn.msmG2Ex},
 		{"cuzk_msm_scratch_bytes", &l.fn.msmScratchBytes},
 		{"cuzk_ntt_domain_bytes", &l.fn.nttDomainBytes}, {"cuzk_ntt_scratch_bytes", &l.fn.nttScratchBytes},
+		{"cuzk_groth16_mul", &l.fn.groth16Mul}, {"cuzk_groth16_sub_div", &l.fn.groth16SubDiv},
 	}
 	for _, s := range syms {
 		cname := C.CString(s.name)

@@ -88,6 +88,13 @@ type BackendOptions struct {
 	// ChunkPoints, when not zero, is the most points one MSM call sees (a
 	// power of two); zero lets the plan choose.
 	ChunkPoints int
+	// Layout is the partitions' layout on the device: "" or "auto" (the
+	// plan's choice: whole when it fits, else compact), LayoutWhole or
+	// LayoutCompact.
+	Layout string
+	// NTTInPlace runs the NTTs in place (a bit-reversal pass instead of a
+	// scratch vector) whatever the plan would choose.
+	NTTInPlace bool
 }
 
 // DefaultKeysPinnedLimit is the pinned host memory streamed keys may take
@@ -110,8 +117,14 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if c := opt.ChunkPoints; c < 0 || c&(c-1) != 0 {
 		return nil, fmt.Errorf("gpu backend: chunk of %d points: want a power of two", c)
 	}
+	switch opt.Layout {
+	case "", "auto", LayoutWhole, LayoutCompact:
+	default:
+		return nil, fmt.Errorf("gpu backend: layout %q: want auto, %s or %s", opt.Layout, LayoutWhole, LayoutCompact)
+	}
 	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
-	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints}
+	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints,
+		layout: opt.Layout, nttInPlace: opt.NTTInPlace}
 	pinnedKeys := &pinnedBudget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
 	if opt.PinnedLimit >= 0 {
 		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
@@ -173,7 +186,7 @@ func (b *Backend) Plan(i int, k *prover.Keys) (Plan, error) {
 	if placed {
 		return r.plan, nil
 	}
-	return dk.plan(k, keyLayout(k).total)
+	return dk.plan(k)
 }
 
 // Held implements prover.KeyPlacer: what the backend holds on device i, by
@@ -234,11 +247,14 @@ func (b *Backend) Close() error {
 }
 
 // layout places a partition's vectors in one buffer, each on a 256-byte
-// boundary: a, b, c (the domain) and the A, B, K wire vectors.
+// boundary: a, b, c (the domain) and the A, B, K wire vectors; or, compact,
+// two vectors (vec bytes each, a and b at first) that compute refills.
 type layout struct {
 	n, na, nb, nk       int
-	a, b, c, wa, wb, wk int64 // offsets
+	a, b, c, wa, wb, wk int64 // offsets (compact: a and b only)
 	total               int64
+	compact             bool
+	vec                 int64 // compact: bytes of each of the two vectors
 }
 
 func newLayout(n, na, nb, nk int) layout {
@@ -255,15 +271,36 @@ func newLayout(n, na, nb, nk int) layout {
 	return l
 }
 
+// newCompactLayout is LayoutCompact's: two vectors, each large enough for the
+// domain and for every wire vector.
+func newCompactLayout(n, na, nb, nk int) layout {
+	vec := (int64(max(n, na, nb, nk, 1))*scalarBytes + 255) &^ 255
+	return layout{n: n, na: na, nb: nb, nk: nk, a: 0, b: vec, total: 2 * vec, compact: true, vec: vec}
+}
+
+// keyLayout is the whole layout of k's partitions: the device's, and always
+// the host's (the prepared vectors, pinned or not).
 func keyLayout(k *prover.Keys) layout {
 	pk := k.PK
 	return newLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
 }
 
-// Footprint is the device buffer one partition of k needs: its staged
-// vectors. MSM scratch and the key are counted once per device (Reserved),
-// since only the compute lock's holder runs MSMs.
-func (b *Backend) Footprint(k *prover.Keys) int64 { return keyLayout(k).total }
+func compactLayout(k *prover.Keys) layout {
+	pk := k.PK
+	return newCompactLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
+}
+
+// Footprint is the device buffer one partition of k needs in the layout its
+// plan on the first device takes. MSM scratch and the key are counted once
+// per device (Reserved), since only the compute lock's holder runs MSMs.
+func (b *Backend) Footprint(k *prover.Keys) int64 {
+	if len(b.order) > 0 {
+		if p, err := b.Plan(b.order[0], k); err == nil && p.Partition > 0 {
+			return p.Partition
+		}
+	}
+	return keyLayout(k).total
+}
 
 // staged is a partition on the device.
 type staged struct {
@@ -272,7 +309,9 @@ type staged struct {
 	dom       *cuda.Domain
 	s         cuda.Stream
 	base      cuda.Ptr
-	l         layout
+	l         layout           // on the device
+	host      layout           // of the prepared vectors (the whole layout)
+	prep      *prover.Prepared // the host vectors: a compact layout's compute copies from them
 	ownBuf    bool
 	ownStream bool
 	once      sync.Once
@@ -310,27 +349,21 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	l := keyLayout(k)
-	if len(p.A) != l.n || len(p.B) != l.n || len(p.C) != l.n {
-		return nil, fmt.Errorf("gpu stage: a, b, c of %d, %d, %d elements for a domain of %d", len(p.A), len(p.B), len(p.C), l.n)
+	host := keyLayout(k)
+	if len(p.A) != host.n || len(p.B) != host.n || len(p.C) != host.n {
+		return nil, fmt.Errorf("gpu stage: a, b, c of %d, %d, %d elements for a domain of %d", len(p.A), len(p.B), len(p.C), host.n)
 	}
-	if len(p.WiresA) != l.na || len(p.WiresB) != l.nb || len(p.WiresK) != l.nk {
+	if len(p.WiresA) != host.na || len(p.WiresB) != host.nb || len(p.WiresK) != host.nk {
 		return nil, fmt.Errorf("gpu stage: wire vectors of %d, %d, %d for %d, %d, %d key points: keys are for another circuit",
-			len(p.WiresA), len(p.WiresB), len(p.WiresK), l.na, l.nb, l.nk)
+			len(p.WiresA), len(p.WiresB), len(p.WiresK), host.na, host.nb, host.nk)
 	}
-	st := &staged{l: l}
+	st := &staged{host: host, prep: p}
 	if pl != nil && pl.Device != nil {
 		dk, ok := b.devs[pl.Device.index]
 		if !ok {
 			return nil, fmt.Errorf("gpu stage: device %d is not one of the backend's", pl.Device.index)
 		}
 		st.dk, st.s = dk, pl.Stream
-		if pl.Buffer != 0 {
-			if pl.Bytes < l.total {
-				return nil, fmt.Errorf("gpu stage: the design's buffer has %d bytes, the partition needs %d", pl.Bytes, l.total)
-			}
-			st.base = pl.Buffer
-		}
 	} else {
 		b.mu.Lock()
 		st.dk = b.devs[b.order[b.rr%len(b.order)]]
@@ -351,16 +384,29 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		}
 		return nil, err
 	}
+	// The device layout is the plan's; a design's buffer that the whole
+	// layout would overflow takes the compact one if it can.
+	st.l = host
+	if st.res.plan.Layout == LayoutCompact || (pl != nil && pl.Buffer != 0 && pl.Bytes < host.total) {
+		st.l = compactLayout(k)
+	}
+	if pl != nil && pl.Buffer != 0 {
+		if pl.Bytes < st.l.total {
+			st.Release()
+			return nil, fmt.Errorf("gpu stage: the design's buffer has %d bytes, the partition needs %d", pl.Bytes, st.l.total)
+		}
+		st.base = pl.Buffer
+	}
 	if st.base == 0 {
-		if st.base, err = cd.MallocAsync(l.total, st.s); err != nil {
+		if st.base, err = cd.MallocAsync(st.l.total, st.s); err != nil {
 			st.Release()
 			return nil, fmt.Errorf("gpu stage: %w", err)
 		}
 		st.ownBuf = true
 	}
-	if m, ok := p.Memory.(*pinnedPrep); ok && m.l == l {
+	if m, ok := p.Memory.(*pinnedPrep); ok && m.l == host && !st.l.compact {
 		// Prepared in pinned memory in the device buffer's layout: one copy.
-		if err := cd.CopyInAsync(st.base, m.h, 0, l.total, st.s); err != nil {
+		if err := cd.CopyInAsync(st.base, m.h, 0, host.total, st.s); err != nil {
 			st.Release()
 			return nil, fmt.Errorf("gpu stage: copy: %w", err)
 		}
@@ -370,17 +416,61 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		}
 		return st, nil
 	}
-	for _, c := range []struct {
-		name string
-		off  int64
-		v    []fr.Element
-	}{{"a", l.a, p.A}, {"b", l.b, p.B}, {"c", l.c, p.C}, {"wires A", l.wa, p.WiresA}, {"wires B", l.wb, p.WiresB}, {"wires K", l.wk, p.WiresK}} {
-		if err := cuda.CopyIn(cd, st.ptr(c.off), c.v, st.s); err != nil {
+	vectors := []hostVector{vecA, vecB, vecC, vecWiresA, vecWiresB, vecWiresK}
+	if st.l.compact {
+		vectors = vectors[:2] // compute brings the rest
+	}
+	for _, v := range vectors {
+		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
 			st.Release()
-			return nil, fmt.Errorf("gpu stage: copy %s: %w", c.name, err)
+			return nil, fmt.Errorf("gpu stage: %w", err)
 		}
 	}
+	if err := cd.StreamSync(st.s); err != nil {
+		st.Release()
+		return nil, fmt.Errorf("gpu stage: copy: %w", err)
+	}
 	return st, nil
+}
+
+// hostVector names one of a prepared partition's six vectors.
+type hostVector int
+
+const (
+	vecA hostVector = iota
+	vecB
+	vecC
+	vecWiresA
+	vecWiresB
+	vecWiresK
+)
+
+var vectorNames = [...]string{"a", "b", "c", "wires A", "wires B", "wires K"}
+
+// offset is v's place in layout l (the whole layout: every vector has one).
+func (v hostVector) offset(l layout) int64 {
+	return [...]int64{l.a, l.b, l.c, l.wa, l.wb, l.wk}[v]
+}
+
+func (v hostVector) of(p *prover.Prepared) []fr.Element {
+	return [...][]fr.Element{p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK}[v]
+}
+
+// copyIn copies host vector v of the partition to dst on the partition's
+// stream: from the pinned buffer it was prepared in (asynchronous), else from
+// Go memory.
+func (s *staged) copyIn(v hostVector, dst cuda.Ptr) error {
+	cd, elems := s.dk.cd, v.of(s.prep)
+	if m, ok := s.prep.Memory.(*pinnedPrep); ok && m.l == s.host {
+		if err := cd.CopyInAsync(dst, m.h, v.offset(s.host), int64(len(elems))*scalarBytes, s.s); err != nil {
+			return fmt.Errorf("copy %s: %w", vectorNames[v], err)
+		}
+		return nil
+	}
+	if err := cuda.CopyIn(cd, dst, elems, s.s); err != nil {
+		return fmt.Errorf("copy %s: %w", vectorNames[v], err)
+	}
+	return nil
 }
 
 // Compute implements prover.Backend: H on the device, then the four G1 MSMs
@@ -398,24 +488,13 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 	}
 	cd, l := st.dk.cd, st.l
 	var out prover.Computed
-	r := st.res
 	// H's coefficients are random: only the wire MSMs are split.
 	wires := cuda.MSMOptions{Split: b.split}
-	// g2 runs the G2 MSM on stream s in scratch buf (whose lock it takes;
-	// the MSM calls return with their stream drained).
-	g2 := func(s cuda.Stream, buf *scratchBuf) error {
-		opt := wires
-		opt.Scratch = buf.lock()
-		defer buf.unlock()
-		sum, _, err := chunkedMSM(cd, &r.g2, st.ptr(l.wb), r.plan.ChunkPoints, &st.dk.chunkG2,
-			func(points, scalars cuda.Ptr, n int) (curve.G2Jac, cuda.MSMStats, error) {
-				return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, opt, s)
-			}, addG2)
-		if err != nil {
-			return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.g2.n, err)
+	if l.compact {
+		if err := b.computeCompact(ctx, st, &out, wires); err != nil {
+			return nil, err
 		}
-		out.B2 = &sum
-		return nil
+		return &out, nil
 	}
 	if b.bg2 && b.g2Beside {
 		// The B wires are on the device since staging synced its stream,
@@ -427,7 +506,7 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 			return nil, fmt.Errorf("gpu compute: second stream: %w", err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- g2(s2, &st.dk.scratchG2) }()
+		go func() { done <- b.g2MSMIn(&st.dk.scratchG2, st, st.ptr(l.wb), s2, &out) }()
 		// Left to right: the G1 work, then the wait for the G2 MSM.
 		if err := errors.Join(b.computeG1(ctx, st, &out, wires), <-done, cd.DestroyStream(s2)); err != nil {
 			return nil, err
@@ -441,11 +520,78 @@ func (b *Backend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := g2(st.s, &st.dk.scratch); err != nil {
+		if err := b.g2MSMIn(&st.dk.scratch, st, st.ptr(l.wb), st.s, &out); err != nil {
 			return nil, err
 		}
 	}
 	return &out, nil
+}
+
+// g2MSMIn is g2MSM in the scratch of buf, whose lock it holds meanwhile.
+func (b *Backend) g2MSMIn(buf *scratchBuf, st *staged, bw cuda.Ptr, s cuda.Stream, out *prover.Computed) error {
+	scratch := buf.lock()
+	defer buf.unlock()
+	return b.g2MSM(st, bw, s, scratch, out)
+}
+
+// g2MSM runs b_g2's G2 MSM over the B wires at bw on stream s into out.B2,
+// in scratch. The MSM calls return with their stream drained.
+func (b *Backend) g2MSM(st *staged, bw cuda.Ptr, s cuda.Stream, scratch cuda.Scratch, out *prover.Computed) error {
+	cd, r := st.dk.cd, st.res
+	opt := cuda.MSMOptions{Split: b.split, Scratch: scratch}
+	sum, _, err := chunkedMSM(cd, &r.g2, bw, r.plan.ChunkPoints, &st.dk.chunkG2,
+		func(points, scalars cuda.Ptr, n int) (curve.G2Jac, cuda.MSMStats, error) {
+			return cd.MSMG2WithStats(points, scalars, n, cuda.Montgomery, opt, s)
+		}, addG2)
+	if err != nil {
+		return fmt.Errorf("gpu compute: g2 msm B of %d points: %w", r.g2.n, err)
+	}
+	out.B2 = &sum
+	return nil
+}
+
+// g1MSM sums one of the partition's G1 MSMs (points against the scalars at
+// scalars, on the partition's stream) into dst.
+func (b *Backend) g1MSM(ctx context.Context, st *staged, name string, dst *curve.G1Jac, points *pointSet, scalars cuda.Ptr, opt cuda.MSMOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cd := st.dk.cd
+	sum, stats, err := chunkedMSM(cd, points, scalars, st.res.plan.ChunkPoints, &st.dk.chunkG1,
+		func(points, scalars cuda.Ptr, n int) (curve.G1Jac, cuda.MSMStats, error) {
+			return cd.MSMWithStats(points, scalars, n, cuda.Montgomery, opt, st.s)
+		}, addG1)
+	if err != nil {
+		return fmt.Errorf("gpu compute: msm %s of %d points: %w", name, points.n, err)
+	}
+	*dst = sum
+	if opt.Split {
+		b.count(stats)
+	}
+	return nil
+}
+
+type step struct {
+	name string
+	run  func() error
+}
+
+func runSteps(steps []step) error {
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			return fmt.Errorf("gpu compute: %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// nttScratch is the scratch the partition's NTTs take: none when the plan
+// runs them in place.
+func (st *staged) nttScratch(scratch cuda.Scratch) cuda.Scratch {
+	if st.res.plan.NTTInPlace {
+		return cuda.Scratch{}
+	}
+	return scratch
 }
 
 // computeG1 runs H and the four G1 MSMs on the partition's stream into out,
@@ -464,57 +610,94 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 		st.dk.scratch.unlock()
 	}()
 	wires.Scratch = scratch
+	ntt := st.nttScratch(scratch)
 	// H = (A·B − C)/Z as prover.ComputeH: interpolate, evaluate on the coset,
 	// divide pointwise, interpolate back. All in place, ordered on the stream.
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"intt a", func() error { return dom.NTTIn(a, scratch, true, false, st.s) }},
-		{"intt b", func() error { return dom.NTTIn(bb, scratch, true, false, st.s) }},
-		{"intt c", func() error { return dom.NTTIn(c, scratch, true, false, st.s) }},
-		{"coset ntt a", func() error { return dom.NTTIn(a, scratch, false, true, st.s) }},
-		{"coset ntt b", func() error { return dom.NTTIn(bb, scratch, false, true, st.s) }},
-		{"coset ntt c", func() error { return dom.NTTIn(c, scratch, false, true, st.s) }},
+	if err := runSteps([]step{
+		{"intt a", func() error { return dom.NTTIn(a, ntt, true, false, st.s) }},
+		{"intt b", func() error { return dom.NTTIn(bb, ntt, true, false, st.s) }},
+		{"intt c", func() error { return dom.NTTIn(c, ntt, true, false, st.s) }},
+		{"coset ntt a", func() error { return dom.NTTIn(a, ntt, false, true, st.s) }},
+		{"coset ntt b", func() error { return dom.NTTIn(bb, ntt, false, true, st.s) }},
+		{"coset ntt c", func() error { return dom.NTTIn(c, ntt, false, true, st.s) }},
 		{"quotient", func() error { return dom.GrothH(a, bb, c, st.s) }},
-		{"coset intt h", func() error { return dom.NTTIn(a, scratch, true, true, st.s) }},
+		{"coset intt h", func() error { return dom.NTTIn(a, ntt, true, true, st.s) }},
+	}); err != nil {
+		return err
 	}
-	for _, step := range steps {
-		if err := step.run(); err != nil {
-			return fmt.Errorf("gpu compute: %s: %w", step.name, err)
+	// H stays on the device for Z. deg H = n−2: its last coefficient is
+	// zero and Z has n−1 points.
+	return runSteps([]step{
+		{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, a, cuda.MSMOptions{Scratch: scratch}) }},
+		{"A", func() error { return b.g1MSM(ctx, st, "A", &out.A, &r.a, st.ptr(l.wa), wires) }},
+		{"B1", func() error { return b.g1MSM(ctx, st, "B1", &out.B1, &r.b, st.ptr(l.wb), wires) }},
+		{"K", func() error { return b.g1MSM(ctx, st, "K", &out.K, &r.k, st.ptr(l.wk), wires) }},
+	})
+}
+
+// computeCompact is Compute for the compact layout: two vectors v0 and v1
+// on the device, a and b staged in them. Everything runs in order on the
+// partition's stream, so a copy into a vector is made only once the kernels
+// before it that read the vector have run:
+//
+//	v0: a → A's coset values → A·B → H (Z's MSM) → B wires (B₁, b_g2)
+//	v1: b → B's coset values → c → C's coset values → A wires → K wires
+//
+// The G2 MSM, beside the G1 work in the whole layout, starts here once the B
+// wires are in v0, on a second stream with its own scratch.
+func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
+	cd, dom, r := st.dk.cd, st.dom, st.res
+	v0, v1 := st.ptr(0), st.ptr(st.l.vec)
+	scratch := st.dk.scratch.lock()
+	var s2 cuda.Stream
+	var g2done chan error
+	defer func() {
+		if g2done != nil {
+			err = errors.Join(err, <-g2done, cd.DestroyStream(s2))
 		}
-	}
-	for _, m := range []struct {
-		name    string
-		dst     *curve.G1Jac
-		points  *pointSet
-		scalars cuda.Ptr
-		opt     cuda.MSMOptions
-	}{
-		// H stays on the device for Z. deg H = n−2: its last coefficient is
-		// zero and Z has n−1 points.
-		{"Z", &out.Z, &r.z, a, cuda.MSMOptions{Scratch: scratch}},
-		{"A", &out.A, &r.a, st.ptr(l.wa), wires},
-		{"B1", &out.B1, &r.b, st.ptr(l.wb), wires},
-		{"K", &out.K, &r.k, st.ptr(l.wk), wires},
-	} {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		opt := m.opt
-		sum, stats, err := chunkedMSM(cd, m.points, m.scalars, r.plan.ChunkPoints, &st.dk.chunkG1,
-			func(points, scalars cuda.Ptr, n int) (curve.G1Jac, cuda.MSMStats, error) {
-				return cd.MSMWithStats(points, scalars, n, cuda.Montgomery, opt, st.s)
-			}, addG1)
 		if err != nil {
-			return fmt.Errorf("gpu compute: msm %s of %d points: %w", m.name, m.points.n, err)
+			err = errors.Join(err, cd.StreamSync(st.s))
 		}
-		*m.dst = sum
-		if m.opt.Split {
-			b.count(stats)
-		}
+		st.dk.scratch.unlock()
+	}()
+	wires.Scratch = scratch
+	ntt := st.nttScratch(scratch)
+	if err := runSteps([]step{
+		{"intt a", func() error { return dom.NTTIn(v0, ntt, true, false, st.s) }},
+		{"coset ntt a", func() error { return dom.NTTIn(v0, ntt, false, true, st.s) }},
+		{"intt b", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
+		{"coset ntt b", func() error { return dom.NTTIn(v1, ntt, false, true, st.s) }},
+		{"a·b", func() error { return dom.GrothMul(v0, v1, st.s) }},
+		{"stage c", func() error { return st.copyIn(vecC, v1) }},
+		{"intt c", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
+		{"coset ntt c", func() error { return dom.NTTIn(v1, ntt, false, true, st.s) }},
+		{"quotient", func() error { return dom.GrothSubDiv(v0, v1, st.s) }},
+		{"coset intt h", func() error { return dom.NTTIn(v0, ntt, true, true, st.s) }},
+		{"stage wires A", func() error { return st.copyIn(vecWiresA, v1) }},
+		{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }},
+		{"A", func() error { return b.g1MSM(ctx, st, "A", &out.A, &r.a, v1, wires) }},
+		{"stage wires B", func() error { return st.copyIn(vecWiresB, v0) }},
+	}); err != nil {
+		return err
 	}
-	return nil
+	if b.bg2 && b.g2Beside {
+		if err := cd.StreamSync(st.s); err != nil { // the B wires are in v0
+			return fmt.Errorf("gpu compute: stage wires B: %w", err)
+		}
+		if s2, err = cd.NewStream(); err != nil {
+			return fmt.Errorf("gpu compute: second stream: %w", err)
+		}
+		g2done = make(chan error, 1)
+		go func() { g2done <- b.g2MSMIn(&st.dk.scratchG2, st, v0, s2, out) }()
+	}
+	steps := []step{{"B1", func() error { return b.g1MSM(ctx, st, "B1", &out.B1, &r.b, v0, wires) }}}
+	if b.bg2 && !b.g2Beside {
+		steps = append(steps, step{"b_g2", func() error { return b.g2MSM(st, v0, st.s, scratch, out) }})
+	}
+	return runSteps(append(steps,
+		step{"stage wires K", func() error { return st.copyIn(vecWiresK, v1) }},
+		step{"K", func() error { return b.g1MSM(ctx, st, "K", &out.K, &r.k, v1, wires) }},
+	))
 }
 
 func (b *Backend) count(s cuda.MSMStats) {

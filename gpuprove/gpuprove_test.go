@@ -164,6 +164,11 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 		// the chunk buffers (pinned) or the driver's staging (Go heap).
 		{"streamed-pinned", gpuprove.Options{BG2: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
 		{"streamed-host", gpuprove.Options{BG2: true, SerialG2: true, KeyTier: gpuprove.TierHost, ChunkPoints: 1 << 12}},
+		// Two vectors on the device (c and the wires copied in by compute),
+		// the NTTs in place (no scratch vector), and both.
+		{"compact", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact}},
+		{"ntt-in-place", gpuprove.Options{BG2: true, NTTInPlace: true}},
+		{"compact-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { computeEqualsCPU(t, tc.opt) })
 	}

@@ -64,7 +64,7 @@ func newDeviceKeys(cd *cuda.Device, g2, g2Beside, split bool, po planOptions, pi
 
 // plan works out where k's points go on this device, against the memory
 // free on it now (the VRAM limit's ballast is allocated already).
-func (dk *deviceKeys) plan(k *prover.Keys, partition int64) (Plan, error) {
+func (dk *deviceKeys) plan(k *prover.Keys) (Plan, error) {
 	free, _, err := dk.cd.MemInfo()
 	if err != nil {
 		return Plan{}, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
@@ -74,7 +74,7 @@ func (dk *deviceKeys) plan(k *prover.Keys, partition int64) (Plan, error) {
 	// The scratch buffers already made count as free: a plan replaces them.
 	free += dk.scratch.size() + dk.scratchG2.size()
 	sz := &librarySizes{cd: dk.cd}
-	p := planFor(shapeOf(k, dk.g2, dk.g2Beside, dk.split), partition, free, o, sz)
+	p := planFor(shapeOf(k, dk.g2, dk.g2Beside, dk.split), free, o, sz)
 	if sz.err != nil {
 		return Plan{}, fmt.Errorf("device %d: size the kernels' scratch: %w", dk.cd.Index(), sz.err)
 	}
@@ -123,7 +123,7 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	if dk.g2 && len(pk.G2.B) != len(pk.G1.B) {
 		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), len(pk.G1.B))
 	}
-	if r.plan, err = dk.plan(k, keyLayout(k).total); err != nil {
+	if r.plan, err = dk.plan(k); err != nil {
 		return nil, err
 	}
 	if !r.plan.Fits() {
@@ -364,10 +364,11 @@ const (
 )
 
 // domainTableBytes is an estimate of one NTT domain's device tables (the n/2
-// roots of unity and the coset-shift tables, with room to spare), for
+// roots of unity, their inverses and the coset-shift tables, with room to
+// spare), for
 // planning without the library, whose cuzk_ntt_domain_bytes is exact.
 func domainTableBytes(logN int) int64 {
-	return int64(1)<<logN/2*scalarBytes + 2*4096*scalarBytes + 1<<20
+	return int64(1)<<logN*scalarBytes + 2*4096*scalarBytes + 1<<20 // n/2 roots and n/2 inverse roots
 }
 
 // msmWindow is the window size the MSM kernel picks for n points (fewest

@@ -29,11 +29,14 @@ type Options struct {
 	// SerialG2 runs b_g2's G2 MSM after the G1 MSMs (see BackendOptions).
 	SerialG2 bool
 	// KeyTier, KeysPinnedLimit, PartitionsBeside and ChunkPoints place the
-	// proving keys (see BackendOptions).
+	// proving keys; Layout and NTTInPlace shape the partitions (see
+	// BackendOptions).
 	KeyTier          string
 	KeysPinnedLimit  int64
 	PartitionsBeside int
 	ChunkPoints      int
+	Layout           string
+	NTTInPlace       bool
 }
 
 // GPUs is an opened backend and its devices.
@@ -62,7 +65,8 @@ func Open(opt Options) (*GPUs, error) {
 		cds = append(cds, cd)
 	}
 	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2,
-		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints})
+		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints,
+		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,20 @@ const (
 	TierHost = "host"
 )
 
+// Partition layouts on the device: how much of a partition's data its
+// buffer holds.
+const (
+	// LayoutWhole stages all six vectors (a, b, c and the A, B, K wires):
+	// compute only reads them.
+	LayoutWhole = "whole"
+	// LayoutCompact stages a and b only, in two vectors of the domain's
+	// size; compute copies c into b's vector once A·B is formed, then each
+	// wire vector into whichever vector its MSM may overwrite. A third of
+	// the whole layout's memory for square circuits, for about 4 vectors'
+	// worth of host-to-device copies inside compute.
+	LayoutCompact = "compact"
+)
+
 // MinChunkPoints and MaxChunkPoints bound the points one MSM call sees. The
 // MSM's scratch grows with its points, so a partition larger
 // than the chunk is summed over chunks: at most MaxChunkPoints at a time, and
@@ -42,9 +56,14 @@ const (
 type Plan struct {
 	// Free is the device memory the plan was made against.
 	Free int64 `json:"free_bytes"`
-	// Partition is one partition's staged buffer: a, b, c on the domain and
-	// the three wire vectors (the designs' VRAM demand).
-	Partition int64 `json:"partition_bytes"`
+	// Partition is one partition's staged buffer (the designs' VRAM
+	// demand), laid out as Layout says: LayoutWhole or LayoutCompact.
+	Partition int64  `json:"partition_bytes"`
+	Layout    string `json:"layout"`
+	// NTTInPlace runs the NTTs without a scratch vector: in place, with a
+	// bit-reversal pass at the end of each, when a vector of the domain is
+	// more than the device can spare.
+	NTTInPlace bool `json:"ntt_in_place"`
 	// Tier is where the key's points live: TierDevice, TierPinned or TierHost.
 	Tier string `json:"tier"`
 	// Keys is the key's points on the device (zero when they are streamed);
@@ -91,9 +110,17 @@ func (p Plan) String() string {
 		row("key points", p.HostKeys, fmt.Sprintf("on the host (%s), streamed in chunks of %d points", p.Tier, p.ChunkPoints))
 		row("chunk buffers", p.Chunks, "two per curve group, filled by a copy stream")
 	}
-	row("kernel scratch", p.Scratch, fmt.Sprintf("NTTs and MSMs of up to %d points a call", p.ChunkPoints))
+	kernels := fmt.Sprintf("NTTs and MSMs of up to %d points a call", p.ChunkPoints)
+	if p.NTTInPlace {
+		kernels = fmt.Sprintf("MSMs of up to %d points a call; the NTTs run in place", p.ChunkPoints)
+	}
+	row("kernel scratch", p.Scratch, kernels)
 	row("NTT tables", p.Tables, "")
-	row("one partition", p.Partition, "a, b, c and the wire vectors")
+	what := "a, b, c and the wire vectors"
+	if p.Layout == LayoutCompact {
+		what = "two vectors: a and b staged, c and the wires copied in by compute"
+	}
+	row("one partition", p.Partition, what)
 	free := p.Free - p.Reserved()
 	note := fmt.Sprintf("room for %d partitions at once", max(free/max(p.Partition, 1), 0))
 	if !p.Fits() {
@@ -120,6 +147,14 @@ func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 		g2: g2, g2Beside: g2Beside, split: split}
 }
 
+// partition is one partition's device buffer in the given layout.
+func (s keyShape) partition(layout string) int64 {
+	if layout == LayoutCompact {
+		return newCompactLayout(s.n, s.na, s.nb, s.nk).total
+	}
+	return newLayout(s.n, s.na, s.nb, s.nk).total
+}
+
 func (s keyShape) g1Points() int64 { return int64(s.na + s.nb + s.nk + s.nz) }
 
 func (s keyShape) keyBytes() int64 {
@@ -136,9 +171,12 @@ func (s keyShape) largest() int { return max(s.na, s.nb, s.nk, s.nz, 1) }
 // the buffer the partition's stream uses in turn for the NTTs, Z's MSM and
 // the wire MSMs (and the G2 MSM when it runs after them), and the G2 MSM's
 // own when it runs beside them.
-func (s keyShape) scratch(chunk int, sz sizes) (main, g2 int64) {
+func (s keyShape) scratch(chunk int, nttInPlace bool, sz sizes) (main, g2 int64) {
 	wires := max(s.na, s.nb, s.nk)
-	main = max(sz.nttScratch(log2(s.n)), sz.msm(min(chunk, s.nz), false, false), sz.msm(min(chunk, wires), false, s.split))
+	main = max(sz.msm(min(chunk, s.nz), false, false), sz.msm(min(chunk, wires), false, s.split))
+	if !nttInPlace {
+		main = max(main, sz.nttScratch(log2(s.n)))
+	}
 	if !s.g2 {
 		return main, 0
 	}
@@ -219,15 +257,19 @@ type planOptions struct {
 	beside      int    // partitions wanted beside the key set (at least 1)
 	chunkPoints int    // 0: chosen; else forced (a power of two)
 	pinnedFree  int64  // pinned host memory the key set may take
+	layout      string // "" or "auto": chosen; else forced (LayoutWhole, LayoutCompact)
+	nttInPlace  bool   // forced on
 }
 
 // planFor works out how a key set of shape s uses free bytes of device memory.
 // It takes the largest MSM chunk (whole MSMs first) for which the points fit
 // resident, or else streamed from pinned memory (from the Go heap when the
 // pinned budget is short), with room for the partitions wanted beside them;
-// failing that, with room for one partition. A plan that cannot fit even one
-// partition is returned with Fits false.
-func planFor(s keyShape, partition, free int64, o planOptions, sz sizes) Plan {
+// for a chunk, the whole layout with out-of-place NTTs first, then the NTTs
+// in place, then the compact layout (in that order of cost); failing all
+// that, the same with room for one partition. A plan that cannot fit even
+// one partition is returned with Fits false.
+func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 	beside := max(o.beside, 1)
 	tables := sz.tables(log2(s.n))
 	var chunks []int
@@ -256,10 +298,23 @@ func planFor(s keyShape, partition, free int64, o planOptions, sz sizes) Plan {
 	default:
 		tiers = []string{o.tier}
 	}
-	make1 := func(tier string, chunk int) Plan {
-		main, g2 := s.scratch(chunk, sz)
-		p := Plan{Free: free, Partition: partition, Tier: tier, ChunkPoints: min(chunk, s.largest()),
-			Scratch: main + g2, ScratchG2: g2, Tables: tables}
+	type shape struct {
+		layout  string
+		inPlace bool
+	}
+	var shapes []shape
+	for _, l := range []string{LayoutWhole, LayoutCompact} {
+		if o.layout == "" || o.layout == "auto" || o.layout == l {
+			if !o.nttInPlace {
+				shapes = append(shapes, shape{l, false})
+			}
+			shapes = append(shapes, shape{l, true})
+		}
+	}
+	make1 := func(tier string, chunk int, sh shape) Plan {
+		main, g2 := s.scratch(chunk, sh.inPlace, sz)
+		p := Plan{Free: free, Partition: s.partition(sh.layout), Layout: sh.layout, NTTInPlace: sh.inPlace,
+			Tier: tier, ChunkPoints: min(chunk, s.largest()), Scratch: main + g2, ScratchG2: g2, Tables: tables}
 		if tier == TierDevice {
 			p.Keys = s.keyBytes()
 		} else {
@@ -279,10 +334,12 @@ func planFor(s keyShape, partition, free int64, o planOptions, sz sizes) Plan {
 	for _, want := range []int{beside, 1} {
 		for _, c := range chunks {
 			for _, tier := range tiers {
-				p := make1(tier, c)
-				last = p
-				if p.Reserved()+int64(want)*partition <= free {
-					return p
+				for _, sh := range shapes {
+					p := make1(tier, c, sh)
+					last = p
+					if p.Reserved()+int64(want)*p.Partition <= free {
+						return p
+					}
 				}
 			}
 		}

@@ -24,24 +24,30 @@ func TestPlanPlacesKeysByWhatFits(t *testing.T) {
 		free      int64
 		o         planOptions
 		tier      string
+		layout    string // "": not checked
 		fits      bool
 		maxChunk  int // the chunk is at most this
 		minBeside int
 	}{
-		{"2^24 on the whole card", 24, 140 * gib, planOptions{beside: 3}, TierDevice, true, 1 << 24, 3},
-		{"2^24 on 16 GiB", 24, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, MaxChunkPoints, 2},
-		{"2^25 on 16 GiB", 25, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, MaxChunkPoints, 1},
-		{"2^24 on 16 GiB, pinned budget spent", 24, 16 * gib, planOptions{beside: 2, pinnedFree: gib}, TierHost, true, MaxChunkPoints, 2},
-		{"2^20 on 1 GiB", 20, gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, true, 1 << 19, 1},
-		{"2^20 forced to stream in chunks of 2^16", 20, 140 * gib, planOptions{tier: TierPinned, beside: 2, chunkPoints: 1 << 16, pinnedFree: 64 * gib}, TierPinned, true, 1 << 16, 2},
-		{"2^27 on 16 GiB: a partition alone is 24 GiB", 27, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, false, 0, 0},
+		{"2^24 on the whole card", 24, 140 * gib, planOptions{beside: 3}, TierDevice, LayoutWhole, true, 1 << 24, 3},
+		{"2^24 on 16 GiB", 24, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, LayoutWhole, true, MaxChunkPoints, 2},
+		{"2^25 on 16 GiB", 25, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, "", true, MaxChunkPoints, 1},
+		{"2^24 on 16 GiB, pinned budget spent", 24, 16 * gib, planOptions{beside: 2, pinnedFree: gib}, TierHost, LayoutWhole, true, MaxChunkPoints, 2},
+		{"2^20 on 1 GiB", 20, gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, "", true, 1 << 19, 1},
+		{"2^20 forced to stream in chunks of 2^16", 20, 140 * gib, planOptions{tier: TierPinned, beside: 2, chunkPoints: 1 << 16, pinnedFree: 64 * gib}, TierPinned, LayoutWhole, true, 1 << 16, 2},
+		{"2^20 forced compact", 20, 140 * gib, planOptions{beside: 2, layout: LayoutCompact, pinnedFree: 64 * gib}, TierDevice, LayoutCompact, true, 1 << 20, 2},
+		// The whole layout is 24 GiB there: two vectors (8 GiB), NTTs in
+		// place (no 4 GiB scratch vector), smaller MSM chunks.
+		{"2^27 on 16 GiB", 27, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, LayoutCompact, true, 1 << 21, 1},
+		{"2^27 on 16 GiB, whole layout forced", 27, 16 * gib, planOptions{beside: 2, layout: LayoutWhole, pinnedFree: 64 * gib}, TierHost, "", false, 0, 0},
+		{"2^28 on 16 GiB", 28, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, "", false, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := squareShape(c.logN)
-			p := planFor(s, partitionOf(s), c.free, c.o, estimatedSizes{})
+			p := planFor(s, c.free, c.o, estimatedSizes{})
 			t.Logf("\n%s", p)
-			if p.Tier != c.tier || p.Fits() != c.fits {
-				t.Fatalf("tier %s, fits %v; want %s, %v", p.Tier, p.Fits(), c.tier, c.fits)
+			if p.Tier != c.tier || p.Fits() != c.fits || (c.layout != "" && p.Layout != c.layout) {
+				t.Fatalf("tier %s, layout %s, fits %v; want %s, %q, %v", p.Tier, p.Layout, p.Fits(), c.tier, c.layout, c.fits)
 			}
 			if !c.fits {
 				if !strings.Contains(p.String(), "DOES NOT FIT") {

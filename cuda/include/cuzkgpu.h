@@ -99,6 +99,10 @@ int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, ui
              uint64_t stream);
 /* Groth16's quotient step on coset evaluations: a[i] = (a[i]*b[i] - c[i]) * z_inv. */
 int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c, uint64_t stream);
+/* The same in two steps, for two vectors on the device: a[i] = a[i]*b[i], then
+ * (with c where b was) a[i] = (a[i] - c[i]) * z_inv. */
+int cuzk_groth16_mul(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t stream);
+int cuzk_groth16_sub_div(int dev, uint64_t domain, uint64_t a, uint64_t c, uint64_t stream);
 
 /* Fixed-base multiplication: out[i] = scalars[i] * G for i < n, with G given
  * by its table of c-bit windows (1 <= window = c <= 16): ceil(255/c) windows

@@ -254,6 +254,22 @@ int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c,
                                      reinterpret_cast<const cuzk::fr_t*>(c), S(stream));
 }
 
+int cuzk_groth16_mul(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t stream) {
+    if (!domain || !a || !b) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    const cuzk::ntt::domain_t* d = reinterpret_cast<const cuzk::ntt::domain_t*>(domain);
+    return (int)cuzk::ntt::groth16_mul(*d, reinterpret_cast<cuzk::fr_t*>(a), reinterpret_cast<const cuzk::fr_t*>(b),
+                                       S(stream));
+}
+
+int cuzk_groth16_sub_div(int dev, uint64_t domain, uint64_t a, uint64_t c, uint64_t stream) {
+    if (!domain || !a || !c) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    const cuzk::ntt::domain_t* d = reinterpret_cast<const cuzk::ntt::domain_t*>(domain);
+    return (int)cuzk::ntt::groth16_sub_div(*d, reinterpret_cast<cuzk::fr_t*>(a), reinterpret_cast<const cuzk::fr_t*>(c),
+                                           S(stream));
+}
+
 int cuzk_fixed_base_g1(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
                        uint64_t stream) {
     if (n > 0 && (!table || !scalars || !out_jac)) return cudaErrorInvalidValue;

@@ -4,6 +4,7 @@
 #include "ff/fp2.cuh"
 #include "ec/xyzz.cuh"
 #include "ntt/ntt.cuh"
+#include "ntt/quotient.cuh"
 #include "msm/pippenger.cuh"
 #include "fixedbase/fixedbase.cuh"
 #include "abi.cu"

@@ -370,6 +370,14 @@ int cuzk_groth16_h(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t c,
     (void)dev; (void)domain; (void)a; (void)b; (void)c; (void)stream;
     return NOT_SUPPORTED;
 }
+int cuzk_groth16_mul(int dev, uint64_t domain, uint64_t a, uint64_t b, uint64_t stream) {
+    (void)dev; (void)domain; (void)a; (void)b; (void)stream;
+    return NOT_SUPPORTED;
+}
+int cuzk_groth16_sub_div(int dev, uint64_t domain, uint64_t a, uint64_t c, uint64_t stream) {
+    (void)dev; (void)domain; (void)a; (void)c; (void)stream;
+    return NOT_SUPPORTED;
+}
 int cuzk_fixed_base_g1(int dev, uint64_t table, int window, uint64_t scalars, uint64_t n, uint64_t out_jac,
                        uint64_t stream) {
     (void)dev; (void)table; (void)window; (void)scalars; (void)n; (void)out_jac; (void)stream;
