@@ -28,6 +28,7 @@ func benchCommand() *cli.Command {
 			benchNTTCommand(),
 			benchPeerCommand(),
 			benchContentionCommand(),
+			benchInterferenceCommand(),
 		},
 	}
 }

@@ -22,6 +22,10 @@ import (
 //   - Host calls cost what the profile says (cudaMalloc, cudaMemGetInfo,
 //     pinned allocation, a first and a repeated pool growth).
 //   - A kernel takes the profile's scratch from the pool while it runs.
+//   - With the profile's kernel_slowdown_copy or kernel_slowdown_cpu, the
+//     kernels run slower while a copy is on the copy engine or CPU stages
+//     keep the host's cores busy (interferenceStretch): what slows a kernel
+//     is what runs beside it, never who runs it.
 //   - An Async copy or launch returns to the host at once; its completion is
 //     seen by a later synchronization.
 //
@@ -78,7 +82,63 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	}
 	d.compute = newPSServer(k, equalShare)
 	d.copier = newPSServer(k, equalShare)
+	// Without the factors the engines stay exactly as they were: no extra
+	// rate changes, no extra events, so every prediction made without them
+	// is reproduced byte for byte.
+	if d.interfered() {
+		d.compute.rates = d.stretchedShare
+		if prof.KernelSlowdownCopy > 0 {
+			d.copier.changed = append(d.copier.changed, d.restretch)
+		}
+		if prof.KernelSlowdownCPU > 0 {
+			d.k.cpu.ps.changed = append(d.k.cpu.ps.changed, d.restretch)
+		}
+	}
 	return d
+}
+
+// interfered reports whether copies or CPU stages slow this device's kernels.
+func (d *Device) interfered() bool {
+	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0
+}
+
+// stretchedShare is equalShare slowed by what runs beside the kernels.
+func (d *Device) stretchedShare(jobs []*psJob) {
+	equalShare(jobs)
+	s := d.interferenceStretch()
+	for _, j := range jobs {
+		j.rate /= s
+	}
+}
+
+// interferenceStretch is how many times longer a kernel takes now than on a
+// quiet machine: 1+kernel_slowdown_copy while a copy is on the copy engine,
+// times 1+kernel_slowdown_cpu·u, u the share of the host's cores the running
+// CPU stages ask for (at most 1). Both are what `cuzk bench interference`
+// measures, a kernel alone against the same kernel beside endless copies or
+// beside every core busy.
+func (d *Device) interferenceStretch() float64 {
+	s := 1.0
+	if len(d.copier.jobs) > 0 {
+		s *= 1 + d.prof.KernelSlowdownCopy
+	}
+	if f := d.prof.KernelSlowdownCPU; f > 0 {
+		var want float64
+		for _, j := range d.k.cpu.ps.jobs {
+			want += j.cores
+		}
+		s *= 1 + f*min(1, want/float64(d.k.cpu.host.Cores))
+	}
+	return s
+}
+
+// restretch brings the kernels' progress up to now at the rates they had,
+// then gives them the rates of what runs beside them from now on: the copy
+// engine and the host's CPU call it whenever a copy or a CPU stage starts
+// or ends.
+func (d *Device) restretch() {
+	d.compute.advance()
+	d.compute.reschedule()
 }
 
 // Info implements gpu.Device.

@@ -64,6 +64,22 @@ type DeviceProfile struct {
 	MemInfoMs         float64 `json:"mem_info_ms"`
 	HostAllocMsPerGiB float64 `json:"host_alloc_ms_per_gib"`
 	HostAllocMs       float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
+	// KernelSlowdownCopy stretches the kernels while a host→device copy runs
+	// on the device's copy engine: for as long as one copy or more is on it,
+	// every kernel advances at 1/(1+KernelSlowdownCopy) of its processor-shared
+	// rate, so a kernel that overlaps copies for all of its run takes
+	// 1+KernelSlowdownCopy times as long, one that overlaps none is unchanged.
+	// It is `cuzk bench interference`'s copy row: slowdown − 1. 0: copies
+	// never slow kernels.
+	KernelSlowdownCopy float64 `json:"kernel_slowdown_copy,omitempty"`
+	// KernelSlowdownCPU stretches the kernels by what the host's CPU stages
+	// keep busy: every kernel advances at 1/(1+KernelSlowdownCPU·u), u the
+	// cores the running CPU stages ask for over the host's cores (at most 1),
+	// so a kernel that runs beside stages asking for every core takes
+	// 1+KernelSlowdownCPU times as long. It is `cuzk bench interference`'s
+	// cpu row (every core busy, u = 1): slowdown − 1. Both factors together
+	// multiply. 0: CPU stages never slow kernels.
+	KernelSlowdownCPU float64 `json:"kernel_slowdown_cpu,omitempty"`
 	Source            string  `json:"source,omitempty"`
 }
 
@@ -146,6 +162,7 @@ func (p *Profile) validate() error {
 		{"partition.vram_gib", p.Partition.VRAMGiB, true}, {"partition.scratch_gib", p.Partition.ScratchGiB, false},
 		{"partition.copy_gib", p.Partition.CopyGiB, false},
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
+		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)

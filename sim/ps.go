@@ -29,6 +29,11 @@ type psServer struct {
 	last  time.Duration
 	gen   uint64
 	rates func(jobs []*psJob)
+	// changed, when set, are told whenever a job arrives or leaves, after
+	// the rates are recomputed: what runs on another server may depend on
+	// what runs on this one (a device's kernels on its copies and on the
+	// host's CPU stages).
+	changed []func()
 	// busy is the virtual time during which at least one job was active.
 	busy time.Duration
 }
@@ -70,6 +75,11 @@ func (s *psServer) add(j *psJob) {
 
 func (s *psServer) reschedule() {
 	s.gen++
+	defer func() {
+		for _, f := range s.changed {
+			f()
+		}
+	}()
 	if len(s.jobs) == 0 {
 		return
 	}
