@@ -119,7 +119,8 @@ func (m *Domain) NTT(data Ptr, inverse, coset bool, s Stream) error {
 
 // NTTIn is NTT with the caller's scratch (at least NTTScratchBytes), which
 // the transform uses until the stream has run it: the call returns once it
-// is queued.
+// is queued. A zero Scratch runs it in place, with a bit-reversal pass at
+// the end: one more pass over the data, for no scratch vector.
 func (m *Domain) NTTIn(data Ptr, scratch Scratch, inverse, coset bool, s Stream) error {
 	if m.closed {
 		return fmt.Errorf("cuda: NTT on a closed domain")

@@ -173,3 +173,46 @@ func TestNTTInCallerScratch(t *testing.T) {
 		}
 	}
 }
+
+// TestNTTInPlace: without scratch the NTT runs in place (groups that write
+// where they read, then a bit-reversal pass with the inverse's scale) and
+// agrees with gnark-crypto in all four modes, at sizes of one group (which
+// never needed scratch) and of several.
+func TestNTTInPlace(t *testing.T) {
+	d := testDevice(t)
+	for _, logN := range []int{1, 9, 10, 13, 18, 20} {
+		n := 1 << logN
+		dom, err := d.NewDomain(logN, DefaultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := d.Malloc(int64(n) * fr.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gd := fft.NewDomain(uint64(n))
+		for _, inverse := range []bool{false, true} {
+			for _, coset := range []bool{false, true} {
+				in := randomFr(n)
+				want := gnarkNTT(gd, in, inverse, coset)
+				if err := CopyIn(d, buf, in, DefaultStream); err != nil {
+					t.Fatal(err)
+				}
+				if err := dom.NTTIn(buf, Scratch{}, inverse, coset, DefaultStream); err != nil {
+					t.Fatalf("2^%d in place: %v", logN, err)
+				}
+				got := make([]fr.Element, n)
+				if err := CopyOut(d, got, buf, DefaultStream); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if !got[i].Equal(&want[i]) {
+						t.Fatalf("2^%d in place, inverse=%v coset=%v: element %d differs from gnark-crypto", logN, inverse, coset, i)
+					}
+				}
+			}
+		}
+		_ = d.Free(buf)
+		_ = dom.Close()
+	}
+}

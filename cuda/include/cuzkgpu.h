@@ -94,7 +94,8 @@ int cuzk_ntt_scratch_bytes(int log_n, uint64_t* bytes);
  * FFT of x[i]*g^i) or interpolates from it (inverse: IFFT(x)[i]*g^-i).
  * scratch: a device buffer of scratch_bytes (at least cuzk_ntt_scratch_bytes),
  * in use until the stream has run the transform (the call returns once it is
- * queued); 0 when that size is 0. */
+ * queued); 0: the transform runs in place, with a bit-reversal pass at the
+ * end (slower, and no scratch). */
 int cuzk_ntt(int dev, uint64_t domain, uint64_t data, int inverse, int coset, uint64_t scratch, uint64_t scratch_bytes,
              uint64_t stream);
 /* Groth16's quotient step on coset evaluations: a[i] = (a[i]*b[i] - c[i]) * z_inv. */

@@ -14,6 +14,8 @@
 // index (the groups run out of place through the caller's scratch) and applies the
 // per-element scale of the inverse (1/n) or of the inverse coset (g^-i / n).
 // A forward coset transform multiplies x[i] by g^i as the first group loads.
+// k_dif_group_r (CUZK_NTT_RADIX=4 or 8) runs the same groups with 2 or 3
+// stages per shared-memory exchange, the elements in between in registers.
 #pragma once
 #include <cuda_runtime.h>
 #include "../ff/bls12_381.cuh"
@@ -154,6 +156,200 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
     }
 }
 
+// The register-radix variant of k_dif_group (CUZK_NTT_RADIX=4 or 8): the same
+// groups, stage order, roots and four-step twiddles, so every value goes
+// through the same field operations and the result has the same bits; only
+// where the intermediate values live changes. Each thread holds R = 2^RB
+// elements of one column in registers and runs up to RB consecutive stages on
+// them (a radix-R butterfly built of radix-2 ones) between exchanges through
+// shared memory. A group of k stages takes ceil(k / RB) passes of at most RB
+// stages; the first loads from global memory and the last stores to it, so a
+// group costs ceil(k / RB) - 1 shared-memory round trips and ceil(k / RB)
+// barriers where k_dif_group has k + 1 of each: that kernel issues its
+// multiplications at about half the rate the SMs allow (docs/benchmarks.md),
+// the rest of its time going to those round trips and barriers.
+//
+// A pass runs stages top..bot (bits of the position ih inside the K-point
+// transform). The thread's elements are ih = base | m << low, m < R: a
+// window of RB bits [low, low + RB) that holds the pass's stages, low =
+// max(0, top + 1 - RB), so a short pass leaves window bits idle. base spreads
+// the thread's index `rest` over the other k - RB bits, the bits above the
+// window first: the bits below it, which enter every root index, then vary
+// between warps rather than within one (where enough bits lie above), and a
+// product whose root index is zero is skipped by a whole warp. Stage lh pairs
+// m0 and m0 + 2^(lh - low) as k_dif_group pairs i0 and i0 + 2^lh, with the
+// same root index j = i0 mod 2^lh = (base mod 2^low) | (m0 mod 2^(lh - low)) << low.
+//
+// Worked case, n = 16 (one group, k = 4, one column), RB = 3: two threads
+// (rest = 0, 1), passes of 2 + 2 stages.
+//   pass 0: stages 3, 2; window bits 1..3 (bit 1 idle); base = rest. Thread r
+//     holds ih = r + 2m: thread 0 the even positions, thread 1 the odd ones.
+//     Stage 3 pairs m, m + 4 = ih, ih + 8 with j = r + 2m = ih mod 8, root
+//     w16^j; stage 2 pairs m, m + 2 (m = 0, 1, 4, 5) = ih, ih + 4 with
+//     j = ih mod 4, root index 2j: w8^j. The radix-2 kernel's pairs and roots.
+//   exchange through the shared tile.
+//   pass 1: stages 1, 0; window bits 0..2 (bit 2 idle); base = rest << 3.
+//     Thread r holds ih = 8r + m. Stage 1 pairs ih, ih + 2 with j = ih mod 2
+//     (root index 4j); stage 0 pairs ih, ih + 1 with j = 0 (no product).
+//   store: position ih to natural index bitrev_4(ih).
+constexpr int RADIX_THREAD_BITS = 8;  // at most 256 threads per block
+constexpr int RADIX_THREADS = 1 << RADIX_THREAD_BITS;
+
+// Shared-memory slot of tile element (ih, c). The tile is two planes of
+// 16-byte halves, so that a quarter warp's 128-bit accesses to 8 consecutive
+// columns meet 8 different groups of banks; with 4 columns the quarter warp's
+// two halves differ in one bit of ih, which flipping bit 2 by the parity of
+// bits 3 and up separates (a bijection: those bits stay).
+__device__ __forceinline__ int rslot(int ih, int c, int logC) {
+    const int e = (ih << logC) | c;
+    return e ^ ((__popc(e >> 3) & 1) << 2);
+}
+__device__ __forceinline__ void sts_planes(uint4* p, int tile, int e, const fr_t& x) {
+    p[e] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    p[tile + e] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+__device__ __forceinline__ fr_t lds_planes(const uint4* p, int tile, int e) {
+    const uint4 a = p[e], q = p[tile + e];
+    fr_t r;
+    r.v[0] = a.x; r.v[1] = a.y; r.v[2] = a.z; r.v[3] = a.w;
+    r.v[4] = q.x; r.v[5] = q.y; r.v[6] = q.z; r.v[7] = q.w;
+    return r;
+}
+
+// The stages top..bot of one pass on the thread's elements (see above).
+template <int RB>
+__device__ __forceinline__ void dif_reg_stages(fr_t (&x)[1 << RB], int base, int low, int top, int bot, int k,
+                                               const fr_t* roots) {
+    constexpr int R = 1 << RB;
+    const int jlo = base & ((1 << low) - 1);
+#pragma unroll
+    for (int hb = RB - 1; hb >= 0; hb--) {
+        const int lh = low + hb;
+        if (lh > top || lh < bot) continue;
+        const int h = 1 << hb;
+#pragma unroll
+        for (int m0 = 0; m0 < R; m0++) {
+            if (m0 & h) continue;
+            const int mj = m0 & (h - 1);
+            const fr_t a = x[m0], d = x[m0 | h];
+            x[m0] = a + d;
+            fr_t y = a - d;
+            if (mj || jlo) y = y * roots[(jlo | mj << low) << (k - 1 - lh)];
+            x[m0 | h] = y;
+        }
+    }
+}
+
+// One group of k DIF stages, RB at a time in registers; the arguments and
+// their meaning are k_dif_group's. The block has 2^(k + logC - RB) threads.
+// Two blocks of 256 threads per SM bound it to 128 registers, which radix 8
+// fits without spilling (unbounded it takes 152, one block per SM); radix 4
+// takes about 100 (80, three blocks, spills).
+template <int RB>
+__global__ void __launch_bounds__(RADIX_THREADS, RB == 1 ? 3 : 2)
+k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k, int logC,
+              const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode, fr_t s,
+              const fr_t* __restrict__ GIH, const fr_t* __restrict__ GIL) {
+    constexpr int R = 1 << RB;
+    extern __shared__ uint4 rsm[];
+    const int K = 1 << k, tile = K << logC;
+    fr_t* const roots = reinterpret_cast<fr_t*>(rsm + 2 * tile);
+    const int tid = threadIdx.x;
+    const int c = tid & ((1 << logC) - 1), rest = tid >> logC;
+
+    const int sb = b - k;  // log2 of the stride S
+    const uint64_t S = 1ull << sb;
+    // In the last group (sb = 0) a block's columns are the sub-transforms
+    // sigma = blockIdx + c * 2^(log_n - k - logC), whose natural indices
+    // bitrev(sigma) are C consecutive ones: each store of a warp fills runs of
+    // C elements. Earlier groups take C consecutive offsets, adjacent in memory.
+    const uint64_t sigma =
+        sb == 0 ? blockIdx.x + ((uint64_t)c << (log_n - k - logC)) : ((uint64_t)blockIdx.x << logC) + c;
+    const uint64_t ilo = sigma & (S - 1);
+    const uint64_t g0 = ((sigma >> sb) << b) + ilo;  // position ih is element g0 + ih * S
+
+    const int np = (k + RB - 1) / RB;
+    fr_t x[R];
+    int top = k - 1, low = 0, base = 0;
+    for (int pass = 0; pass < np; pass++) {
+        const int bot = top + 1 - (k / np + (pass < k % np ? 1 : 0));
+        low = top + 1 - RB > 0 ? top + 1 - RB : 0;
+        const int nhi = k - low - RB;  // bits of ih above the window
+        base = (rest >> nhi) | ((rest & ((1 << nhi) - 1)) << (low + RB));
+        if (pass == 0) {
+#pragma unroll
+            for (int m = 0; m < R; m++) x[m] = ld(src + g0 + ((uint64_t)(base | m << low) << sb));
+            if (GL) {
+#pragma unroll
+                for (int m = 0; m < R; m++) {
+                    const uint64_t g = g0 + ((uint64_t)(base | m << low) << sb);
+                    x[m] = x[m] * (ld(GH + (g >> SPLIT_BITS)) * ld(GL + (g & (SPLIT - 1))));
+                }
+            }
+            // Queued behind the data loads so that their latencies overlap.
+            for (int t = tid; t < K / 2; t += blockDim.x) roots[t] = ld(W + ((uint64_t)t << (log_n - k)));
+            // Also puts every global read of the block before its first global
+            // write: a one-group transform works in place.
+            __syncthreads();
+        } else {
+            __syncthreads();
+#pragma unroll
+            for (int m = 0; m < R; m++) x[m] = lds_planes(rsm, tile, rslot(base | m << low, c, logC));
+        }
+        dif_reg_stages<RB>(x, base, low, top, bot, k, roots);
+        // Each slot belongs to one thread in every pass, so a pass overwrites
+        // only what it read itself: one barrier per exchange.
+        if (pass + 1 < np) {
+#pragma unroll
+            for (int m = 0; m < R; m++) sts_planes(rsm, tile, rslot(base | m << low, c, logC), x[m]);
+        }
+        top = bot - 1;
+    }
+
+    const uint64_t half = 1ull << (log_n - 1);
+#pragma unroll
+    for (int m = 0; m < R; m++) {
+        const int ih = base | m << low;
+        const uint64_t g = g0 + ((uint64_t)ih << sb);
+        fr_t v = x[m];
+        if (sb > 0) {
+            const uint64_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
+            if (E) v = v * (E >= half ? ld(W + (E - half)).neg() : ld(W + E));
+        }
+        if (final_mode < 0) {
+            st(dst + g, v);
+        } else {
+            const uint64_t nat = __brevll(g) >> (64 - log_n);
+            if (final_mode == 1)
+                v = v * s;
+            else if (final_mode == 2)
+                v = v * (ld(GIH + (nat >> SPLIT_BITS)) * ld(GIL + (nat & (SPLIT - 1))));
+            st(dst + nat, v);
+        }
+    }
+}
+
+// Launch shape of k_dif_group_r for a group of k stages of a 2^L transform:
+// radix 2^rb (fewer bits for a group of fewer stages) and 2^logC columns,
+// aiming at tiles of 2^tile_bits elements within RADIX_THREADS threads.
+struct rshape {
+    int rb, logC;
+    unsigned threads;
+    size_t shmem;  // the tile's two planes and the K/2 roots
+};
+inline rshape radix_shape(int L, int k, int rb, int tile_bits) {
+    rshape r;
+    r.rb = k < rb ? k : rb;
+    int logC = tile_bits - k;
+    if (logC > RADIX_THREAD_BITS + r.rb - k) logC = RADIX_THREAD_BITS + r.rb - k;
+    if (logC > L - k) logC = L - k;
+    if (logC < 0) logC = 0;
+    r.logC = logC;
+    r.threads = 1u << (k + logC - r.rb);
+    r.shmem = ((size_t)2 << (k + logC)) * sizeof(uint4) + ((size_t)1 << (k - 1)) * sizeof(fr_t);
+    return r;
+}
+
 // In-place bit reversal with the final scale. mode 0: none; 1: times s;
 // 2: times GIH[i >> 12] * GIL[i & 4095].
 __global__ void k_bitrev_scale(fr_t* d, int log_n, int mode, fr_t s, const fr_t* __restrict__ GIH,
@@ -254,7 +450,8 @@ inline void domain_destroy(domain_t* dom) {
 }
 
 // The scratch a transform of 2^log_n elements takes: one vector when its
-// stages take more than one group (see transform), else none.
+// stages take more than one group (see transform), else none. Both group
+// kernels cut the stages alike, so this holds whichever CUZK_NTT_RADIX picks.
 inline uint64_t scratch_bytes(int log_n) {
     const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
     const int groups = (log_n + max_group - 1) / max_group;
@@ -275,12 +472,26 @@ inline uint64_t domain_bytes(int log_n) {
     return b;
 }
 
+// Queues k_dif_group_r for one group; the arguments are k_dif_group's.
+inline cudaError_t launch_dif_r(const rshape& r, unsigned grid, cudaStream_t st, const fr_t* src, fr_t* dst,
+                                const fr_t* W, int log_n, int b, int k, const fr_t* GH, const fr_t* GL,
+                                int final_mode, fr_t s, const fr_t* GIH, const fr_t* GIL) {
+    auto kern = r.rb == 3 ? k_dif_group_r<3> : r.rb == 2 ? k_dif_group_r<2> : k_dif_group_r<1>;
+    if (r.shmem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)r.shmem);
+        if (e != cudaSuccess) return e;
+    }
+    kern<<<grid, r.threads, r.shmem, st>>>(src, dst, W, log_n, b, k, r.logC, GH, GL, final_mode, s, GIH, GIL);
+    return cudaSuccess;
+}
+
 // Transforms d (n elements, natural order) in place. inverse selects w^-1 and
 // the 1/n scale; coset evaluates on (inverse: interpolates from) g*<w>, with
 // gnark-crypto's conventions: forward coset = FFT(x[i] * g^i), inverse coset =
 // IFFT(x)[i] * g^-i. scratch (device, scratch_len bytes) must hold
 // scratch_bytes(log_n) bytes; the transform returns once queued, so the
-// caller keeps it until the stream has run.
+// caller keeps it until the stream has run. Without scratch (nullptr) it
+// runs in place, with a bit-reversal pass at the end.
 inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
                              uint64_t scratch_len, cudaStream_t st) {
     const int L = dom.log_n;
@@ -294,21 +505,44 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
     phase_timer prof(st);
     // Knobs for tuning experiments (defaults: the measured best).
     const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
-    const int tile_bits = env_int("CUZK_NTT_TILE_BITS", TILE_BITS, 6, 11);
+    // CUZK_NTT_RADIX=4 or 8: the groups run k_dif_group_r, 2 or 3 stages
+    // per shared-memory round trip; its tiles default to full blocks.
+    const int radix = env_int("CUZK_NTT_RADIX", 2, 2, 8);
+    const int rb = radix == 8 ? 3 : radix == 4 ? 2 : 0;
+    const int tile_bits = env_int("CUZK_NTT_TILE_BITS", rb ? RADIX_THREAD_BITS + rb : TILE_BITS, 6, 11);
     const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
     const int groups = (L + max_group - 1) / max_group;
     // Several groups run out of place through the caller's scratch so that
     // the last one can scatter straight into natural order in d: no separate
-    // bit-reversal pass.
+    // bit-reversal pass. Without scratch they run in place, every group
+    // writing where it read (the last one too, so the result is
+    // bit-reversed), and a bit-reversal pass that also applies the inverse's
+    // scale puts it in natural order: one more pass over d, for no scratch.
     fr_t* scratch = d;
-    if (groups > 1) {
-        if (!scratch_buf) return cudaErrorInvalidValue;
+    const bool in_place = groups > 1 && !scratch_buf;
+    if (groups > 1 && !in_place) {
         if (scratch_len < dom.n * sizeof(fr_t)) return cudaErrorMemoryAllocation;
         scratch = scratch_buf;
     }
     int b = L;
     for (int gi = 0; gi < groups; gi++) {
         const int k = L / groups + (gi < L % groups ? 1 : 0);
+        const bool pre = coset && !inverse && gi == 0;
+        const bool last = gi == groups - 1 && !in_place;
+        const fr_t* src = gi == 0 ? d : scratch;
+        fr_t* dst = last ? d : scratch;
+        // The register-radix kernel lays its last group out for the scatter
+        // into natural order; in place the radix-2 kernel does every group.
+        if (rb && !in_place) {
+            const rshape r = radix_shape(L, k, rb, tile_bits);
+            cudaError_t e = launch_dif_r(r, (unsigned)(dom.n >> (k + r.logC)), st, src, dst, W, L, b, k,
+                                         pre ? dom.GH : nullptr, pre ? dom.GL : nullptr, last ? mode : -1,
+                                         dom.n_inv, dom.GIH, dom.GIL);
+            if (e != cudaSuccess) return e;
+            prof.mark(gi == 0 ? "group0" : gi == 1 ? "group1" : "group2+");
+            b -= k;
+            continue;
+        }
         int logC = tile_bits - k;
         if (logC > L - k) logC = L - k;
         if (logC < 0) logC = 0;
@@ -316,10 +550,6 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
         const unsigned threads = tile / 2 < (int)max_threads ? (tile / 2 < 32 ? 32 : tile / 2) : max_threads;
         const unsigned grid = (unsigned)(dom.n >> (k + logC));
         const size_t shmem = (size_t)(tile + (1 << (k - 1))) * sizeof(fr_t);
-        const bool pre = coset && !inverse && gi == 0;
-        const bool last = gi == groups - 1;
-        const fr_t* src = gi == 0 ? d : scratch;
-        fr_t* dst = last ? d : scratch;
         if (shmem > 48 * 1024) {
             cudaError_t e = cudaFuncSetAttribute(k_dif_group, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
             if (e != cudaSuccess) return e;
@@ -329,6 +559,10 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
                                                   dom.GIL);
         prof.mark(gi == 0 ? "group0" : gi == 1 ? "group1" : "group2+");
         b -= k;
+    }
+    if (in_place) {
+        k_bitrev_scale<<<blocks_for(dom.n, 256), 256, 0, st>>>(d, L, mode, dom.n_inv, dom.GIH, dom.GIL);
+        prof.mark("bitrev");
     }
     cudaError_t e = cudaGetLastError();
     prof.report(inverse ? "intt" : "ntt", dom.n, L);
