@@ -603,13 +603,66 @@ type deviceLoop struct {
 	s           cuda.Stream
 	ev          [2]cuda.Event
 
-	mu            sync.Mutex // the counters, read by stats
+	loadCounters
+	done chan struct{}
+	err  error
+	log  progressLog // of the current start; read after it stopped
+}
+
+// loadCounters is a load's bookkeeping, which stats reads while it runs: how
+// often it started and stopped, the units of work it did, whether it runs.
+type loadCounters struct {
+	mu            sync.Mutex
 	starts, stops int
 	units         int64
 	running       bool
-	done          chan struct{}
-	err           error
-	log           progressLog // of the current start; read after it stopped
+}
+
+// begin marks a start, with reset readying under the lock what the start
+// needs; a load already running is an error.
+func (c *loadCounters) begin(reset func()) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		return errors.New("already running")
+	}
+	c.running = true
+	c.starts++
+	if reset != nil {
+		reset()
+	}
+	return nil
+}
+
+// whileRunning says whether the load runs, calling f under the lock if so.
+func (c *loadCounters) whileRunning(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running && f != nil {
+		f()
+	}
+	return c.running
+}
+
+// end marks a stop.
+func (c *loadCounters) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running = false
+	c.stops++
+}
+
+func (c *loadCounters) count(units int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.units += units
+}
+
+// stats are the counters of load name, whose units move unitBytes each.
+func (c *loadCounters) stats(name string, unitBytes int64) ifLoadStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ifLoadStats{Name: name, Starts: c.starts, Stops: c.stops, Units: c.units, Bytes: c.units * unitBytes, Running: c.running}
 }
 
 func (b *ifBench) newDeviceLoop(label, desc string, unit int64, batch int, queue func(cuda.Stream) error) (*deviceLoop, error) {
@@ -634,15 +687,9 @@ func (l *deviceLoop) name() string { return l.label }
 func (l *deviceLoop) what() string { return l.desc }
 
 func (l *deviceLoop) start(ctx context.Context) error {
-	l.mu.Lock()
-	if l.running {
-		l.mu.Unlock()
-		return errors.New("already running")
+	if err := l.begin(func() { l.err, l.log, l.done = nil, progressLog{}, make(chan struct{}) }); err != nil {
+		return err
 	}
-	l.running, l.err, l.log = true, nil, progressLog{}
-	l.starts++
-	l.done = make(chan struct{})
-	l.mu.Unlock()
 	ready := make(chan error, 1)
 	go l.loop(ctx, ready)
 	select {
@@ -650,10 +697,7 @@ func (l *deviceLoop) start(ctx context.Context) error {
 		return err
 	case <-l.done:
 		// It ended before its pace was reached: stopped already.
-		l.mu.Lock()
-		l.running = false
-		l.stops++
-		l.mu.Unlock()
+		l.end()
 		return l.err
 	}
 }
@@ -704,36 +748,20 @@ func (l *deviceLoop) loop(ctx context.Context, ready chan<- error) {
 	}
 }
 
-func (l *deviceLoop) count(units int64) {
-	l.mu.Lock()
-	l.units += units
-	l.mu.Unlock()
-}
-
 func (l *deviceLoop) stop() error {
-	l.mu.Lock()
-	if !l.running {
-		l.mu.Unlock()
+	var done chan struct{}
+	if !l.whileRunning(func() { done = l.done }) {
 		return nil
 	}
-	done := l.done
-	l.mu.Unlock()
 	// The caller has cancelled the loop's context.
 	<-done
-	l.mu.Lock()
-	l.running = false
-	l.stops++
-	l.mu.Unlock()
+	l.end()
 	return l.err
 }
 
 func (l *deviceLoop) achieved(w0, w1 time.Time) float64 { return l.log.rate(w0, w1) }
 
-func (l *deviceLoop) stats() ifLoadStats {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return ifLoadStats{Name: l.label, Starts: l.starts, Stops: l.stops, Units: l.units, Bytes: l.units * l.unit, Running: l.running}
-}
+func (l *deviceLoop) stats() ifLoadStats { return l.loadCounters.stats(l.label, l.unit) }
 
 // cpuLoad is CPU work like witness synthesis: goroutines multiplying field
 // elements over a working set larger than the caches, so that they keep
@@ -744,11 +772,8 @@ type cpuLoad struct {
 	sets    [][2][]fr.Element
 	logs    []progressLog // per goroutine, of the current start
 
-	mu            sync.Mutex
-	starts, stops int
-	units         int64
-	running       bool
-	wg            sync.WaitGroup
+	loadCounters
+	wg sync.WaitGroup
 }
 
 // cpuChunk is the elements a cpu goroutine multiplies between two looks at
@@ -773,14 +798,9 @@ func (l *cpuLoad) what() string {
 }
 
 func (l *cpuLoad) start(ctx context.Context) error {
-	l.mu.Lock()
-	if l.running {
-		l.mu.Unlock()
-		return errors.New("already running")
+	if err := l.begin(nil); err != nil {
+		return err
 	}
-	l.running = true
-	l.starts++
-	l.mu.Unlock()
 	if l.sets == nil {
 		// Made once, by the goroutines' first start, kept for the next.
 		l.sets = make([][2][]fr.Element, l.threads)
@@ -831,23 +851,15 @@ func (l *cpuLoad) work(ctx context.Context, g int, ready *sync.WaitGroup) {
 	if !signalled {
 		ready.Done()
 	}
-	l.mu.Lock()
-	l.units += int64(chunks)
-	l.mu.Unlock()
+	l.count(int64(chunks))
 }
 
 func (l *cpuLoad) stop() error {
-	l.mu.Lock()
-	if !l.running {
-		l.mu.Unlock()
+	if !l.whileRunning(nil) {
 		return nil
 	}
-	l.mu.Unlock()
 	l.wg.Wait()
-	l.mu.Lock()
-	l.running = false
-	l.stops++
-	l.mu.Unlock()
+	l.end()
 	return nil
 }
 
@@ -859,12 +871,7 @@ func (l *cpuLoad) achieved(w0, w1 time.Time) float64 {
 	return r
 }
 
-func (l *cpuLoad) stats() ifLoadStats {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return ifLoadStats{Name: "cpu", Starts: l.starts, Stops: l.stops, Units: l.units,
-		Bytes: l.units * cpuChunk * cpuBytesPerMul, Running: l.running}
-}
+func (l *cpuLoad) stats() ifLoadStats { return l.loadCounters.stats("cpu", cpuChunk*cpuBytesPerMul) }
 
 func printInterference(w io.Writer, rep ifReport, b *ifBench) {
 	fmt.Fprintln(w, rep.GPU+", library "+rep.Library)
