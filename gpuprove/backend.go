@@ -290,10 +290,20 @@ func compactLayout(k *prover.Keys) layout {
 	return newCompactLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
 }
 
-// Footprint is the device buffer one partition of k needs in the layout its
-// plan on the first device takes. MSM scratch and the key are counted once
-// per device (Reserved), since only the compute lock's holder runs MSMs.
+// Footprint is the device buffer one partition of k needs in the layout of
+// its plan: the plan of a device the key is placed on, else the plan it would
+// get on the first device now. MSM scratch and the key are counted once per
+// device (Reserved), since only the compute lock's holder runs MSMs.
 func (b *Backend) Footprint(k *prover.Keys) int64 {
+	for _, i := range b.order {
+		dk := b.devs[i]
+		dk.mu.Lock()
+		r, placed := dk.keys[k.Hash]
+		dk.mu.Unlock()
+		if placed && r.plan.Partition > 0 {
+			return r.plan.Partition
+		}
+	}
 	if len(b.order) > 0 {
 		if p, err := b.Plan(b.order[0], k); err == nil && p.Partition > 0 {
 			return p.Partition
