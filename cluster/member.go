@@ -64,6 +64,9 @@ func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot st
 	if err != nil {
 		return fail(err)
 	}
+	// The lease job is this member's scratch: its proof goes to the owner,
+	// which records it, so it leaves the store once read, proved or not.
+	defer forgetLease(svc, id)
 	if js.State != runner.StateDone {
 		return fail(fmt.Errorf("partition %d: %s: %s", l.Partition, js.State, js.Error))
 	}
@@ -100,6 +103,15 @@ func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
 			return fmt.Errorf("cluster: stale lease job %s: %w", s.ID, err)
 		}
 		slog.Info("cluster: cancelled a lease left by the last run", "job", s.ID)
+		forgetLease(svc, s.ID)
 	}
 	return nil
+}
+
+// forgetLease removes a finished lease job from the member's service and
+// store. A failure only costs the store some space: it is logged.
+func forgetLease(svc *runner.Service, id string) {
+	if err := svc.Forget(id); err != nil {
+		slog.Warn("cluster: keep a finished lease job", "job", id, "err", err)
+	}
 }

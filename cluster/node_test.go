@@ -106,6 +106,13 @@ func TestNodeAloneProvesItsJobs(t *testing.T) {
 			t.Errorf("partition %d placed %+v, want proved on %s device 0", i, pl, node.Address())
 		}
 	}
+	// The member ran each lease as a one-partition job of its own, which
+	// it forgot once its proof was on the way to the owner: only the
+	// owner's job is left in the store.
+	jobs, err := st.Jobs()
+	if err != nil || len(jobs) != 1 || jobs[0].ID != "j" {
+		t.Errorf("jobs in the store after the job: %+v, %v; want j alone", jobs, err)
+	}
 	status, err := node.Status()
 	if err != nil {
 		t.Fatal(err)

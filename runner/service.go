@@ -675,6 +675,32 @@ func (s *Service) Cancel(id string) error {
 	return nil
 }
 
+// Forget removes finished job id from the service and from its store, with
+// its proofs: for the jobs whose results live elsewhere once read (a cluster
+// member's one-partition lease jobs, whose proofs go to the job's owner), so
+// that a service that runs for months does not keep them. A job still
+// running or unfinished in the store is refused (ErrBusy, or the store's
+// ErrTransition).
+func (s *Service) Forget(id string) error {
+	s.submitMu.Lock()
+	defer s.submitMu.Unlock()
+	s.mu.Lock()
+	t := s.jobs[id]
+	if t != nil && !t.ended {
+		s.mu.Unlock()
+		return fmt.Errorf("forget job %s: %w", id, ErrBusy)
+	}
+	s.mu.Unlock()
+	if err := s.st.DeleteJob(id); err != nil {
+		return fmt.Errorf("forget job %s: %w", id, err)
+	}
+	s.mu.Lock()
+	delete(s.jobs, id)
+	delete(s.outs, id)
+	s.mu.Unlock()
+	return nil
+}
+
 // InFlight returns the jobs this service is running, sorted.
 func (s *Service) InFlight() []string {
 	s.mu.Lock()

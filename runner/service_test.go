@@ -439,6 +439,48 @@ func TestServiceCancel(t *testing.T) {
 	}
 }
 
+// TestServiceForget: a finished job is forgotten by the service and its
+// store (status, listing, proofs), a running one is refused and keeps
+// running to the end, an unknown one is not found; the jobs beside it stay.
+func TestServiceForget(t *testing.T) {
+	k := testKeys(t)
+	svc, st := startServiceWith(t, t.TempDir(), prover.CPU{}, actors.Config{WorkersPerDevice: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// "gone" is forgotten right after its submission, long before its eight
+	// partitions can have been proved, then again once it has finished.
+	for id, parts := range map[string]int{"keep": 2, "gone": 8} {
+		if err := svc.Submit(Submission{JobRequest: JobRequest{ID: id, Keys: k, Seed: []byte(id), Partitions: parts}, Target: testTarget}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Forget("gone"); !errors.Is(err, ErrBusy) {
+		t.Errorf("forget of a running job: %v, want ErrBusy", err)
+	}
+	for _, id := range []string{"keep", "gone"} {
+		if js, err := svc.Wait(ctx, id); err != nil || js.State != StateDone {
+			t.Fatalf("job %s: %+v, %v", id, js, err)
+		}
+	}
+	if err := svc.Forget("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Status("gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("status of a forgotten job: %v, want store.ErrNotFound", err)
+	}
+	if proofs, err := st.Proofs("gone"); err == nil || len(proofs) != 0 {
+		t.Errorf("a forgotten job's proofs: %d, %v", len(proofs), err)
+	}
+	jobs, err := svc.Jobs()
+	if err != nil || len(jobs) != 1 || jobs[0].ID != "keep" || jobs[0].Proved != 2 {
+		t.Errorf("jobs after forgetting one: %+v, %v", jobs, err)
+	}
+	checkProofsProved(t, st, k, "keep", []byte("keep"))
+	if err := svc.Forget("nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("forget of an unknown job: %v, want store.ErrNotFound", err)
+	}
+}
+
 // checkProofsProved checks the proofs of the partitions of job id that are
 // proved, and returns every partition.
 func checkProofsProved(t *testing.T, st *store.Store, k *prover.Keys, id string, seed []byte) []store.Partition {

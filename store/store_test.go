@@ -119,6 +119,35 @@ func TestDataDriven(t *testing.T) {
 				return errString(s.Reopen(job, idx))
 			case "cancel":
 				return errString(s.Cancel(job, idx))
+			case "delete":
+				return errString(s.DeleteJob(job))
+			case "placement":
+				pl := Placement{Job: job, Index: idx}
+				d.ScanArgs(t, "member", &pl.Member)
+				d.ScanArgs(t, "lease", &pl.Lease)
+				return errString(s.SetPlacement(pl))
+			case "keys":
+				// Every key the store holds but its schema key: what a
+				// deleted job must not leave behind.
+				it, err := s.db.NewIter(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b strings.Builder
+				for it.First(); it.Valid(); it.Next() {
+					if k := string(it.Key()); k != schemaKey {
+						fmt.Fprintln(&b, strings.Map(func(r rune) rune {
+							if r >= '0' && r <= '9' && strings.HasPrefix(k, createdPrefix) {
+								return 'N' // creation times vary with the clock
+							}
+							return r
+						}, k))
+					}
+				}
+				if err := it.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return b.String()
 			case "job":
 				j, err := s.Job(job)
 				if err != nil {

@@ -232,3 +232,45 @@ func (s *Store) othersFinal(jobID string, idx int) (bool, error) {
 	}
 	return true, nil
 }
+
+// DeleteJob removes job id and everything recorded for it (its inputs, its
+// partitions and their proofs, its placements and its index entries) in one
+// durable batch. Only a finished job goes: one with a partition neither
+// proved nor failed is refused with ErrTransition, since a resume would still
+// prove it.
+func (s *Store) DeleteJob(id string) (err error) {
+	const op = "delete job"
+	release, err := s.begin(op)
+	if err != nil {
+		return err
+	}
+	defer release()
+	defer s.guard(op, &err)
+
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	j, err := jobFrom(s.db, id)
+	if err != nil {
+		return fmt.Errorf("store %s: %s %s: %w", s.dir, op, id, err)
+	}
+	switch _, err := s.get(unfinishedKey(id)); {
+	case err == nil:
+		return fmt.Errorf("store %s: %s %s: the job is unfinished: %w", s.dir, op, id, ErrTransition)
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("store %s: %s %s: %w", s.dir, op, id, err)
+	}
+	b := s.db.NewBatch()
+	// j/<id>/ holds the inputs, partitions and placements; a job id never
+	// holds '/', so the range is this job's alone.
+	sub := []byte(jobPrefix + id + "/")
+	err = errors.Join(b.Delete(jobKey(id), nil), b.DeleteRange(sub, prefixEnd(sub), nil), b.Delete(createdKey(id, j.Created), nil))
+	if err == nil {
+		err = s.commit(b)
+	} else {
+		b.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %s %s: %w", s.dir, op, id, err)
+	}
+	return nil
+}
