@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -111,7 +112,7 @@ func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
 // forgetLease removes a finished lease job from the member's service and
 // store. A failure only costs the store some space: it is logged.
 func forgetLease(svc *runner.Service, id string) {
-	if err := svc.Forget(id); err != nil {
+	if err := svc.Forget(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		slog.Warn("cluster: keep a finished lease job", "job", id, "err", err)
 	}
 }
