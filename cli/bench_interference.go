@@ -252,6 +252,15 @@ type ifBench struct {
 
 func (b *ifBench) onClose(f func() error) { b.frees = append(b.frees, f) }
 
+// owned takes a device allocation's result (Malloc, Upload) and frees the
+// buffer when the bench closes.
+func (b *ifBench) owned(p cuda.Ptr, err error) (cuda.Ptr, error) {
+	if err == nil {
+		b.onClose(func() error { return b.d.Free(p) })
+	}
+	return p, err
+}
+
 func (b *ifBench) close() error {
 	var errs []error
 	for i := len(b.frees) - 1; i >= 0; i-- {
@@ -457,16 +466,14 @@ func (b *ifBench) newKernel(name string) (*ifKernel, error) {
 	case "msm":
 		n := 1 << b.spec.msmLog
 		points, scalars := benchPoints(n), benchScalars(n)
-		pp, err := cuda.Upload(d, points, b.ks)
+		pp, err := b.owned(cuda.Upload(d, points, b.ks))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(pp) })
-		ps, err := cuda.Upload(d, scalars, b.ks)
+		ps, err := b.owned(cuda.Upload(d, scalars, b.ks))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(ps) })
 		k := &ifKernel{name: fmt.Sprintf("msm 2^%d", b.spec.msmLog),
 			what: "G1 MSM, random scalars, points and scalars on the device, scratch from the pool, until the sum is on the host"}
 		var first, last bls12381.G1Affine
@@ -492,21 +499,19 @@ func (b *ifBench) newKernel(name string) (*ifKernel, error) {
 			return nil, err
 		}
 		b.onClose(dom.Close)
-		buf, err := cuda.Upload(d, benchScalars(1<<b.spec.nttLog), b.ks)
+		buf, err := b.owned(cuda.Upload(d, benchScalars(1<<b.spec.nttLog), b.ks))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(buf) })
 		return &ifKernel{name: fmt.Sprintf("ntt 2^%d", b.spec.nttLog),
 			what: "Fr NTT forward, natural order in and out, in place on the device",
 			run:  func(s cuda.Stream) error { return dom.NTT(buf, false, false, s) }}, nil
 	case "memset":
 		n := b.spec.memsetBytes
-		buf, err := d.Malloc(n)
+		buf, err := b.owned(d.Malloc(n))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(buf) })
 		return &ifKernel{name: "memset", what: fmt.Sprintf("%d memsets of %s, memory-bound, full occupancy", memsetTrain, gpu.FormatBytes(n)),
 			run: func(s cuda.Stream) error {
 				for range memsetTrain {
@@ -531,20 +536,18 @@ func (b *ifBench) newLoad(name string) (ifLoad, error) {
 			return nil, err
 		}
 		b.onClose(func() error { return d.HostFree(host) })
-		dst, err := d.Malloc(n)
+		dst, err := b.owned(d.Malloc(n))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(dst) })
 		return b.newDeviceLoop("copy", fmt.Sprintf("host→device copies of a %s pinned buffer, one after another on a stream of their own", gpu.FormatBytes(n)),
 			n, 1, func(s cuda.Stream) error { return d.CopyInAsync(dst, host, 0, n, s) })
 	case "memset":
 		n := b.spec.memsetBytes
-		buf, err := d.Malloc(n)
+		buf, err := b.owned(d.Malloc(n))
 		if err != nil {
 			return nil, err
 		}
-		b.onClose(func() error { return d.Free(buf) })
 		// Eight memsets between two syncs keep the stream from running dry
 		// while the host waits.
 		return b.newDeviceLoop("memset", fmt.Sprintf("memsets of %s, one after another on a stream of their own (another worker's kernel)", gpu.FormatBytes(n)),
