@@ -3,6 +3,7 @@ package cuda
 import (
 	"bufio"
 	"bytes"
+	"embed"
 	"fmt"
 	"math/big"
 	mrand "math/rand/v2"
@@ -15,6 +16,12 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
+
+// The model and the headers it includes, embedded so that a test binary run
+// from anywhere (build/cuda.test on the GPU machine) can build it.
+//
+//go:embed testdata/montmodel.cc src/ff/*.cuh
+var montModelSource embed.FS
 
 // TestEvenOddMulModel checks the device's even/odd Montgomery multiplication
 // (src/ff/mont_eo.cuh, CUZK_MUL=2) without a GPU: testdata/montmodel.cc runs
@@ -33,8 +40,22 @@ func TestEvenOddMulModel(t *testing.T) {
 	if _, err := exec.LookPath(cxx); err != nil {
 		t.Skipf("no C++ compiler (%s) for the host model: %v", cxx, err)
 	}
-	bin := filepath.Join(t.TempDir(), "montmodel")
-	if out, err := exec.Command(cxx, "-std=c++17", "-O2", "-o", bin, "testdata/montmodel.cc").CombinedOutput(); err != nil {
+	dir := t.TempDir()
+	for _, name := range []string{"testdata/montmodel.cc", "src/ff/mont.cuh", "src/ff/mont_eo.cuh", "src/ff/mont_eo_asm.cuh",
+		"src/ff/bls12_381.cuh"} {
+		b, err := montModelSource.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "montmodel")
+	if out, err := exec.Command(cxx, "-std=c++17", "-O2", "-o", bin, filepath.Join(dir, "testdata/montmodel.cc")).CombinedOutput(); err != nil {
 		t.Fatalf("build the host model: %v\n%s", err, out)
 	}
 	rng := mrand.New(mrand.NewPCG(1, 2))
