@@ -14,6 +14,18 @@
 #ifndef CUZK_FR_C_MUL
 #define CUZK_FR_C_MUL 1
 #endif
+// CUZK_MUL=2: the even/odd multiplication (ff/mont_eo.cuh) in both fields,
+// CUZK_FR_MUL / CUZK_FP_MUL for one; 0 (the default until the card has
+// measured it) keeps the choice above.
+#ifndef CUZK_MUL
+#define CUZK_MUL 0
+#endif
+#ifndef CUZK_FP_MUL
+#define CUZK_FP_MUL CUZK_MUL
+#endif
+#ifndef CUZK_FR_MUL
+#define CUZK_FR_MUL CUZK_MUL
+#endif
 #ifndef CUZK_FP_NOINLINE
 #define CUZK_FP_NOINLINE 1
 #endif
@@ -25,6 +37,7 @@ struct fp_params {
     static constexpr uint32_t INV = 0xfffcfffd;  // -p^-1 mod 2^32
     static constexpr bool NOINLINE_MUL = CUZK_FP_NOINLINE;  // point formulas: ~10 products each
     static constexpr bool C_MUL = CUZK_FP_C_MUL;
+    static constexpr int MUL = CUZK_FP_MUL;
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                     0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
@@ -42,6 +55,7 @@ struct fr_params {
     static constexpr uint32_t INV = 0xffffffff;  // -r^-1 mod 2^32
     static constexpr bool NOINLINE_MUL = false;  // NTT butterflies: one product each
     static constexpr bool C_MUL = CUZK_FR_C_MUL;
+    static constexpr int MUL = CUZK_FR_MUL;
     CUZK_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};

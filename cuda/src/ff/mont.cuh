@@ -15,10 +15,14 @@
 #define CUZK_HD inline
 #endif
 
+#include "mont_eo.cuh"
+
 namespace cuzk {
 
-// P supplies: N (limbs), mod(i), one(i) (R mod p), INV (-p^-1 mod 2^32), and
-// NOINLINE_MUL (whether device multiplication is an out-of-line call).
+// P supplies: N (limbs), mod(i), one(i) (R mod p), INV (-p^-1 mod 2^32),
+// NOINLINE_MUL (whether device multiplication is an out-of-line call), and
+// which device multiplication to use: MUL = 2 the even/odd one (mont_eo.cuh),
+// else C_MUL picks between the two CIOS forms below.
 // The modulus must be below 2^(32N-1) so that a+b never carries out of N limbs.
 template <class P>
 struct alignas(16) mont_t {
@@ -151,6 +155,12 @@ struct alignas(16) mont_t {
     }
 
     __device__ __forceinline__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        if constexpr (P::MUL == 2) {
+            if constexpr (P::NOINLINE_MUL)
+                return mul_eo_call(a, b);
+            else
+                return mul_eo(a, b);
+        }
         if constexpr (P::C_MUL) {
             if constexpr (P::NOINLINE_MUL)
                 return mul_c_call(a, b);
@@ -167,6 +177,13 @@ struct alignas(16) mont_t {
     // little against ~600 multiply-adds.
     static __device__ __noinline__ mont_t mul_call(mont_t a, mont_t b) { return mul_inline(a, b); }
     static __device__ __noinline__ mont_t mul_c_call(mont_t a, mont_t b) { return mul_c(a, b); }
+    static __device__ __noinline__ mont_t mul_eo_call(mont_t a, mont_t b) { return mul_eo(a, b); }
+
+    static __device__ __forceinline__ mont_t mul_eo(const mont_t& a, const mont_t& b) {
+        mont_t r;
+        eo_mul<P, eo_ptx>(r.v, a.v, b.v);
+        return r;
+    }
 
     static __device__ __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];

@@ -1,0 +1,178 @@
+package cuda
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"fmt"
+	"math/big"
+	mrand "math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// The model and the headers it includes, embedded so that a test binary run
+// from anywhere (build/cuda.test on the GPU machine) can build it.
+//
+//go:embed testdata/montmodel.cc src/ff/*.cuh
+var montModelSource embed.FS
+
+// TestEvenOddMulModel checks the device's even/odd Montgomery multiplication
+// (src/ff/mont_eo.cuh, CUZK_MUL=2) without a GPU: testdata/montmodel.cc runs
+// its schedule with an interpreter of the same PTX carry chains, built here
+// with the host's C++ compiler, and every product must equal a·b·R⁻¹ mod p
+// from math/big, fully reduced, on Fr and Fp: edge values (0, 1, 2, p−1, p−2,
+// (p±1)/2, R mod p, powers of two and their neighbours, limbs of all ones),
+// every pair of them, random pairs, and values up to 2^(32N)−1 times 1 (the
+// conversions out of Montgomery form). The model also fails on any carry the
+// chains would lose.
+func TestEvenOddMulModel(t *testing.T) {
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "c++"
+	}
+	if _, err := exec.LookPath(cxx); err != nil {
+		t.Skipf("no C++ compiler (%s) for the host model: %v", cxx, err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"testdata/montmodel.cc", "src/ff/mont.cuh", "src/ff/mont_eo.cuh", "src/ff/mont_eo_asm.cuh",
+		"src/ff/bls12_381.cuh"} {
+		b, err := montModelSource.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "montmodel")
+	if out, err := exec.Command(cxx, "-std=c++17", "-O2", "-o", bin, filepath.Join(dir, "testdata/montmodel.cc")).CombinedOutput(); err != nil {
+		t.Fatalf("build the host model: %v\n%s", err, out)
+	}
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	for _, f := range []struct {
+		name  string
+		p     *big.Int
+		limbs int
+	}{{"fr", fr.Modulus(), 8}, {"fp", fp.Modulus(), 12}} {
+		t.Run(f.name, func(t *testing.T) {
+			var in bytes.Buffer
+			var want []*big.Int
+			R := new(big.Int).Lsh(big.NewInt(1), uint(32*f.limbs))
+			rInv := new(big.Int).ModInverse(R, f.p)
+			add := func(a, b *big.Int) {
+				fmt.Fprintf(&in, "%s %x %x\n", f.name, a, b)
+				w := new(big.Int).Mul(a, b)
+				w.Mul(w, rInv).Mod(w, f.p)
+				want = append(want, w)
+			}
+			edges := edgeValues(f.p, f.limbs, rng)
+			for _, a := range edges {
+				for _, b := range edges {
+					add(a, b)
+				}
+			}
+			for i := 0; i < 20000; i++ {
+				add(randBelow(rng, f.p), randBelow(rng, f.p))
+			}
+			// Unreduced values below 2^(32N), times 1 from either side.
+			one := big.NewInt(1)
+			top := []*big.Int{new(big.Int).Sub(R, one), new(big.Int).Sub(R, big.NewInt(2)), new(big.Int).Sub(R, f.p),
+				new(big.Int).Set(f.p), new(big.Int).Add(f.p, one), new(big.Int).Lsh(f.p, 1)}
+			for i := 0; i < 1000; i++ {
+				top = append(top, randBelow(rng, R))
+			}
+			for _, a := range top {
+				if a.Cmp(R) < 0 {
+					add(a, one)
+					add(one, a)
+				}
+			}
+
+			cmd := exec.Command(bin)
+			cmd.Stdin = &in
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("host model: %v\n%s", err, stderr.String())
+			}
+			sc := bufio.NewScanner(bytes.NewReader(out))
+			lines := strings.Split(in.String(), "\n")
+			n, bad := 0, 0
+			for sc.Scan() {
+				got, ok := new(big.Int).SetString(sc.Text(), 16)
+				if n >= len(want) || !ok {
+					t.Fatalf("host model: unexpected output line %d: %q", n, sc.Text())
+				}
+				if got.Cmp(want[n]) != 0 {
+					if bad++; bad <= 5 {
+						t.Errorf("%s: got %x, want %x", lines[n], got, want[n])
+					}
+				}
+				n++
+			}
+			if n != len(want) {
+				t.Fatalf("host model answered %d of %d products", n, len(want))
+			}
+			if bad > 0 {
+				t.Fatalf("%d of %d products wrong", bad, n)
+			}
+			t.Logf("%d products equal math/big's", n)
+		})
+	}
+}
+
+// edgeValues are field elements below p where carries are likely to go wrong.
+func edgeValues(p *big.Int, limbs int, rng *mrand.Rand) []*big.Int {
+	one := big.NewInt(1)
+	R := new(big.Int).Lsh(one, uint(32*limbs))
+	half := new(big.Int).Rsh(p, 1)
+	v := []*big.Int{big.NewInt(0), one, big.NewInt(2), new(big.Int).Sub(p, one), new(big.Int).Sub(p, big.NewInt(2)),
+		half, new(big.Int).Add(half, one), new(big.Int).Mod(R, p), new(big.Int).Mod(new(big.Int).Mul(R, R), p)}
+	for k := 31; k < p.BitLen(); k += 32 {
+		pow := new(big.Int).Lsh(one, uint(k))
+		for _, d := range []int64{-1, 0, 1} {
+			v = append(v, new(big.Int).Add(pow, big.NewInt(d)))
+		}
+		v = append(v, new(big.Int).Sub(p, pow))
+	}
+	// Limbs of all ones, zero or one at random, reduced below p.
+	for i := 0; i < 16; i++ {
+		x := new(big.Int)
+		for j := limbs - 1; j >= 0; j-- {
+			x.Lsh(x, 32)
+			switch rng.IntN(3) {
+			case 0:
+				x.Or(x, big.NewInt(0xffffffff))
+			case 1:
+				x.Or(x, one)
+			}
+		}
+		v = append(v, x.Mod(x, p))
+	}
+	return v
+}
+
+func randBelow(rng *mrand.Rand, n *big.Int) *big.Int {
+	b := make([]byte, (n.BitLen()+7)/8)
+	for {
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		x := new(big.Int).SetBytes(b)
+		x.Rsh(x, uint(len(b)*8-n.BitLen()))
+		if x.Cmp(n) < 0 {
+			return x
+		}
+	}
+}

@@ -1,0 +1,103 @@
+// The even/odd Montgomery multiplication (CUZK_MUL=2): the CIOS of mont.cuh
+// with each limb product a_j * b_i added as one 64-bit quantity, so that the
+// pair mad.lo.cc / madc.hi.cc of a chain becomes one IMAD.WIDE.U32.X (a 32 x 32
+// -> 64-bit multiply-add with carry in and out) instead of a lo chain and a hi
+// chain that ptxas must emulate with separate high multiplies and adds.
+//
+// The products of the even limbs of a (a_0 b_i, a_2 b_i, ...) land on limb
+// pairs (0, 1), (2, 3), ... and never overlap; those of the odd limbs on (1,
+// 2), (3, 4), ... So the running value is kept in two accumulators of N limbs,
+//   V = ev + 2^32 * od     (ev[k] at limb k, od[k] at limb k + 1),
+// each of which takes one carry chain per multiplier. One step (limb b_i):
+//   V += a * b_i;  m = V[0] * INV;  V += m * p;  V /= 2^32.
+// The division is free: after the reduction ev[0] = 0, so
+//   V / 2^32 = od + (ev >> 32),
+// and the accumulators swap roles: od, plus ev[1] at limb 0, becomes the next
+// even one; ev >> 64 the next odd one (its limbs move down two places as the
+// next odd products are added onto them: the AB chain of mont_eo_asm.cuh).
+// After N steps the result is od + (ev >> 32) < 2p, less p where that does
+// not borrow: fully reduced.
+//
+// Why no carry is lost (inputs a, b < p, or either of them below 2^(32N) and
+// the other 1, as the conversions out of Montgomery form multiply): V stays
+// below 2^33 p as in any CIOS; the odd accumulator stays below
+// 2^(32(N-2)) + 2p + 3 (the shifted ev, a_odd * b_i / 2^32 < p, m * p_odd /
+// 2^32 < p, and the carries from the even chains), which fits N limbs for a
+// modulus whose top limb is below 2^31 - 1: the odd chains end without a
+// carry out, the even chains carry at most one bit into od[N-1].
+//
+// The schedule is written once over an executor X of the three chains: on the
+// device, asm blocks (eo_ptx below); in cuda/testdata/montmodel.cc, an
+// interpreter of the same strings, checked against big-integer products.
+#pragma once
+#include <stdint.h>
+#include "mont_eo_asm.cuh"
+
+namespace cuzk {
+
+template <class P, class X>
+CUZK_HD void eo_mul(uint32_t (&r)[P::N], const uint32_t (&a)[P::N], const uint32_t (&b)[P::N]) {
+    constexpr int N = P::N;
+    static_assert(N == 8 || N == 12, "chains are generated for 8 and 12 limbs");
+    static_assert(P::mod(N - 1) < 0x7fffffffu, "the odd accumulator must fit N limbs");
+    // x and y take turns as the even accumulator: x after b_0, y after b_1...
+    uint32_t x[N], y[N];
+    // b_0: the products do not overlap, so no carries.
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        const uint64_t e = (uint64_t)a[j] * b[0], o = (uint64_t)a[j + 1] * b[0];
+        x[j] = (uint32_t)e;
+        x[j + 1] = (uint32_t)(e >> 32);
+        y[j] = (uint32_t)o;
+        y[j + 1] = (uint32_t)(o >> 32);
+    }
+    X::template redc<P>(x, y, x[0] * P::INV);
+#pragma unroll
+    for (int i = 1; i < N; i++) {
+        if (i & 1) {
+            X::template ab<P>(x, y, a, b[i]);
+            X::template redc<P>(y, x, y[0] * P::INV);
+        } else {
+            X::template ab<P>(y, x, a, b[i]);
+            X::template redc<P>(x, y, x[0] * P::INV);
+        }
+    }
+    // N is even: y is the even accumulator after the last step.
+    uint32_t t[N], u[N], mask;
+    X::template fin<P>(t, u, mask, y, x);
+#pragma unroll
+    for (int j = 0; j < N; j++) r[j] = mask ? t[j] : u[j];  // mask: t < p
+}
+
+#if defined(__CUDA_ARCH__)
+// The chains as non-volatile asm: each one block, so its carries stay
+// contiguous; the compiler may still schedule the blocks and what lies between
+// them. Operand binding by name: see montgen.go.
+struct eo_ptx {
+    template <class P>
+    static __device__ __forceinline__ void ab(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], const uint32_t (&a)[P::N],
+                                              uint32_t b) {
+        if constexpr (P::N == 8)
+            asm(CUZK_EO8_AB CUZK_EO8_AB_OPERANDS);
+        else
+            asm(CUZK_EO12_AB CUZK_EO12_AB_OPERANDS);
+    }
+    template <class P>
+    static __device__ __forceinline__ void redc(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], uint32_t m) {
+        if constexpr (P::N == 8)
+            asm(CUZK_EO8_REDC CUZK_EO8_REDC_OPERANDS);
+        else
+            asm(CUZK_EO12_REDC CUZK_EO12_REDC_OPERANDS);
+    }
+    template <class P>
+    static __device__ __forceinline__ void fin(uint32_t (&t)[P::N], uint32_t (&u)[P::N], uint32_t& mask,
+                                               const uint32_t (&ev)[P::N], const uint32_t (&od)[P::N]) {
+        if constexpr (P::N == 8)
+            asm(CUZK_EO8_FINAL CUZK_EO8_FINAL_OPERANDS);
+        else
+            asm(CUZK_EO12_FINAL CUZK_EO12_FINAL_OPERANDS);
+    }
+};
+#endif
+
+}  // namespace cuzk

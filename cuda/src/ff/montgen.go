@@ -1,0 +1,204 @@
+//go:build ignore
+
+// montgen writes mont_eo_asm.cuh, the PTX carry chains of the even/odd
+// Montgomery multiplication (mont_eo.cuh) for 8 and 12 limbs:
+//
+//	go run cuda/src/ff/montgen.go > cuda/src/ff/mont_eo_asm.cuh
+//
+// Each chain is one asm string, so nothing the compiler emits can come between
+// an instruction that sets the carry flag and the one that reads it. The
+// operands of every block are numbered in one fixed order (listed with each
+// block), which both the device's asm statements and the host model
+// (cuda/testdata/montmodel.cc, which interprets these strings) follow.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+type block struct {
+	name, doc string
+	ops       []string // operand names in %-number order: "ev3", "a1", "p0"...
+	inout     []string // the accumulators the block updates in place ("+r")
+	lines     []string
+}
+
+// operands is the block's asm operand list, binding each name to the array
+// element of the same name in the calling function (outputs t, u, mask;
+// accumulators ev, od; inputs a, b, m; the modulus as immediates P::mod(k)).
+// nvcc takes no early-clobber ("=&r"), and needs none: PTX registers are
+// virtual, so an output never shares one with an input; ptxas allocates the
+// real ones knowing what each instruction of the block reads and writes.
+func (b *block) operands() string {
+	var outs, ins []string
+	for _, o := range b.ops {
+		v := arrayRef(o)
+		switch {
+		case o == "mask" || o[0] == 't' || o[0] == 'u':
+			outs = append(outs, fmt.Sprintf("\"=r\"(%s)", v))
+		case contains(b.inout, strings.TrimRight(o, "0123456789")):
+			outs = append(outs, fmt.Sprintf("\"+r\"(%s)", v))
+		case o[0] == 'p':
+			ins = append(ins, fmt.Sprintf("\"n\"(P::mod(%s))", o[1:]))
+		default:
+			ins = append(ins, fmt.Sprintf("\"r\"(%s)", v))
+		}
+	}
+	return ": " + strings.Join(outs, ", ") + " : " + strings.Join(ins, ", ")
+}
+
+// pointers is the same binding for the host model: one pointer per operand, in
+// order (the modulus from an array p).
+func (b *block) pointers() string {
+	r := make([]string, len(b.ops))
+	for i, o := range b.ops {
+		r[i] = "&" + arrayRef(o)
+	}
+	return strings.Join(r, ", ")
+}
+
+// arrayRef maps "ev3" to "ev[3]"; scalars (b, m, mask) stay as they are.
+func arrayRef(o string) string {
+	i := strings.IndexAny(o, "0123456789")
+	if i < 0 {
+		return o
+	}
+	return fmt.Sprintf("%s[%s]", o[:i], o[i:])
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *block) op(name string) string {
+	for i, o := range b.ops {
+		if o == name {
+			return fmt.Sprintf("%%%d", i)
+		}
+	}
+	panic("no operand " + name)
+}
+
+// ins appends one instruction; operands are names, or "0" for the immediate.
+func (b *block) ins(opcode string, args ...string) {
+	s := make([]string, len(args))
+	for i, a := range args {
+		if a == "0" {
+			s[i] = "0"
+		} else {
+			s[i] = b.op(a)
+		}
+	}
+	b.lines = append(b.lines, fmt.Sprintf("%s %s;", opcode, strings.Join(s, ", ")))
+}
+
+func names(prefix string, n int) []string {
+	r := make([]string, n)
+	for i := range r {
+		r[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return r
+}
+
+func cat(lists ...[]string) []string {
+	var r []string
+	for _, l := range lists {
+		r = append(r, l...)
+	}
+	return r
+}
+
+func at(prefix string, i, n int) string {
+	if i >= n {
+		return "0"
+	}
+	return fmt.Sprintf("%s%d", prefix, i)
+}
+
+// mulAdd is a chain acc += x * y over the pairs (acc[2k], acc[2k+1]) with the
+// limbs x[first + 2k], carrying from pair to pair. in names the limbs added
+// (acc itself, or acc shifted, for the in-place shift); carryIn starts the chain
+// with the carry flag; carryOut leaves the last one set.
+func (b *block) mulAdd(acc string, in func(i int) string, x string, first int, y string, n int, carryIn, carryOut bool) {
+	for k := 0; 2*k < n; k++ {
+		lo := "madc.lo.cc.u32"
+		if k == 0 && !carryIn {
+			lo = "mad.lo.cc.u32"
+		}
+		hi := "madc.hi.cc.u32"
+		if 2*k+2 >= n && !carryOut {
+			hi = "madc.hi.u32"
+		}
+		xs := x
+		if x != "m" && x != "b" {
+			xs = fmt.Sprintf("%s%d", x, first+2*k)
+		}
+		ys := y
+		if y == "p" {
+			ys = fmt.Sprintf("p%d", first+2*k)
+		}
+		b.ins(lo, fmt.Sprintf("%s%d", acc, 2*k), xs, ys, in(2*k))
+		b.ins(hi, fmt.Sprintf("%s%d", acc, 2*k+1), xs, ys, in(2*k+1))
+	}
+}
+
+func blocks(n int) []block {
+	self := func(acc string) func(int) string {
+		return func(i int) string { return fmt.Sprintf("%s%d", acc, i) }
+	}
+	// a * b_i after the first limb of b: see mont_eo.cuh for the value each
+	// accumulator holds.
+	ab := block{name: "AB", doc: "ev, od in/out; a, b in", inout: []string{"ev", "od"}, ops: cat(names("ev", n), names("od", n), names("a", n), []string{"b"})}
+	ab.ins("add.cc.u32", "od0", "od0", "ev1")
+	ab.mulAdd("ev", func(i int) string { return at("ev", i+2, n) }, "a", 1, "b", n, true, false)
+	ab.mulAdd("od", self("od"), "a", 0, "b", n, false, true)
+	ab.ins("addc.u32", fmt.Sprintf("ev%d", n-1), fmt.Sprintf("ev%d", n-1), "0")
+
+	redc := block{name: "REDC", doc: "ev, od in/out; m in; p immediates", inout: []string{"ev", "od"}, ops: cat(names("ev", n), names("od", n), []string{"m"}, names("p", n))}
+	redc.mulAdd("od", self("od"), "m", 1, "p", n, false, false)
+	redc.mulAdd("ev", self("ev"), "m", 0, "p", n, false, true)
+	redc.ins("addc.u32", fmt.Sprintf("od%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+
+	fin := block{name: "FINAL", doc: "t, u, mask out; ev, od in; p immediates", ops: cat(names("t", n), names("u", n), []string{"mask"}, names("ev", n), names("od", n), names("p", n))}
+	fin.ins("add.cc.u32", "t0", "od0", "ev1")
+	for k := 1; k < n-1; k++ {
+		fin.ins("addc.cc.u32", fmt.Sprintf("t%d", k), fmt.Sprintf("od%d", k), fmt.Sprintf("ev%d", k+1))
+	}
+	fin.ins("addc.u32", fmt.Sprintf("t%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+	fin.ins("sub.cc.u32", "u0", "t0", "p0")
+	for k := 1; k < n; k++ {
+		fin.ins("subc.cc.u32", fmt.Sprintf("u%d", k), fmt.Sprintf("t%d", k), fmt.Sprintf("p%d", k))
+	}
+	fin.ins("subc.u32", "mask", "0", "0")
+	return []block{ab, redc, fin}
+}
+
+func main() {
+	w := os.Stdout
+	fmt.Fprintln(w, "// Generated by cuda/src/ff/montgen.go; do not edit.")
+	fmt.Fprintln(w, "// The carry chains of mont_eo.cuh, one string per chain, operands %-numbered")
+	fmt.Fprintln(w, "// in the order listed with each (ev0 = the first limb of the even accumulator).")
+	fmt.Fprintln(w, "#pragma once")
+	for _, n := range []int{8, 12} {
+		for _, b := range blocks(n) {
+			fmt.Fprintf(w, "\n// %s: %s\n//   %s\n", b.name, b.doc, strings.Join(b.ops, " "))
+			fmt.Fprintf(w, "#define CUZK_EO%d_%s \\\n", n, b.name)
+			for i, l := range b.lines {
+				end := " \\"
+				if i == len(b.lines)-1 {
+					end = ""
+				}
+				fmt.Fprintf(w, "    \"%s\\n\\t\"%s\n", l, end)
+			}
+			fmt.Fprintf(w, "#define CUZK_EO%d_%s_OPERANDS %s\n", n, b.name, b.operands())
+			fmt.Fprintf(w, "#define CUZK_EO%d_%s_POINTERS %s\n", n, b.name, b.pointers())
+		}
+	}
+}

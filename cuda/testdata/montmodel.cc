@@ -1,0 +1,221 @@
+// Host model of the device's even/odd Montgomery multiplication
+// (src/ff/mont_eo.cuh), for checking it without a GPU: the schedule is the
+// device's own code (eo_mul), run with an executor that interprets the very
+// PTX strings the device compiles (src/ff/mont_eo_asm.cuh), bound to the same
+// operands. The interpreter follows PTX's carry flag: .cc writes it, the c
+// forms (addc, madc, subc) read it. It also fails on what would be a silent
+// error on the device: a carry flag read that no instruction of the same
+// block wrote, a carry overwritten or left at the end of a block before
+// anything read it, and an instruction without .cc whose result overflows 32
+// bits (each is a carry the schedule claims cannot happen).
+//
+// Input, one product a line: "fr A B" or "fp A B", A and B in hex. Output: the
+// product A B R^-1 mod p in hex, one line each. The Go test
+// (montmodel_test.go) builds this with the host's C++ compiler and compares
+// with math/big.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../src/ff/bls12_381.cuh"
+
+namespace {
+
+[[noreturn]] void fail(const char* what, const std::string& ins) {
+    std::fprintf(stderr, "montmodel: %s: %s\n", what, ins.c_str());
+    std::exit(2);
+}
+
+struct insn {
+    std::string text, op;
+    int arg[4];  // operand number, or -1 - immediate index
+    int nargs;
+};
+
+struct program {
+    std::vector<insn> ins;
+    std::vector<uint32_t> imm;
+};
+
+program parse(const char* src) {
+    program p;
+    std::string s(src);
+    size_t pos = 0;
+    while (true) {
+        const size_t end = s.find(';', pos);
+        if (end == std::string::npos) break;
+        std::string line = s.substr(pos, end - pos);
+        pos = end + 1;
+        const size_t b = line.find_first_not_of(" \n\t");
+        if (b == std::string::npos) continue;
+        line = line.substr(b);
+        insn in;
+        in.text = line;
+        const size_t sp = line.find(' ');
+        in.op = line.substr(0, sp);
+        in.nargs = 0;
+        std::string rest = line.substr(sp + 1);
+        size_t q = 0;
+        while (q < rest.size()) {
+            size_t c = rest.find(',', q);
+            if (c == std::string::npos) c = rest.size();
+            std::string a = rest.substr(q, c - q);
+            a = a.substr(a.find_first_not_of(' '));
+            if (in.nargs == 4) fail("too many operands", line);
+            if (a[0] == '%') {
+                in.arg[in.nargs++] = std::atoi(a.c_str() + 1);
+            } else {
+                p.imm.push_back((uint32_t)std::strtoll(a.c_str(), nullptr, 0));
+                in.arg[in.nargs++] = -1 - (int)(p.imm.size() - 1);
+            }
+            q = c + 1;
+        }
+        p.ins.push_back(in);
+    }
+    return p;
+}
+
+// Runs one block over its operands (pointers in %-number order).
+void run(const program& p, uint32_t* const* ops, int nops) {
+    bool cf = false, written = false, pending = false;
+    for (const insn& in : p.ins) {
+        uint64_t v[4];
+        for (int i = 1; i < in.nargs; i++) {
+            const int a = in.arg[i];
+            if (a >= nops) fail("operand out of range", in.text);
+            v[i] = a >= 0 ? *ops[a] : p.imm[-1 - a];
+        }
+        const std::string& op = in.op;
+        const bool reads = op.compare(0, 4, "addc") == 0 || op.compare(0, 4, "subc") == 0 ||
+                           op.compare(0, 4, "madc") == 0;
+        const bool writes = op.find(".cc") != std::string::npos;
+        if (reads && !written) fail("carry read before this block wrote one", in.text);
+        if (!reads && writes && pending) fail("carry overwritten before it was read", in.text);
+        const uint64_t c = reads ? cf : 0;
+        uint64_t full;  // the exact result, before truncation to 32 bits
+        bool borrow = false;
+        if (op.compare(0, 3, "add") == 0) {
+            full = v[1] + v[2] + c;
+        } else if (op.compare(0, 3, "sub") == 0) {
+            const uint64_t sub = v[2] + c;
+            borrow = v[1] < sub;
+            full = (v[1] - sub) & 0xffffffffu;
+        } else if (op.compare(0, 3, "mad") == 0) {
+            const uint64_t prod = v[1] * v[2];
+            const uint64_t half = op.find(".hi") != std::string::npos ? prod >> 32 : prod & 0xffffffffu;
+            full = half + v[3] + c;
+        } else {
+            fail("unknown instruction", in.text);
+        }
+        const int d = in.arg[0];
+        if (d < 0 || d >= nops) fail("bad destination", in.text);
+        *ops[d] = (uint32_t)full;
+        const bool out = op.compare(0, 3, "sub") == 0 ? borrow : (full >> 32) != 0;
+        if (writes) {
+            cf = out;
+            written = true;
+            pending = out;
+        } else {
+            if (op.compare(0, 3, "sub") != 0 && out) fail("result without .cc overflows", in.text);
+            if (reads) pending = false;
+        }
+    }
+    if (pending) fail("carry left unread at the end of the block", p.ins.back().text);
+}
+
+struct eo_model {
+    template <class P>
+    static void ab(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], const uint32_t (&a0)[P::N], uint32_t b) {
+        uint32_t a[P::N];
+        std::memcpy(a, a0, sizeof a);
+        if constexpr (P::N == 8) {
+            static const program p = parse(CUZK_EO8_AB);
+            uint32_t* ops[] = {CUZK_EO8_AB_POINTERS};
+            run(p, ops, sizeof ops / sizeof ops[0]);
+        } else {
+            static const program p = parse(CUZK_EO12_AB);
+            uint32_t* ops[] = {CUZK_EO12_AB_POINTERS};
+            run(p, ops, sizeof ops / sizeof ops[0]);
+        }
+    }
+    template <class P>
+    static void redc(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], uint32_t m) {
+        uint32_t p[P::N];
+        for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
+        if constexpr (P::N == 8) {
+            static const program pr = parse(CUZK_EO8_REDC);
+            uint32_t* ops[] = {CUZK_EO8_REDC_POINTERS};
+            run(pr, ops, sizeof ops / sizeof ops[0]);
+        } else {
+            static const program pr = parse(CUZK_EO12_REDC);
+            uint32_t* ops[] = {CUZK_EO12_REDC_POINTERS};
+            run(pr, ops, sizeof ops / sizeof ops[0]);
+        }
+    }
+    template <class P>
+    static void fin(uint32_t (&t)[P::N], uint32_t (&u)[P::N], uint32_t& mask, const uint32_t (&ev0)[P::N],
+                    const uint32_t (&od0)[P::N]) {
+        uint32_t ev[P::N], od[P::N], p[P::N];
+        std::memcpy(ev, ev0, sizeof ev);
+        std::memcpy(od, od0, sizeof od);
+        for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
+        if constexpr (P::N == 8) {
+            static const program pr = parse(CUZK_EO8_FINAL);
+            uint32_t* ops[] = {CUZK_EO8_FINAL_POINTERS};
+            run(pr, ops, sizeof ops / sizeof ops[0]);
+        } else {
+            static const program pr = parse(CUZK_EO12_FINAL);
+            uint32_t* ops[] = {CUZK_EO12_FINAL_POINTERS};
+            run(pr, ops, sizeof ops / sizeof ops[0]);
+        }
+    }
+};
+
+// Little-endian 32-bit limbs from a hex string of at most 8N digits.
+template <int N>
+bool from_hex(const char* s, uint32_t (&x)[N]) {
+    std::memset(x, 0, sizeof x);
+    const size_t n = std::strlen(s);
+    if (n == 0 || n > 8 * N) return false;
+    for (size_t i = 0; i < n; i++) {
+        const char ch = s[n - 1 - i];
+        uint32_t d;
+        if (ch >= '0' && ch <= '9') d = ch - '0';
+        else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
+        else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
+        else return false;
+        x[i / 8] |= d << (4 * (i % 8));
+    }
+    return true;
+}
+
+template <class P>
+bool product(const char* as, const char* bs) {
+    constexpr int N = P::N;
+    uint32_t a[N], b[N], r[N];
+    if (!from_hex<N>(as, a) || !from_hex<N>(bs, b)) return false;
+    cuzk::eo_mul<P, eo_model>(r, a, b);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r[i]);
+    std::printf("\n");
+    return true;
+}
+
+}  // namespace
+
+int main() {
+    char field[8], as[128], bs[128];
+    while (std::scanf("%7s %127s %127s", field, as, bs) == 3) {
+        bool ok;
+        if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
+        else if (std::strcmp(field, "fp") == 0) ok = product<cuzk::fp_params>(as, bs);
+        else ok = false;
+        if (!ok) {
+            std::fprintf(stderr, "montmodel: bad input line: %s %s %s\n", field, as, bs);
+            return 1;
+        }
+    }
+    return 0;
+}
