@@ -40,9 +40,11 @@ type Backend struct {
 	pinned   *pinnedPool // staging buffers; nil: Go memory
 
 	zero, one, other atomic.Int64 // wire scalars seen by split MSMs
+	commitMSMs       atomic.Int64 // commitment MSMs computed (CommitmentMSMs)
 
-	mu sync.Mutex
-	rr int // next device for calls that come without a placement
+	mu       sync.Mutex
+	rr       int // next device for calls that come without a placement
+	commitRR int // next device for a commitment MSM of a key set placed nowhere
 }
 
 var (

@@ -96,6 +96,9 @@ type Held struct {
 	Chunks  int64 // device buffers streamed points pass through
 	Scratch int64 // room for the largest MSM's scratch
 	Tables  int64 // NTT tables
+	// Commitments are the Pedersen bases of gnark's commitments, resident
+	// on the device (their MSM's buffer is in Scratch).
+	Commitments int64
 }
 
 // DevicePlan is how one partition of a key set uses a device: printable (one
