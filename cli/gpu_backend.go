@@ -117,7 +117,7 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 	}
 	for _, i := range h.Devices() {
 		x := h.Held(i)
-		m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables)
+		m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables, x.Commitments)
 	}
 	m.SetPinnedHost(h.Pinned())
 }

@@ -10,6 +10,9 @@
 // and stay resident. b_g2, the G2 MSM of the B wires, runs on the CPU
 // (prover.BG2, as cuzk does) or, with BackendOptions.BG2, in Compute on the
 // device against resident G2 points, reusing the B wires already staged.
+// The MSMs of gnark's commitments run on the device too, called from
+// synthesis and finalize (prover.CommitmentMSMer), against bases placed with
+// the key set and without a lease of the lock design (commit.go).
 package gpuprove
 
 import (
@@ -40,9 +43,11 @@ type Backend struct {
 	pinned   *pinnedPool // staging buffers; nil: Go memory
 
 	zero, one, other atomic.Int64 // wire scalars seen by split MSMs
+	commitMSMs       atomic.Int64 // commitment MSMs computed (CommitmentMSMs)
 
-	mu sync.Mutex
-	rr int // next device for calls that come without a placement
+	mu       sync.Mutex
+	rr       int // next device for calls that come without a placement
+	commitRR int // next device for a commitment MSM of a key set placed nowhere
 }
 
 var (

@@ -14,15 +14,18 @@ import (
 )
 
 // resident is one proving key's points for one device, placed once and kept
-// (as cuzk's SRS manager keeps its parameters): the G1 points, and the G2 B
-// points when b_g2 runs on the device. Its plan says where: resident on the
+// (as cuzk's SRS manager keeps its parameters): the G1 points, the G2 B
+// points when b_g2 runs on the device, and the Pedersen bases of gnark's
+// commitments when the circuit has any. Its plan says where: resident on the
 // device when they fit beside the partitions, else on the host, streamed
-// through the device's chunk buffers.
+// through the device's chunk buffers; the commitments' bases are always
+// resident.
 type resident struct {
 	hash       string
 	plan       Plan
 	a, b, k, z pointSet
-	g2         pointSet // G2 B points (n 0 when b_g2 runs on the CPU)
+	g2         pointSet    // G2 B points (n 0 when b_g2 runs on the CPU)
+	cm         commitBases // gnark commitments' Pedersen bases, resident
 	lastUsed   time.Time
 	users      int // computes in flight; a key in use is never evicted
 }
@@ -45,6 +48,9 @@ type deviceKeys struct {
 	// G1 MSMs, and the G2 MSM when it runs after them); scratchG2 the G2
 	// MSM's when it runs beside them.
 	scratch, scratchG2 scratchBuf
+	// commits is the commitment MSMs' buffer and stream, made when the
+	// first key set with commitments is placed.
+	commits commitDevice
 
 	mu      sync.Mutex
 	keys    map[string]*resident
@@ -135,7 +141,7 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		r.plan.Tier = tier
 	}
 	free := func() {
-		for _, p := range r.sets() {
+		for _, p := range r.all() {
 			_ = p.free(dk.cd)
 		}
 		if tier == TierPinned {
@@ -173,6 +179,10 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		free()
 		return nil, fmt.Errorf("device %d: G2 kernel scratch: %w", dk.cd.Index(), err)
 	}
+	if err := dk.placeCommitments(k, r); err != nil {
+		free()
+		return nil, err
+	}
 	if tier != TierDevice {
 		chunk := int64(r.plan.ChunkPoints)
 		if err := dk.chunkG1.ensure(dk.cd, chunk*pointBytes); err != nil {
@@ -190,8 +200,11 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	return r, nil
 }
 
-// sets are the key's point vectors.
+// sets are the key's point vectors, as its tier places them.
 func (r *resident) sets() []*pointSet { return []*pointSet{&r.a, &r.b, &r.k, &r.z, &r.g2} }
+
+// all are sets and the commitments' bases: everything the key set holds.
+func (r *resident) all() []*pointSet { return append(r.sets(), &r.cm.basis, &r.cm.sigma) }
 
 // onDevice is the bytes of the key's points resident on the device.
 func (r *resident) onDevice() int64 {
@@ -246,12 +259,13 @@ func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
 }
 
 // reserved is what lives on the device outside the designs' buffers: the
-// resident keys, the NTT tables, the chunk buffers of streamed keys, and
-// the kernels' scratch buffers (one partition's compute at a time uses
-// them: only the holder of the compute lock computes, in every design).
+// resident keys, the NTT tables, the chunk buffers of streamed keys, the
+// kernels' scratch buffers (one partition's compute at a time uses them:
+// only the holder of the compute lock computes, in every design), and the
+// commitments' bases and their MSMs' buffer.
 func (dk *deviceKeys) reserved() int64 {
 	u := dk.usage()
-	return u.Keys + u.Tables + u.Chunks + u.Scratch
+	return u.Keys + u.Tables + u.Chunks + u.Scratch + u.Commitments
 }
 
 func (dk *deviceKeys) usage() prover.Held {
@@ -260,6 +274,7 @@ func (dk *deviceKeys) usage() prover.Held {
 	u := prover.Held{Tables: dk.tables}
 	for _, r := range dk.keys {
 		u.Keys += r.onDevice()
+		u.Commitments += r.cm.bytes()
 		if r.plan.Tier != TierDevice {
 			u.Host += r.plan.HostKeys
 		}
@@ -267,7 +282,7 @@ func (dk *deviceKeys) usage() prover.Held {
 	// Read without the buffers' locks, which a running MSM holds: the
 	// designs ask for the device's memory while a partition computes.
 	u.Chunks = 2 * (dk.chunkG1.size() + dk.chunkG2.size())
-	u.Scratch = dk.scratch.size() + dk.scratchG2.size()
+	u.Scratch = dk.scratch.size() + dk.scratchG2.size() + dk.commits.buf.size()
 	return u
 }
 
@@ -281,7 +296,7 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 		if r.users > 0 || time.Since(r.lastUsed) < idle {
 			continue
 		}
-		for _, p := range r.sets() {
+		for _, p := range r.all() {
 			if err := p.free(dk.cd); err != nil {
 				return freed, fmt.Errorf("device %d: evict keys %s: %w", dk.cd.Index(), short(h), err)
 			}
@@ -290,7 +305,7 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 			dk.pinned.give(r.plan.HostKeys)
 		}
 		delete(dk.keys, h)
-		freed += r.plan.Keys
+		freed += r.plan.Keys + r.plan.Commitments
 	}
 	return freed, nil
 }
@@ -313,7 +328,7 @@ func (dk *deviceKeys) close() error {
 	}
 	dk.tables = 0
 	return errors.Join(dk.chunkG1.free(dk.cd), dk.chunkG2.free(dk.cd), dk.scratch.free(dk.cd), dk.scratchG2.free(dk.cd),
-		dk.cd.DestroyStream(dk.stream))
+		dk.commits.close(dk.cd), dk.cd.DestroyStream(dk.stream))
 }
 
 // pinnedBudget bounds the pinned host memory that streamed keys take.

@@ -3,6 +3,7 @@ package gpuprove
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cuzk/cuzk/cuda"
@@ -82,6 +83,14 @@ type Plan struct {
 	ScratchG2 int64 `json:"scratch_g2_bytes"`
 	// Tables is the NTT domain's tables.
 	Tables int64 `json:"tables_bytes"`
+	// Commitments is the Pedersen bases of gnark's commitments (every
+	// commitment's Basis and BasisExpSigma), resident on the device whatever
+	// Tier says: they are as large as the committed wires. CommitScratch is
+	// the buffer of their MSMs, CommitChunk points a call: the call's scalars,
+	// then the MSM's scratch. All three are zero without commitments.
+	Commitments   int64 `json:"commitment_bytes"`
+	CommitScratch int64 `json:"commitment_scratch_bytes"`
+	CommitChunk   int   `json:"commitment_chunk_points"`
 	// Beside is how many partitions' buffers fit beside what the backend
 	// holds; at least one, or the plan does not fit.
 	Beside int `json:"partitions_beside"`
@@ -91,7 +100,9 @@ type Plan struct {
 func (p Plan) KeyTier() string { return p.Tier }
 
 // Reserved is what the backend holds on the device for the key set.
-func (p Plan) Reserved() int64 { return p.Keys + p.Chunks + p.Scratch + p.Tables }
+func (p Plan) Reserved() int64 {
+	return p.Keys + p.Chunks + p.Scratch + p.Tables + p.Commitments + p.CommitScratch
+}
 
 // Fits reports whether one partition fits beside what the backend holds.
 func (p Plan) Fits() bool { return p.Reserved()+p.Partition <= p.Free }
@@ -116,6 +127,10 @@ func (p Plan) String() string {
 	}
 	row("kernel scratch", p.Scratch, kernels)
 	row("NTT tables", p.Tables, "")
+	if p.Commitments > 0 {
+		row("commitment bases", p.Commitments, "resident: each commitment's basis and basis·σ")
+		row("commitment scratch", p.CommitScratch, fmt.Sprintf("their MSMs, on a stream of their own, up to %d points a call", p.CommitChunk))
+	}
 	what := "a, b, c and the wire vectors"
 	if p.Layout == LayoutCompact {
 		what = "two vectors: a and b staged, c and the wires copied in by compute"
@@ -139,12 +154,19 @@ type keyShape struct {
 	g2         bool
 	g2Beside   bool
 	split      bool // the wire MSMs split off their 0/1 scalars
+	// commits are the points of each commitment's basis (none: no
+	// commitments); the proof of knowledge's MSM is over all of them.
+	commits []int
 }
 
 func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 	pk := k.PK
-	return keyShape{n: int(pk.Domain.Cardinality), na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z),
+	s := keyShape{n: int(pk.Domain.Cardinality), na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z),
 		g2: g2, g2Beside: g2Beside, split: split}
+	for _, ck := range pk.CommitmentKeys {
+		s.commits = append(s.commits, len(ck.Basis))
+	}
+	return s
 }
 
 // partition is one partition's device buffer in the given layout.
@@ -186,6 +208,44 @@ func (s keyShape) scratch(chunk int, nttInPlace bool, sz sizes) (main, g2 int64)
 	}
 	return max(main, g2), 0
 }
+
+// commitPoints is the points of every commitment's basis together.
+func (s keyShape) commitPoints() int {
+	n := 0
+	for _, c := range s.commits {
+		n += c
+	}
+	return n
+}
+
+// commitBases is the commitments' bases on the device: Basis and
+// BasisExpSigma of each.
+func (s keyShape) commitBases() int64 { return 2 * int64(s.commitPoints()) * pointBytes }
+
+// commitScratch is the buffer of the commitment MSMs for calls of at most
+// chunk points (none without commitments): the scalars of one call, then
+// the scratch of the largest of their calls (each commitment's, and the
+// proof of knowledge's over all the σ-bases, each in chunks).
+func (s keyShape) commitScratch(chunk int, sz sizes) (bytes int64, points int) {
+	total := s.commitPoints()
+	if total == 0 {
+		return 0, 0
+	}
+	points = min(chunk, total)
+	var scratch int64
+	for _, n := range append(slices.Clone(s.commits), total) {
+		for _, call := range []int{min(n, points), n % points} {
+			if call > 0 {
+				scratch = max(scratch, sz.msm(call, false, false))
+			}
+		}
+	}
+	return commitScalarBytes(points) + scratch, points
+}
+
+// commitScalarBytes is the scalars' part of the commitment MSMs' buffer for
+// calls of n points, on a 256-byte boundary, the MSM's scratch after it.
+func commitScalarBytes(n int) int64 { return (int64(n)*scalarBytes + 255) &^ 255 }
 
 // sizes is what the kernels take from the device beside their operands:
 // the library's own answers (librarySizes), or the package's estimate of
@@ -315,6 +375,8 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 		main, g2 := s.scratch(chunk, sh.inPlace, sz)
 		p := Plan{Free: free, Partition: s.partition(sh.layout), Layout: sh.layout, NTTInPlace: sh.inPlace,
 			Tier: tier, ChunkPoints: min(chunk, s.largest()), Scratch: main + g2, ScratchG2: g2, Tables: tables}
+		p.Commitments = s.commitBases()
+		p.CommitScratch, p.CommitChunk = s.commitScratch(chunk, sz)
 		if tier == TierDevice {
 			p.Keys = s.keyBytes()
 		} else {

@@ -84,3 +84,30 @@ func TestChunkRanges(t *testing.T) {
 		}
 	}
 }
+
+// A key set's commitment bases and their MSMs' buffer are part of what it
+// reserves: they decide whether a partition fits, and are absent without
+// commitments.
+func TestPlanCountsCommitments(t *testing.T) {
+	s := squareShape(20)
+	bare := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{})
+	s.commits = []int{1 << 10, 1 << 12}
+	p := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{})
+	t.Logf("\n%s", p)
+	if bare.Commitments != 0 || bare.CommitScratch != 0 || strings.Contains(bare.String(), "commitment") {
+		t.Fatalf("a plan without commitments counts %d and %d for them", bare.Commitments, bare.CommitScratch)
+	}
+	want := int64(2*(1<<10+1<<12)) * pointBytes
+	if p.Commitments != want || p.CommitChunk != 1<<10+1<<12 || p.CommitScratch < commitScalarBytes(p.CommitChunk)+MSMScratch(p.CommitChunk) {
+		t.Fatalf("bases %d (want %d), chunk %d, buffer %d", p.Commitments, want, p.CommitChunk, p.CommitScratch)
+	}
+	if p.Reserved() != bare.Reserved()+p.Commitments+p.CommitScratch {
+		t.Fatalf("reserved %d, %d without commitments", p.Reserved(), bare.Reserved())
+	}
+	// Bases larger than the device: the key set is refused, not placed to
+	// fail later.
+	s.commits = []int{1 << 26}
+	if p := planFor(s, 4*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{}); p.Fits() {
+		t.Fatalf("12 GiB of commitment bases fit on 4 GiB:\n%s", p)
+	}
+}

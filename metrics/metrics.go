@@ -133,7 +133,7 @@ func New() *Metrics {
 		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "keys_resident_bytes",
 			Help: "Proving-key points and tables kept on the device between partitions."}, []string{"device"}),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "device_held_bytes",
-			Help: "What the backend holds for proving keys, by kind: keys (points on the device), streamed (points on the host), chunks (buffers streamed points pass through), scratch (MSM scratch), tables (NTT)."}, []string{"device", "kind"}),
+			Help: "What the backend holds for proving keys, by kind: keys (points on the device), streamed (points on the host), chunks (buffers streamed points pass through), scratch (MSM scratch), tables (NTT), commitments (gnark commitments' Pedersen bases on the device)."}, []string{"device", "kind"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cuzk", Name: "keys_evicted_bytes_total",
 			Help: "Resident key bytes freed because no partition used them for the idle time."}, []string{"device"}),
 		pinned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "pinned_host_bytes",
@@ -153,17 +153,19 @@ func New() *Metrics {
 
 // SetHeld records what the backend holds for proving keys on a device: the
 // points on it (keys), the points streamed from the host (streamed), their
-// chunk buffers, the MSM scratch and the NTT tables.
-func (m *Metrics) SetHeld(device int, keys, streamed, chunks, scratch, tables int64) {
+// chunk buffers, the MSM scratch, the NTT tables, and the Pedersen bases of
+// gnark's commitments (commitments), which the summary counts with the keys.
+func (m *Metrics) SetHeld(device int, keys, streamed, chunks, scratch, tables, commitments int64) {
 	d := strconv.Itoa(device)
-	for kind, v := range map[string]int64{"keys": keys, "streamed": streamed, "chunks": chunks, "scratch": scratch, "tables": tables} {
+	for kind, v := range map[string]int64{"keys": keys, "streamed": streamed, "chunks": chunks, "scratch": scratch, "tables": tables,
+		"commitments": commitments} {
 		m.held.WithLabelValues(d, kind).Set(float64(v))
 	}
-	m.keys.WithLabelValues(d).Set(float64(keys))
+	m.keys.WithLabelValues(d).Set(float64(keys + commitments))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dev := m.device(device)
-	dev.keys, dev.streamed, dev.scratch = keys, streamed, chunks+scratch+tables
+	dev.keys, dev.streamed, dev.scratch = keys+commitments, streamed, chunks+scratch+tables
 }
 
 // KeysEvicted records resident key bytes freed for idleness on a device.

@@ -35,7 +35,7 @@ func TestSummaryAndExposition(t *testing.T) {
 	} {
 		m.Observe(e)
 	}
-	m.SetHeld(0, 3<<30, 5<<30, 256<<20, 2<<30, 64<<20)
+	m.SetHeld(0, 3<<30-1<<20, 5<<30, 256<<20, 2<<30, 64<<20, 1<<20)
 	m.KeysEvicted(0, 1<<30)
 	m.SetPinnedHost(768 << 20)
 	s := m.Summary()

@@ -3,6 +3,9 @@ package prover
 import (
 	"fmt"
 	"time"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
 // Capabilities are what a backend can do beyond Backend's Stage and Compute.
@@ -26,6 +29,10 @@ type Capabilities struct {
 	// (the CPU backend computes in place), so a second compute of one
 	// partition needs a new Prep (PreparedConsumer).
 	ConsumesPrepared bool
+	// Commitments computes the MSMs of gnark's commitments (the Pedersen
+	// commitments in Synthesize, their proof of knowledge in Finalize) on
+	// the backend's devices (CommitmentMSMer); nil: on the host.
+	Commitments CommitmentMSMer
 }
 
 // PreparedConsumer is a Backend whose Compute may leave a partition's
@@ -44,6 +51,20 @@ type BG2Computer interface {
 // (its own layout, aligned, without what it keeps per device).
 type Footprinter interface {
 	Footprint(k *Keys) int64
+}
+
+// CommitmentMSMer is a Backend that computes the MSMs of gnark's
+// commitments against the Pedersen keys it placed with the key set. Its
+// results are the host's (gnark-crypto's MultiExp) point for point; a
+// failure is returned, never made good on the host.
+type CommitmentMSMer interface {
+	// CommitMSM is Σ scalars[j]·Basis[j] over commitment i's Pedersen basis
+	// (k.PK.CommitmentKeys[i].Basis): the commitment to its private
+	// committed values. It is called from the commitment hint, mid-solve.
+	CommitMSM(k *Keys, i int, scalars []fr.Element) (curve.G1Affine, error)
+	// KnowledgeMSM is Σ scalars[j]·σBasis[j] over every commitment's
+	// BasisExpSigma concatenated in order: the folded proof of knowledge.
+	KnowledgeMSM(k *Keys, scalars []fr.Element) (curve.G1Affine, error)
 }
 
 // KeyPlacer is a Backend that keeps proving keys on its devices (or streams
@@ -75,6 +96,9 @@ type Held struct {
 	Chunks  int64 // device buffers streamed points pass through
 	Scratch int64 // room for the largest MSM's scratch
 	Tables  int64 // NTT tables
+	// Commitments are the Pedersen bases of gnark's commitments, resident
+	// on the device (their MSM's buffer is in Scratch).
+	Commitments int64
 }
 
 // DevicePlan is how one partition of a key set uses a device: printable (one
@@ -100,6 +124,7 @@ func CapabilitiesOf(b Backend) Capabilities {
 	if pc, ok := b.(PreparedConsumer); ok {
 		c.ConsumesPrepared = pc.ConsumesPrepared()
 	}
+	c.Commitments, _ = b.(CommitmentMSMer)
 	return c
 }
 

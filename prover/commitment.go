@@ -68,10 +68,15 @@ func (k *Keys) commitments() (*commitPlan, error) {
 // gnark's prover does, so that the wires are the same.
 type committer struct {
 	k   *Keys
+	msm CommitmentMSMer // the backend's commitment MSMs; nil: the host's
 	out Commitments
+	// errs are the MSMs' failures by commitment, which the solvers would
+	// report as an unsatisfied constraint (gnark's) or bury in the hint's
+	// name (cuzk's): Synthesize returns them as they are.
+	errs []error
 }
 
-func newCommitter(k *Keys, plan *commitPlan) (*committer, error) {
+func newCommitter(k *Keys, plan *commitPlan, msm CommitmentMSMer) (*committer, error) {
 	n := len(plan.info)
 	if len(k.PK.CommitmentKeys) != n {
 		return nil, fmt.Errorf("proving key has %d commitment keys, the circuit %d commitments: keys are for another circuit", len(k.PK.CommitmentKeys), n)
@@ -81,8 +86,18 @@ func newCommitter(k *Keys, plan *commitPlan) (*committer, error) {
 			return nil, fmt.Errorf("proving key's commitment %d has %d basis points for %d committed wires: keys are for another circuit", i, got, len(ci.PrivateCommitted))
 		}
 	}
-	return &committer{k: k, out: Commitments{
+	return &committer{k: k, msm: msm, errs: make([]error, n), out: Commitments{
 		Points: make([]curve.G1Affine, n), Private: make([][]fr.Element, n), Hashes: make([]fr.Element, n)}}, nil
+}
+
+// err is the first commitment MSM that failed, nil if none did.
+func (c *committer) err() error {
+	for i, err := range c.errs {
+		if err != nil {
+			return fmt.Errorf("commitment %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // hint runs for each commitment, possibly at once for several: each writes
@@ -104,7 +119,14 @@ func (c *committer) hint(_ *big.Int, in, out []*big.Int) error {
 		private[j].SetBigInt(v)
 	}
 	var cm curve.G1Affine
-	if _, err := cm.MultiExp(c.k.PK.CommitmentKeys[i].Basis, private, ecc.MultiExpConfig{}); err != nil {
+	var err error
+	if c.msm != nil {
+		cm, err = c.msm.CommitMSM(c.k, i, private)
+	} else {
+		_, err = cm.MultiExp(c.k.PK.CommitmentKeys[i].Basis, private, ecc.MultiExpConfig{})
+	}
+	if err != nil {
+		c.errs[i] = err
 		return fmt.Errorf("commitment %d: %w", i, err)
 	}
 	h := hash_to_field.New([]byte(constraint.CommitmentDst))
@@ -120,8 +142,8 @@ func (c *committer) hint(_ *big.Int, in, out []*big.Int) error {
 // proveKnowledge is the proof's CommitmentPok: the proofs of knowledge of
 // all commitments folded with a challenge drawn from their hashes, as one
 // MSM over the keys' σ-bases (gnark's prover folds the separate proofs; the
-// sum is the same).
-func proveKnowledge(k *Keys, cm *Commitments) (curve.G1Affine, error) {
+// sum is the same), by msm when not nil, else on the host.
+func proveKnowledge(k *Keys, cm *Commitments, msm CommitmentMSMer) (curve.G1Affine, error) {
 	var pok curve.G1Affine
 	keys := k.PK.CommitmentKeys
 	if len(keys) != len(cm.Private) || len(cm.Hashes) != len(cm.Private) {
@@ -143,7 +165,9 @@ func proveKnowledge(k *Keys, cm *Commitments) (curve.G1Affine, error) {
 		if len(cm.Private[i]) != len(keys[i].BasisExpSigma) {
 			return pok, fmt.Errorf("commitment %d: %d values for %d basis points", i, len(cm.Private[i]), len(keys[i].BasisExpSigma))
 		}
-		bases = append(bases, keys[i].BasisExpSigma...)
+		if msm == nil {
+			bases = append(bases, keys[i].BasisExpSigma...)
+		}
 		for _, v := range cm.Private[i] {
 			var s fr.Element
 			s.Mul(&v, &coeff)
@@ -151,7 +175,12 @@ func proveKnowledge(k *Keys, cm *Commitments) (curve.G1Affine, error) {
 		}
 		coeff.Mul(&coeff, &challenge[0])
 	}
-	if _, err := pok.MultiExp(bases, scalars, ecc.MultiExpConfig{}); err != nil {
+	if msm != nil {
+		pok, err = msm.KnowledgeMSM(k, scalars)
+	} else {
+		_, err = pok.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	}
+	if err != nil {
 		return pok, fmt.Errorf("commitments' proof of knowledge: %w", err)
 	}
 	return pok, nil

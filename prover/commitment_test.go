@@ -3,10 +3,15 @@ package prover
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"errors"
 	"math/big"
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
@@ -199,5 +204,127 @@ func TestCommitmentWiresMatchGnark(t *testing.T) {
 		if !a.Commitments.Points[i].Equal(&b.Commitments.Points[i]) {
 			t.Fatalf("commitment %d differs", i)
 		}
+	}
+}
+
+// committingCPU is the CPU backend with commitment MSMs of its own, as the
+// GPU backend has them: it counts its calls, and fails them with fail set.
+type committingCPU struct {
+	CPU
+	fail error
+
+	mu                 sync.Mutex
+	commits, knowledge int
+}
+
+func (b *committingCPU) CommitMSM(k *Keys, i int, scalars []fr.Element) (curve.G1Affine, error) {
+	b.mu.Lock()
+	b.commits++
+	b.mu.Unlock()
+	var p curve.G1Affine
+	if b.fail != nil {
+		return p, b.fail
+	}
+	_, err := p.MultiExp(k.PK.CommitmentKeys[i].Basis, scalars, ecc.MultiExpConfig{})
+	return p, err
+}
+
+func (b *committingCPU) KnowledgeMSM(k *Keys, scalars []fr.Element) (curve.G1Affine, error) {
+	b.mu.Lock()
+	b.knowledge++
+	b.mu.Unlock()
+	var bases []curve.G1Affine
+	for _, ck := range k.PK.CommitmentKeys {
+		bases = append(bases, ck.BasisExpSigma...)
+	}
+	var p curve.G1Affine
+	if b.fail != nil {
+		return p, b.fail
+	}
+	_, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	return p, err
+}
+
+// A backend with commitment MSMs computes every commitment and the proof of
+// knowledge, through Prove and through the stages' For variants, and its
+// proofs are the host's point for point; one without leaves them to the
+// host; and a failing one fails the proof with its own error, with either
+// solver, rather than passing for an unsatisfied witness or falling back.
+func TestCommitmentMSMsUseTheBackend(t *testing.T) {
+	if CapabilitiesOf(CPU{}).Commitments != nil || CapabilitiesOf(&committingCPU{}).Commitments == nil {
+		t.Fatal("CapabilitiesOf does not find the commitment MSMs where they are")
+	}
+	for _, tc := range gadgetCases[:3] { // commit, two-commitments, rangecheck
+		t.Run(tc.name, func(t *testing.T) {
+			r := compileGadget(t, tc.circuit)
+			nCommit := len(r.CommitmentInfo.(constraint.Groth16Commitments))
+			pk, vk, err := keygen.Setup(r, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, solver := range []Solver{SolverAuto, SolverGnark} {
+				k := &Keys{Circuit: tc.name, CS: r, PK: pk, VK: vk, Solver: solver, SolverOptions: fixedMask(t, r)}
+				full, err := frontend.NewWitness(tc.assign(0), ecc.BLS12_381.ScalarField())
+				if err != nil {
+					t.Fatal(err)
+				}
+				public, _ := full.Public()
+				ref, _, err := Prove(context.Background(), k, CPU{}, full, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := &committingCPU{}
+				proof, _, err := Prove(context.Background(), k, b, full, nil)
+				if err != nil {
+					t.Fatalf("%s solver: %v", k.SolverName(), err)
+				}
+				if b.commits != nCommit || b.knowledge != 1 {
+					t.Fatalf("%s solver: the backend computed %d commitments and %d proofs of knowledge, want %d and 1", k.SolverName(), b.commits, b.knowledge, nCommit)
+				}
+				if err := groth16.Verify(proof, vk, public); err != nil {
+					t.Fatalf("%s solver: gnark's verifier: %v", k.SolverName(), err)
+				}
+				if !proof.CommitmentPok.Equal(&ref.CommitmentPok) || len(proof.Commitments) != len(ref.Commitments) {
+					t.Fatalf("%s solver: the backend's proof of knowledge differs from the host's", k.SolverName())
+				}
+				for j := range ref.Commitments {
+					if !proof.Commitments[j].Equal(&ref.Commitments[j]) {
+						t.Fatalf("%s solver: commitment %d differs from the host's", k.SolverName(), j)
+					}
+				}
+				// The stages without a backend leave the fake alone.
+				if _, err := Synthesize(k, full); err != nil {
+					t.Fatal(err)
+				}
+				if b.commits != nCommit {
+					t.Fatalf("Synthesize used a backend it was not given")
+				}
+
+				errDevice := errors.New("device MSM failed")
+				_, err = SynthesizeFor(&committingCPU{fail: errDevice}, k, full)
+				if !errors.Is(err, errDevice) || errors.Is(err, ErrUnsatisfied) {
+					t.Fatalf("%s solver: a failing commitment MSM gave %v, want its own error", k.SolverName(), err)
+				}
+				sol, err := SynthesizeFor(b, k, full)
+				if err != nil {
+					t.Fatal(err)
+				}
+				prep, err := Prep(k, sol)
+				if err != nil {
+					t.Fatal(err)
+				}
+				comp, err := CPU{}.Compute(context.Background(), k, cpuStaged{prep})
+				if err != nil {
+					t.Fatal(err)
+				}
+				bg2, err := BG2(context.Background(), k, prep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := FinalizeFor(&committingCPU{fail: errDevice}, k, comp, &bg2, prep, rand.Reader); !errors.Is(err, errDevice) {
+					t.Fatalf("a failing proof of knowledge gave %v, want its own error", err)
+				}
+			}
+		})
 	}
 }

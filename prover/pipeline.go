@@ -48,7 +48,8 @@ func Prove(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io
 }
 
 // ProveWith is Prove with gnark's solver options (hints: solver.WithHints)
-// for the synthesize stage, beside k.SolverOptions.
+// for the synthesize stage, beside k.SolverOptions. The commitments' MSMs
+// are b's when it has them (SynthesizeFor, FinalizeFor).
 func ProveWith(ctx context.Context, k *Keys, b Backend, full witness.Witness, rnd io.Reader, opts ...csolver.Option) (*Proof, Timings, error) {
 	if rnd == nil {
 		rnd = rand.Reader
@@ -69,7 +70,7 @@ func ProveWith(ctx context.Context, k *Keys, b Backend, full witness.Witness, rn
 	if err := ctx.Err(); err != nil {
 		return nil, t, err
 	}
-	if err := timed("synthesize", func() (err error) { sol, err = SynthesizeWith(k, full, opts...); return }); err != nil {
+	if err := timed("synthesize", func() (err error) { sol, err = SynthesizeFor(b, k, full, opts...); return }); err != nil {
 		return nil, t, err
 	}
 	if err := timed("prep", func() (err error) { prep, err = PrepFor(b, k, sol); return }); err != nil {
@@ -113,7 +114,7 @@ func ProveWith(ctx context.Context, k *Keys, b Backend, full witness.Witness, rn
 		}
 		bg2 = *comp.B2
 	}
-	if err := timed("finalize", func() (err error) { proof, err = Finalize(k, comp, &bg2, prep, rnd); return }); err != nil {
+	if err := timed("finalize", func() (err error) { proof, err = FinalizeFor(b, k, comp, &bg2, prep, rnd); return }); err != nil {
 		return nil, t, err
 	}
 	return proof, t, nil

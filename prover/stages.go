@@ -15,7 +15,9 @@
 // Circuits with gnark's commitments (api.Commit) are proved as gnark proves
 // them: Synthesize computes each Pedersen commitment where the circuit asks
 // for its hash, Prep leaves the committed wires out of the K MSM, and
-// Finalize adds the commitments and their folded proof of knowledge.
+// Finalize adds the commitments and their folded proof of knowledge. Their
+// MSMs run on the host, or on a backend's devices when it has them
+// (CommitmentMSMer) and is given to SynthesizeFor and FinalizeFor.
 package prover
 
 import (
@@ -88,6 +90,19 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 // SynthesizeWith is Synthesize with more solver options (gnark's: hints
 // with solver.WithHints), given to whichever solver runs.
 func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
+	return synthesize(k, full, nil, opts)
+}
+
+// SynthesizeFor is SynthesizeWith for partitions that backend b proves: the
+// circuit's commitments are computed by b's commitment MSMs when it has them
+// (Capabilities.Commitments), else on the host.
+func SynthesizeFor(b Backend, k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
+	return synthesize(k, full, CapabilitiesOf(b).Commitments, opts)
+}
+
+// synthesize is SynthesizeWith with msm computing the commitments (nil: the
+// host).
+func synthesize(k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolver.Option) (*Solution, error) {
 	plan, err := k.commitments()
 	if err != nil {
 		return nil, err
@@ -117,7 +132,7 @@ func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Sol
 	}
 	var cm *committer
 	if len(plan.info) > 0 {
-		if cm, err = newCommitter(k, plan); err != nil {
+		if cm, err = newCommitter(k, plan, msm); err != nil {
 			return nil, err
 		}
 	}
@@ -127,6 +142,9 @@ func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Sol
 			return nil, err
 		}
 		res, err := p.SolveWith(v, hints)
+		if cm != nil && err != nil && cm.err() != nil {
+			return nil, cm.err()
+		}
 		if errors.Is(err, solve.ErrUnsatisfied) {
 			return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
 		}
@@ -149,6 +167,9 @@ func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Sol
 		defer k.gnarkMu.Unlock()
 	}
 	res, err := gnarkSolve(k.CS, full, opts)
+	if cm != nil && err != nil && cm.err() != nil {
+		return nil, cm.err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsatisfied, err)
 	}
@@ -432,6 +453,17 @@ func BG2(ctx context.Context, k *Keys, p *Prepared) (curve.G2Jac, error) {
 // Finalize draws fresh r and s from rnd, assembles the proof from the MSM
 // results, and checks it with gnark's verifier.
 func Finalize(k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader) (*Proof, error) {
+	return finalize(k, c, bg2, p, rnd, nil)
+}
+
+// FinalizeFor is Finalize for a partition that backend b proves: the
+// commitments' proof of knowledge is b's commitment MSM when it has one
+// (Capabilities.Commitments), else the host's.
+func FinalizeFor(b Backend, k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader) (*Proof, error) {
+	return finalize(k, c, bg2, p, rnd, CapabilitiesOf(b).Commitments)
+}
+
+func finalize(k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader, msm CommitmentMSMer) (*Proof, error) {
 	pk := k.PK
 	var r, s, kr fr.Element
 	if err := randomElement(&r, rnd); err != nil {
@@ -448,7 +480,7 @@ func Finalize(k *Keys, c *Computed, bg2 *curve.G2Jac, p *Prepared, rnd io.Reader
 
 	proof := &Proof{}
 	if p.Commitments != nil {
-		pok, err := proveKnowledge(k, p.Commitments)
+		pok, err := proveKnowledge(k, p.Commitments, msm)
 		if err != nil {
 			return nil, err
 		}

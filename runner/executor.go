@@ -160,7 +160,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		if err != nil {
 			return err
 		}
-		st.sol, err = prover.Synthesize(j.keys, wit)
+		st.sol, err = prover.SynthesizeFor(e.backend, j.keys, wit)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", w.Partition.Partition, err)
 		}
@@ -228,7 +228,7 @@ func (e *Executor) finalize(p actors.PartitionID, j *job, st *partition) error {
 	if comp == nil || st.prep == nil {
 		return fmt.Errorf("partition %s: finalize before compute", p)
 	}
-	proof, err := prover.Finalize(j.keys, comp, &st.bg2, st.prep, e.rnd)
+	proof, err := prover.FinalizeFor(e.backend, j.keys, comp, &st.bg2, st.prep, e.rnd)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.Partition, err)
 	}

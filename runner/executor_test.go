@@ -1,14 +1,26 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/store"
 )
@@ -108,5 +120,94 @@ func TestExecutorReturnsLentMemoryAndTakesBackendBG2(t *testing.T) {
 	defer b.mu.Unlock()
 	if b.lent != 4 || b.out != 0 || b.g2Runs != 4 {
 		t.Fatalf("lent %d, still out %d, b_g2 in compute %d: want 4, 0, 4", b.lent, b.out, b.g2Runs)
+	}
+}
+
+// committingBackend is the CPU backend with commitment MSMs of its own, as
+// the GPU backend has them, counting its calls.
+type committingBackend struct {
+	prover.CPU
+	mu                 sync.Mutex
+	commits, knowledge int
+}
+
+func (b *committingBackend) CommitMSM(k *prover.Keys, i int, scalars []fr.Element) (curve.G1Affine, error) {
+	b.mu.Lock()
+	b.commits++
+	b.mu.Unlock()
+	var p curve.G1Affine
+	_, err := p.MultiExp(k.PK.CommitmentKeys[i].Basis, scalars, ecc.MultiExpConfig{})
+	return p, err
+}
+
+func (b *committingBackend) KnowledgeMSM(k *prover.Keys, scalars []fr.Element) (curve.G1Affine, error) {
+	b.mu.Lock()
+	b.knowledge++
+	b.mu.Unlock()
+	var bases []curve.G1Affine
+	for _, ck := range k.PK.CommitmentKeys {
+		bases = append(bases, ck.BasisExpSigma...)
+	}
+	var p curve.G1Affine
+	_, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	return p, err
+}
+
+// The executor's synthesize and finalize stages give a job's commitments to
+// the backend's commitment MSMs, and the proofs verify.
+func TestExecutorCommitsWithTheBackend(t *testing.T) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &circuits.RangeCheck{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ccs.(*cs.R1CS)
+	pk, vk, err := keygen.Setup(r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &prover.Keys{Circuit: "rangecheck", CS: r, PK: pk, VK: vk, Hash: "rangecheck-executor"}
+	var inputs []witness.Witness
+	for i := range 3 {
+		w, err := frontend.NewWitness(circuits.NewRangeCheck(uint64(1000003+i)), ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, w)
+	}
+	st, err := store.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := &committingBackend{}
+	svc, _ := startServiceOn(t, st, b, actors.Config{WorkersPerDevice: 2})
+	reps, err := svc.Run(context.Background(), []Submission{{JobRequest: JobRequest{ID: "commit", Keys: k, Partitions: 3, Inputs: inputs}}}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Proved != 3 || reps[0].State != StateDone {
+		t.Fatalf("%d/3 proved, state %s", reps[0].Proved, reps[0].State)
+	}
+	recs, err := st.Proofs("commit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		proof := &groth16bls.Proof{}
+		if _, err := proof.ReadFrom(bytes.NewReader(rec.Proof)); err != nil {
+			t.Fatal(err)
+		}
+		public, err := inputs[rec.Index].Public()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := groth16.Verify(proof, vk, public); err != nil {
+			t.Fatalf("partition %d: gnark's verifier: %v", rec.Index, err)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.commits != 3 || b.knowledge != 3 {
+		t.Fatalf("the backend computed %d commitments and %d proofs of knowledge, want 3 and 3", b.commits, b.knowledge)
 	}
 }

@@ -117,7 +117,8 @@ func (s *Server) gpuStatus(ctx context.Context, d gpu.Device, onDevice map[int]m
 	case <-ctx.Done():
 	}
 	if h := prover.CapabilitiesOf(s.opt.Backend).Keys; h != nil {
-		g.KeysResident = uint64(max(h.Held(info.Index).Keys, 0))
+		held := h.Held(info.Index)
+		g.KeysResident = uint64(max(held.Keys+held.Commitments, 0))
 	}
 	for id := range onDevice[info.Index] {
 		g.CurrentJobs = append(g.CurrentJobs, id)
