@@ -482,15 +482,11 @@ func (s *nodeState) revoked(ids []string) {
 		if r == nil || r.result != nil {
 			continue
 		}
+		// The lease's goroutine (take) stops its job and forgets it once
+		// stopped (stopLease).
 		r.cancel()
 		delete(s.running, id)
 		s.m.ran.WithLabelValues("revoked").Inc()
-		svc := s.svc
-		go func() {
-			if err := svc.Cancel(leaseJobID(id)); err != nil && !errors.Is(err, runner.ErrFinished) && !errors.Is(err, store.ErrNotFound) {
-				slog.Warn("cluster: stop a revoked lease", "lease", id, "err", err)
-			}
-		}()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/consensys/gnark/backend/witness"
 
@@ -63,6 +64,9 @@ func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot st
 	}
 	js, err := svc.Wait(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			stopLease(svc, id)
+		}
 		return fail(err)
 	}
 	// The lease job is this member's scratch: its proof goes to the owner,
@@ -107,6 +111,32 @@ func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
 		forgetLease(svc, s.ID)
 	}
 	return nil
+}
+
+// stopAfter bounds how long a revoked lease job may take to stop (a stage
+// running when it is cancelled finishes first) before the member gives up
+// forgetting it; a later start cancels and forgets what is left.
+const stopAfter = time.Minute
+
+// stopLease cancels lease job id, whose lease was revoked, and forgets it
+// once the cancel has taken effect: the service's cancel only asks the
+// actors to stop, and a job still running cannot be forgotten.
+func stopLease(svc *runner.Service, id string) {
+	if err := svc.Cancel(id); err != nil && !errors.Is(err, runner.ErrFinished) && !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, runner.ErrClosed) {
+			slog.Warn("cluster: stop a revoked lease", "job", id, "err", err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopAfter)
+	defer cancel()
+	if _, err := svc.Wait(ctx, id); err != nil {
+		if !errors.Is(err, runner.ErrClosed) {
+			slog.Warn("cluster: a revoked lease job did not stop; it stays in the store", "job", id, "err", err)
+		}
+		return
+	}
+	forgetLease(svc, id)
 }
 
 // forgetLease removes a finished lease job from the member's service and
