@@ -413,6 +413,46 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 	}
 }
 
+// A job of witness files (a circuit made outside cuzk) submitted to one
+// member of three is leased over the members too: each lease carries its
+// partition's witness, each member loads the key set by its name under its
+// own --keys (one directory here, as on one host), and every proof verifies.
+func TestClusterSpreadsAWitnessFileJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	h := newClusterHarness(t, 3)
+	h.startAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 12
+	seed := []byte("outside")
+	var ws [][]byte
+	for i := range n {
+		w, err := prover.Witness(h.k, seed, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, b)
+	}
+	resp, err := h.client(0).SubmitProof(ctx, connect.NewRequest(&cuzkv1.SubmitProofRequest{IdempotencyKey: "outside",
+		Circuit: &cuzkv1.SubmitProofRequest_Outside{Outside: &cuzkv1.OutsideCircuit{
+			KeySet: filepath.Base(prover.KeyDir(h.keys, "mimc", 1024)), Witnesses: ws}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.await(ctx, 0, resp.Msg.JobId)
+	per := h.check(got, seed, n)
+	if len(per) < 2 {
+		t.Fatalf("a job of %d witness files proved on %d member(s), want two or more: %v", n, len(per), per)
+	}
+	t.Logf("%d witness files over 3 members: proved per member %v, %d attempts", n, per, got.Job.Attempts)
+}
+
 // startEtcd runs Debian's etcd on loopback ports for the test and returns
 // its client URL. Without the binary the test is skipped, unless
 // CUZK_REQUIRE_ETCD=1 (CI installs etcd-server).
