@@ -27,7 +27,8 @@ import (
 
 // clusterHarness runs cuzk daemons on loopback ports that form one cluster
 // (static provider), each on one emulated device with the CPU backend,
-// sharing one key directory.
+// sharing one key directory. With net set, each daemon runs in its own
+// network namespace instead, at its own address (see testNet).
 type clusterHarness struct {
 	t         *testing.T
 	bin, dir  string
@@ -41,6 +42,7 @@ type clusterHarness struct {
 	restarted []int  // how many times each was started
 	etcd      string // etcd's client URL: members find each other there instead of by a static list
 	extra     map[int][]string
+	net       *testNet
 }
 
 // freePorts returns n ports free on 127.0.0.1 now.
@@ -103,17 +105,25 @@ func tail(s string, n int) string {
 	return s
 }
 
-func (h *clusterHarness) addr(i int) string { return fmt.Sprintf("127.0.0.1:%d", h.remote[i]) }
+// host is daemon i's address: loopback, or its namespace's with net set.
+func (h *clusterHarness) host(i int) string {
+	if h.net != nil {
+		return h.net.host(i)
+	}
+	return "127.0.0.1"
+}
+
+func (h *clusterHarness) addr(i int) string { return fmt.Sprintf("%s:%d", h.host(i), h.remote[i]) }
 
 // start starts daemon i and waits until it serves.
 func (h *clusterHarness) start(i int) {
 	h.t.Helper()
 	var peers []string
-	for _, p := range h.health {
-		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", p))
+	for j, p := range h.health {
+		peers = append(peers, fmt.Sprintf("%s:%d", h.host(j), p))
 	}
 	cmd := exec.Command(h.bin, "daemon", "--store", filepath.Join(h.dir, fmt.Sprintf("store%d", i)), "--keys", h.keys,
-		"--out", filepath.Join(h.dir, fmt.Sprintf("out%d", i)), "--listen", fmt.Sprintf("127.0.0.1:%d", h.api[i]),
+		"--out", filepath.Join(h.dir, fmt.Sprintf("out%d", i)), "--listen", h.listen(i),
 		"--backend", "cpu", "--workers", "1", "--drain-timeout", "2s", "--evict-idle", "0",
 		"--cluster", "test", "--cluster-listen", h.addr(i), "--lease-ttl", "1s")
 	cmd.Args = append(cmd.Args, h.extra[i]...)
@@ -121,6 +131,9 @@ func (h *clusterHarness) start(i int) {
 		cmd.Args = append(cmd.Args, "--cluster-provider", "etcd", "--etcd", h.etcd)
 	} else {
 		cmd.Args = append(cmd.Args, "--cluster-health", peers[i], "--peers", strings.Join(peers, ","))
+	}
+	if h.net != nil {
+		h.net.enter(cmd, i)
 	}
 	log := &syncBuffer{}
 	cmd.Stderr, cmd.Stdout = log, log
@@ -170,7 +183,28 @@ func (h *clusterHarness) kill(i int) {
 	}
 }
 
+// listen is daemon i's API address: a loopback port, or with net set a
+// unix socket, which the test reaches whatever network namespace the
+// daemon is in.
+func (h *clusterHarness) listen(i int) string {
+	if h.net != nil {
+		return "unix:" + h.socket(i)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", h.api[i])
+}
+
+func (h *clusterHarness) socket(i int) string {
+	return filepath.Join(h.dir, fmt.Sprintf("api%d.sock", i))
+}
+
 func (h *clusterHarness) client(i int) cuzkv1connect.ProvingEngineClient {
+	if h.net != nil {
+		path := h.socket(i)
+		c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}
+		return cuzkv1connect.NewProvingEngineClient(c, fmt.Sprintf("http://member%d", i))
+	}
 	return cuzkv1connect.NewProvingEngineClient(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d", h.api[i]))
 }
 
@@ -411,6 +445,46 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 		per := h.check(got, seed, n)
 		t.Logf("round %d: %s of member %d (owner: %v): proved per member %v, %d attempts", round, how, victim, victim == 0, per, got.Job.Attempts)
 	}
+}
+
+// A job of witness files (a circuit made outside cuzk) submitted to one
+// member of three is leased over the members too: each lease carries its
+// partition's witness, each member loads the key set by its name under its
+// own --keys (one directory here, as on one host), and every proof verifies.
+func TestClusterSpreadsAWitnessFileJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	h := newClusterHarness(t, 3)
+	h.startAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 12
+	seed := []byte("outside")
+	var ws [][]byte
+	for i := range n {
+		w, err := prover.Witness(h.k, seed, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, b)
+	}
+	resp, err := h.client(0).SubmitProof(ctx, connect.NewRequest(&cuzkv1.SubmitProofRequest{IdempotencyKey: "outside",
+		Circuit: &cuzkv1.SubmitProofRequest_Outside{Outside: &cuzkv1.OutsideCircuit{
+			KeySet: filepath.Base(prover.KeyDir(h.keys, "mimc", 1024)), Witnesses: ws}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.await(ctx, 0, resp.Msg.JobId)
+	per := h.check(got, seed, n)
+	if len(per) < 2 {
+		t.Fatalf("a job of %d witness files proved on %d member(s), want two or more: %v", n, len(per), per)
+	}
+	t.Logf("%d witness files over 3 members: proved per member %v, %d attempts", n, per, got.Job.Attempts)
 }
 
 // startEtcd runs Debian's etcd on loopback ports for the test and returns

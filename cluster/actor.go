@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -297,11 +298,24 @@ func (s *nodeState) assign(ctx actor.Context) {
 			s.failLease(a.ID, err.Error())
 			continue
 		}
+		l := &cuzkv1.ClusterLease{LeaseId: a.ID, JobId: a.Job, Partition: int32(a.Partition),
+			Owner: s.self(), Circuit: sub.Keys.Circuit, Target: int64(sub.Target), KeyHash: sub.Keys.Hash, Seed: sub.Seed,
+			NumPartitions: int32(sub.Partitions), Priority: int32(sub.Priority)}
+		if len(sub.Witnesses) > 0 {
+			// A job of witness files: the member has the key set under its
+			// own --keys by the same name (the hash says whether it is the
+			// same), and gets the partition's witness with the lease.
+			w, err := sub.Witnesses[a.Partition].Read()
+			if err != nil {
+				slog.Error("cluster: read a partition's witness for its lease", "lease", a.ID, "job", a.Job, "partition", a.Partition, "err", err)
+				s.failLease(a.ID, err.Error())
+				continue
+			}
+			l.KeySet, l.Witness = filepath.Base(sub.Keys.Dir), w
+		}
 		s.m.leases.WithLabelValues("issued").Inc()
 		s.svc.ClusterRunning(p, runner.Running{Stage: "leased", Device: -1, Worker: -1, Member: a.Member})
-		ctx.Request(pidOf(a.Member), &cuzkv1.ClusterLease{LeaseId: a.ID, JobId: a.Job, Partition: int32(a.Partition),
-			Owner: s.self(), Circuit: sub.Keys.Circuit, Target: int64(sub.Target), KeyHash: sub.Keys.Hash, Seed: sub.Seed,
-			NumPartitions: int32(sub.Partitions), Priority: int32(sub.Priority)})
+		ctx.Request(pidOf(a.Member), l)
 	}
 }
 
@@ -482,15 +496,11 @@ func (s *nodeState) revoked(ids []string) {
 		if r == nil || r.result != nil {
 			continue
 		}
+		// The lease's goroutine (take) stops its job and forgets it once
+		// stopped (stopLease).
 		r.cancel()
 		delete(s.running, id)
 		s.m.ran.WithLabelValues("revoked").Inc()
-		svc := s.svc
-		go func() {
-			if err := svc.Cancel(leaseJobID(id)); err != nil && !errors.Is(err, runner.ErrFinished) && !errors.Is(err, store.ErrNotFound) {
-				slog.Warn("cluster: stop a revoked lease", "lease", id, "err", err)
-			}
-		}()
 	}
 }
 
@@ -508,10 +518,14 @@ func checkLease(l *cuzkv1.ClusterLease) error {
 		return errors.New("lease without owner")
 	case l.NumPartitions < 1 || l.Partition < 0 || l.Partition >= l.NumPartitions:
 		return fmt.Errorf("partition %d of %d", l.Partition, l.NumPartitions)
-	case l.Target < 1:
-		return fmt.Errorf("constraint target %d", l.Target)
 	case l.Circuit == "" || l.KeyHash == "":
 		return errors.New("lease without circuit or key hash")
+	case l.KeySet == "" && l.Target < 1:
+		return fmt.Errorf("constraint target %d", l.Target)
+	case l.KeySet != "" && (l.KeySet != filepath.Base(l.KeySet) || l.KeySet == "." || l.KeySet == ".."):
+		return fmt.Errorf("key set %q: want one directory name", l.KeySet)
+	case l.KeySet != "" && len(l.Witness) == 0:
+		return fmt.Errorf("lease of key set %s without its witness", l.KeySet)
 	}
 	return nil
 }

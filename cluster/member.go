@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/consensys/gnark/backend/witness"
 
@@ -24,36 +26,21 @@ const leaseJobPrefix = "lease-"
 func leaseJobID(lease string) string { return leaseJobPrefix + lease }
 
 // prove runs leased partition l on this member's service: the keys under
-// keyRoot must be the job's (same hash), the witness is made from the
-// job's seed as the owner would make it, and the partition is proved as a
-// one-partition job of this member's own (its witness held in memory, so
-// that no resume of this member takes it up: the owner leases it again).
-// A failure is in the result's Error and returned.
+// keyRoot must be the job's (same hash), the witness is the lease's (a job
+// of witness files) or made from the job's seed as the owner would make it
+// (an example circuit), and the partition is proved as a one-partition job
+// of this member's own (its witness held in memory, so that no resume of
+// this member takes it up: the owner leases it again). A failure is in the
+// result's Error and returned.
 func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot string, l *cuzkv1.ClusterLease) (*cuzkv1.ClusterResult, error) {
 	res := &cuzkv1.ClusterResult{LeaseId: l.LeaseId, JobId: l.JobId, Partition: l.Partition, Device: -1, Worker: -1}
 	fail := func(err error) (*cuzkv1.ClusterResult, error) {
 		res.Error = err.Error()
 		return res, err
 	}
-	circ, err := circuits.Lookup(l.Circuit)
+	k, w, err := leaseWitness(svc, keyRoot, l)
 	if err != nil {
 		return fail(err)
-	}
-	layout, err := circ.Layout(int(l.Target))
-	if err != nil {
-		return fail(err)
-	}
-	k, err := svc.Keys(prover.KeyDir(keyRoot, l.Circuit, int(l.Target)), l.Circuit, layout, nil)
-	if err != nil {
-		return fail(err)
-	}
-	if k.Hash != l.KeyHash {
-		return fail(fmt.Errorf("this member's keys for %s at %d constraints are %.16s, the job's %.16s: refusing to mix proofs of different keys",
-			l.Circuit, l.Target, k.Hash, l.KeyHash))
-	}
-	w, err := prover.Witness(k, l.Seed, int(l.Partition))
-	if err != nil {
-		return fail(fmt.Errorf("witness of partition %d: %w", l.Partition, err))
 	}
 	id := leaseJobID(l.LeaseId)
 	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Partitions: 1,
@@ -63,6 +50,9 @@ func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot st
 	}
 	js, err := svc.Wait(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			stopLease(svc, id)
+		}
 		return fail(err)
 	}
 	// The lease job is this member's scratch: its proof goes to the owner,
@@ -89,6 +79,45 @@ func prove(ctx context.Context, svc *runner.Service, st *store.Store, keyRoot st
 	return res, nil
 }
 
+// leaseWitness loads lease l's keys from under keyRoot, refused if they are
+// not the job's, and returns them with the partition's witness.
+func leaseWitness(svc *runner.Service, keyRoot string, l *cuzkv1.ClusterLease) (*prover.Keys, witness.Witness, error) {
+	var dir, which string
+	var layout circuits.Layout
+	if l.KeySet != "" {
+		// A circuit made outside cuzk: its key set is named, its layout is
+		// the constraint system's own.
+		dir, which = filepath.Join(keyRoot, l.KeySet), "key set "+l.KeySet
+	} else {
+		circ, err := circuits.Lookup(l.Circuit)
+		if err != nil {
+			return nil, nil, err
+		}
+		if layout, err = circ.Layout(int(l.Target)); err != nil {
+			return nil, nil, err
+		}
+		dir, which = prover.KeyDir(keyRoot, l.Circuit, int(l.Target)), fmt.Sprintf("keys for %s at %d constraints", l.Circuit, l.Target)
+	}
+	k, err := svc.Keys(dir, l.Circuit, layout, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.Hash != l.KeyHash {
+		return nil, nil, fmt.Errorf("this member's %s are %.16s, the job's %.16s: refusing to mix proofs of different keys",
+			which, k.Hash, l.KeyHash)
+	}
+	var w witness.Witness
+	if l.KeySet != "" {
+		w, err = runner.DecodeWitness(k, fmt.Sprintf("the witness of lease %s", l.LeaseId), l.Witness)
+	} else {
+		w, err = prover.Witness(k, l.Seed, int(l.Partition))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("witness of partition %d: %w", l.Partition, err)
+	}
+	return k, w, nil
+}
+
 // cancelStaleLeases records cancelled the lease jobs an earlier run of this
 // member left unfinished: their owners have leased those partitions again.
 func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
@@ -107,6 +136,32 @@ func cancelStaleLeases(svc *runner.Service, st *store.Store) error {
 		forgetLease(svc, s.ID)
 	}
 	return nil
+}
+
+// stopAfter bounds how long a revoked lease job may take to stop (a stage
+// running when it is cancelled finishes first) before the member gives up
+// forgetting it; a later start cancels and forgets what is left.
+const stopAfter = time.Minute
+
+// stopLease cancels lease job id, whose lease was revoked, and forgets it
+// once the cancel has taken effect: the service's cancel only asks the
+// actors to stop, and a job still running cannot be forgotten.
+func stopLease(svc *runner.Service, id string) {
+	if err := svc.Cancel(id); err != nil && !errors.Is(err, runner.ErrFinished) && !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, runner.ErrClosed) {
+			slog.Warn("cluster: stop a revoked lease", "job", id, "err", err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopAfter)
+	defer cancel()
+	if _, err := svc.Wait(ctx, id); err != nil {
+		if !errors.Is(err, runner.ErrClosed) {
+			slog.Warn("cluster: a revoked lease job did not stop; it stays in the store", "job", id, "err", err)
+		}
+		return
+	}
+	forgetLease(svc, id)
 }
 
 // forgetLease removes a finished lease job from the member's service and

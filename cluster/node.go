@@ -20,12 +20,18 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/labstack/echo"
+	"google.golang.org/grpc"
 
 	"github.com/cuzk/cuzk/actors"
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
 )
+
+// maxMessage is the largest gRPC message a member's remote takes: a batch of
+// the actor messages sent to it, among them leases that carry a witness of up
+// to runner.MaxLeasedWitness (gRPC's default is 4 MiB).
+const maxMessage = 1 << 30
 
 // actorName is the name of every member's cluster actor: a member at
 // address A is reached at PID{Address: A, Id: actorName}.
@@ -108,7 +114,8 @@ func (n *Node) Start(svc *runner.Service, st *store.Store) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg := pcluster.Configure(n.opt.Name, provider, disthash.New(), remote.Configure(host, port),
+	cfg := pcluster.Configure(n.opt.Name, provider, disthash.New(),
+		remote.Configure(host, port, remote.WithServerOptions(grpc.MaxRecvMsgSize(maxMessage))),
 		pcluster.WithRequestTimeout(n.opt.LeaseTTL))
 	n.cl = pcluster.New(n.system, cfg)
 	m, err := newNodeMetrics(n.opt.Registry)

@@ -3,8 +3,11 @@ package cluster
 import (
 	"context"
 	"net"
+	"sort"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
@@ -60,8 +63,9 @@ func TestNodeAloneProvesItsJobs(t *testing.T) {
 	}
 	defer dev.Close()
 	health := freeAddr(t)
+	reg := prometheus.NewRegistry()
 	node, err := New(Options{Name: "t", Listen: freeAddr(t), Health: health, Peers: []string{health}, Keys: keyRoot,
-		LeaseTTL: time.Second})
+		LeaseTTL: time.Second, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +124,73 @@ func TestNodeAloneProvesItsJobs(t *testing.T) {
 	if len(status.Members) != 1 || len(status.Live) != 0 {
 		t.Errorf("status %+v: want itself as the one member and no live lease", status)
 	}
+
+	// A job cancelled on its owner revokes the leases still running: the
+	// member stops their lease jobs and, once stopped, forgets them too.
+	if err := svc.Submit(runner.Submission{JobRequest: runner.JobRequest{ID: "c", Keys: k, Partitions: 20, Seed: []byte("cancel")}, Target: target}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		js, err := svc.Status("c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if js.Proved > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no partition of job c proved")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := svc.Cancel("c"); err != nil {
+		t.Fatal(err)
+	}
+	if js, err := svc.Wait(ctx, "c"); err != nil || js.State != runner.StateCancelled {
+		t.Fatalf("job c: %+v, %v; want cancelled", js, err)
+	}
+	revoked := counter(t, reg, "cuzk_cluster_leases_run_total", "outcome", "revoked")
+	if revoked == 0 {
+		t.Fatal("no lease revoked by the cancel: nothing was running when it came")
+	}
+	for {
+		jobs, err := st.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		sort.Strings(ids)
+		if len(ids) == 2 && ids[0] == "c" && ids[1] == "j" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("jobs in the store after %v leases were revoked: %v; want c and j alone", revoked, ids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// counter is the value of counter name{label=value} in reg, 0 if absent.
+func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -28,10 +28,21 @@ type Distributor interface {
 }
 
 // distributed reports whether sub goes to the cluster: the service has
-// one, the job is not a member's leased partition, and its witnesses come
-// from its seed (an example circuit), so that any member can make them.
+// one, the job is not a member's leased partition, and any member can have
+// its witnesses: made from its seed (an example circuit), or witness files
+// small enough to go with each lease (MaxLeasedWitness). Witnesses held in
+// memory stay on this member: they are not recorded, and a restarted owner
+// could not lease them again.
 func (s *Service) distributed(sub Submission) bool {
-	return s.opt.Cluster != nil && !sub.Local && len(sub.Inputs) == 0 && len(sub.Witnesses) == 0
+	if s.opt.Cluster == nil || sub.Local || len(sub.Inputs) > 0 {
+		return false
+	}
+	for _, w := range sub.Witnesses {
+		if w.Size <= 0 || w.Size > MaxLeasedWitness {
+			return false
+		}
+	}
+	return true
 }
 
 // distribute records a job the cluster proves and hands it over; start's

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -127,5 +130,45 @@ func TestServiceDistributesJobsAndRecordsTheirProofs(t *testing.T) {
 	}
 	if got := fc2.taken(); len(got) != 1 {
 		t.Fatalf("a local job was distributed: %+v", got)
+	}
+
+	// A job of witness files is distributed (each lease carries its
+	// witness); one whose witness is over MaxLeasedWitness stays here.
+	wdir := t.TempDir()
+	var paths []string
+	for i := range 2 {
+		w, err := prover.Witness(k, []byte("files"), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Join(wdir, fmt.Sprintf("w%d", i)))
+		if err := os.WriteFile(paths[i], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wits, err := CheckWitnessFiles(k, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc2.Submit(Submission{JobRequest: JobRequest{ID: "files", Keys: k, Partitions: 2, Witnesses: wits}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fc2.taken(); len(got) != 2 || got[1].ID != "files" || len(got[1].Witnesses) != 2 {
+		t.Fatalf("the job of witness files was not distributed: %+v", got)
+	}
+	big := append([]WitnessFile(nil), wits...)
+	big[1].Size = MaxLeasedWitness + 1
+	if err := svc2.Submit(Submission{JobRequest: JobRequest{ID: "big", Keys: k, Partitions: 2, Witnesses: big}}); err != nil {
+		t.Fatal(err)
+	}
+	if js, err := svc2.Wait(ctx, "big"); err != nil || js.State != StateDone || js.Proved != 2 {
+		t.Fatalf("job of a witness over the limit: %+v, %v; want proved here", js, err)
+	}
+	if got := fc2.taken(); len(got) != 2 {
+		t.Fatalf("a job of a witness over the limit was distributed: %+v", got)
 	}
 }

@@ -31,11 +31,18 @@ var ErrBadWitnessFile = errors.New("bad witness file")
 
 // WitnessFile is one partition's witness of a user's circuit: a file in
 // gnark's binary witness encoding (witness.MarshalBinary of the full
-// witness), and its SHA-256.
+// witness), its SHA-256 and its size (0 in records made before sizes were
+// kept).
 type WitnessFile struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size,omitempty"`
 }
+
+// MaxLeasedWitness is the largest witness file a cluster sends to a member
+// in a lease (package cluster): a job with a larger one, or one of unknown
+// size, is proved on the member that accepted it.
+const MaxLeasedWitness = 16 << 20
 
 // CheckWitnessFiles reads each file, checks that it is a full witness over
 // BLS12-381's scalar field with the public and secret values k's circuit
@@ -56,8 +63,8 @@ func CheckWitnessFiles(k *prover.Keys, paths []string) ([]WitnessFile, error) {
 			return nil, fmt.Errorf("%w: %v", ErrBadWitnessFile, err)
 		}
 		sum := sha256.Sum256(b)
-		wf := WitnessFile{Path: abs, SHA256: hex.EncodeToString(sum[:])}
-		if _, err := decodeWitness(k, wf.Path, b); err != nil {
+		wf := WitnessFile{Path: abs, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
+		if _, err := DecodeWitness(k, wf.Path, b); err != nil {
 			return nil, err
 		}
 		out[i] = wf
@@ -67,6 +74,16 @@ func CheckWitnessFiles(k *prover.Keys, paths []string) ([]WitnessFile, error) {
 
 // load reads the file again, checks its hash and decodes it.
 func (f WitnessFile) load(k *prover.Keys) (witness.Witness, error) {
+	b, err := f.Read()
+	if err != nil {
+		return nil, err
+	}
+	return DecodeWitness(k, f.Path, b)
+}
+
+// Read returns the file's bytes, refused if they are not those recorded
+// (the hash differs).
+func (f WitnessFile) Read() ([]byte, error) {
 	b, err := os.ReadFile(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadWitnessFile, err)
@@ -75,12 +92,12 @@ func (f WitnessFile) load(k *prover.Keys) (witness.Witness, error) {
 		return nil, fmt.Errorf("%w: %s changed since the job was submitted (sha256 %.16s, recorded %.16s)",
 			ErrBadWitnessFile, f.Path, hex.EncodeToString(sum[:]), f.SHA256)
 	}
-	return decodeWitness(k, f.Path, b)
+	return b, nil
 }
 
-// decodeWitness decodes gnark's binary witness encoding and checks it against
-// k's circuit.
-func decodeWitness(k *prover.Keys, name string, b []byte) (witness.Witness, error) {
+// DecodeWitness decodes gnark's binary witness encoding and checks it
+// against k's circuit; name says where b came from, for errors.
+func DecodeWitness(k *prover.Keys, name string, b []byte) (witness.Witness, error) {
 	nbPub, nbSec := k.CS.GetNbPublicVariables()-1, k.CS.GetNbSecretVariables()
 	// gnark's encoding is the public and secret counts, the vector's length
 	// (4 bytes each, big-endian), then 32 bytes a value. The header is

@@ -151,10 +151,18 @@ type ClusterLease struct {
 	Target int64 `protobuf:"varint,6,opt,name=target,proto3" json:"target,omitempty"`
 	// key_hash is the content hash of the job's key set: a member whose keys
 	// differ refuses the lease.
-	KeyHash       string `protobuf:"bytes,7,opt,name=key_hash,json=keyHash,proto3" json:"key_hash,omitempty"`
+	KeyHash string `protobuf:"bytes,7,opt,name=key_hash,json=keyHash,proto3" json:"key_hash,omitempty"`
+	// seed makes the partition's witness, for a job of an example circuit.
 	Seed          []byte `protobuf:"bytes,8,opt,name=seed,proto3" json:"seed,omitempty"`
 	NumPartitions int32  `protobuf:"varint,9,opt,name=num_partitions,json=numPartitions,proto3" json:"num_partitions,omitempty"`
 	Priority      int32  `protobuf:"varint,10,opt,name=priority,proto3" json:"priority,omitempty"`
+	// key_set, for a job of a circuit made outside cuzk (witness files), is
+	// the key set's directory name under the member's --keys (as in
+	// OutsideCircuit.key_set); target is then 0.
+	KeySet string `protobuf:"bytes,11,opt,name=key_set,json=keySet,proto3" json:"key_set,omitempty"`
+	// witness is the partition's witness (gnark's binary encoding, as the
+	// job's witness file holds it), for a job of witness files.
+	Witness       []byte `protobuf:"bytes,12,opt,name=witness,proto3" json:"witness,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -257,6 +265,20 @@ func (x *ClusterLease) GetPriority() int32 {
 		return x.Priority
 	}
 	return 0
+}
+
+func (x *ClusterLease) GetKeySet() string {
+	if x != nil {
+		return x.KeySet
+	}
+	return ""
+}
+
+func (x *ClusterLease) GetWitness() []byte {
+	if x != nil {
+		return x.Witness
+	}
+	return nil
 }
 
 // ClusterLeaseReply says whether the member took the lease.
@@ -700,7 +722,7 @@ const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\x11ClusterMemberInfo\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x18\n" +
-	"\adevices\x18\x03 \x01(\x05R\adevices\"\x98\x02\n" +
+	"\adevices\x18\x03 \x01(\x05R\adevices\"\xcb\x02\n" +
 	"\fClusterLease\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1c\n" +
@@ -712,7 +734,9 @@ const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\x04seed\x18\b \x01(\fR\x04seed\x12%\n" +
 	"\x0enum_partitions\x18\t \x01(\x05R\rnumPartitions\x12\x1a\n" +
 	"\bpriority\x18\n" +
-	" \x01(\x05R\bpriority\"`\n" +
+	" \x01(\x05R\bpriority\x12\x17\n" +
+	"\akey_set\x18\v \x01(\tR\x06keySet\x12\x18\n" +
+	"\awitness\x18\f \x01(\fR\awitness\"`\n" +
 	"\x11ClusterLeaseReply\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x1a\n" +
 	"\baccepted\x18\x02 \x01(\bR\baccepted\x12\x14\n" +
