@@ -1,6 +1,7 @@
 // Package circuits holds the example circuits cuzk proves, each sized by a
 // constraint count: a MiMC hash chain (mimc), SHA-256 rounds bit by bit (sha),
-// and two PoRep-shaped circuits whose partitions are different proofs of one
+// SHA-256 with gnark's std/hash/sha2, lookups and a commitment (sha2), and two
+// PoRep-shaped circuits whose partitions are different proofs of one
 // circuit, as in Filecoin's PoRep C2: one hashing with MiMC (porep), one with
 // SHA-256 bit by bit, so that nearly every wire is 0 or 1 (porep-sha). A
 // target of 2^k constraints gets a system whose domain is 2^k (see Layout and
@@ -68,6 +69,7 @@ var registry = map[string]Circuit{
 	"porep":     PoRep{},
 	"porep-sha": PoRepSHA{},
 	"sha":       SHARounds{},
+	"sha2":      SHA2{},
 }
 
 // Names lists the known circuits.
