@@ -91,6 +91,17 @@ func Lookup(name string) (Circuit, error) {
 	return c, nil
 }
 
+// Smallest is the constraint count of c's smallest instance, the one that
+// every target up to it gets: a few thousand constraints but for sha2
+// (157,786: gnark's std/hash/sha2 brings two lookup tables of 2^16 entries).
+func Smallest(c Circuit) (int, error) {
+	l, err := c.Layout(MinConstraints)
+	if err != nil {
+		return 0, err
+	}
+	return c.Constraints(l)
+}
+
 // Compile compiles the circuit of layout l to an R1CS over BLS12-381's scalar field.
 func Compile(c Circuit, l Layout) (constraint.ConstraintSystem, error) {
 	shape, err := c.Shape(l)

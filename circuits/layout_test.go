@@ -108,15 +108,9 @@ func TestLargeLayoutsCompile(t *testing.T) {
 	}
 }
 
-// smallestInstance is the count of c's smallest layout, the one the
-// smallest target gets.
 func smallestInstance(t *testing.T, c Circuit) int {
 	t.Helper()
-	l, err := c.Layout(MinConstraints)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := c.Constraints(l)
+	n, err := Smallest(c)
 	if err != nil {
 		t.Fatal(err)
 	}
