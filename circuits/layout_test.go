@@ -16,7 +16,7 @@ import (
 // counts come from the measured unit costs; TestPredictedCountsCompile
 // checks them against compilations. (A 16M target once gave 16,777,543
 // constraints: a domain of 2^25 and twice the NTT and H work.) Below a
-// circuit's smallest instance (sha2's is 157,786 constraints) a target gets
+// circuit's smallest instance (sha2's is 157,756 constraints) a target gets
 // that instance.
 func TestLayoutsLandOnTheirPowerOfTwo(t *testing.T) {
 	for _, name := range Names() {
@@ -192,8 +192,9 @@ func TestBadLayouts(t *testing.T) {
 		{"mimc", Layout{}},
 		{"porep", Layout{"depth": 0, "challenges": 1}},
 		{"sha", Layout{"rounds": 0}},
-		{"sha2", Layout{"blocks": 0}},
-		{"sha2", Layout{"rounds": 1}},
+		{"sha2", Layout{"messages": 1, "blocks": 0}},
+		{"sha2", Layout{"messages": 0, "blocks": 1}},
+		{"sha2", Layout{"blocks": 1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 1, "rounds": 65}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 21, "parents": 1, "rounds": 1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 0, "rounds": 1}},

@@ -5,28 +5,28 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/std/math/uints"
 )
 
-// The count of blocks the costs were not measured on is the compiled count:
-// the compressions of the lookup sums land where predicted (three blocks
-// add 26,472 constraints, the fourth 26,471).
+// The count of shapes the costs were not measured on is the compiled count:
+// more messages, more blocks per message, and the compressions of the lookup
+// sums where they land.
 func TestSHA2Prediction(t *testing.T) {
-	blocks := []int{3, 4}
+	layouts := []Layout{{"messages": 3, "blocks": 1}, {"messages": 2, "blocks": 2}}
 	if testing.Short() || raceEnabled {
-		blocks = blocks[:1] // each compiles 200,000 constraints
+		layouts = layouts[:1] // each compiles 200,000 constraints
 	}
-	for _, n := range blocks {
-		checkPrediction(t, SHA2{}, Layout{"blocks": n})
+	for _, l := range layouts {
+		checkPrediction(t, SHA2{}, l)
 	}
 }
 
-// A partition's public digest is crypto/sha256's of its message, which the
-// system accepts and whose digest it refuses once altered; partitions hash
-// different messages.
-func TestSHA2DigestIsSHA256s(t *testing.T) {
-	l := Layout{"blocks": 2}
+// A partition's public digests are crypto/sha256's of its messages, which
+// the system accepts and whose digest it refuses once altered; messages and
+// partitions differ.
+func TestSHA2DigestsAreSHA256s(t *testing.T) {
+	l := Layout{"messages": 2, "blocks": 2}
 	ccs, err := Compile(SHA2{}, l)
 	if err != nil {
 		t.Fatal(err)
@@ -39,37 +39,48 @@ func TestSHA2DigestIsSHA256s(t *testing.T) {
 		_, err = ccs.Solve(w)
 		return err
 	}
-	var digests [2][sha256.Size]byte
-	for p := range digests {
+	seen := map[[sha256.Size]byte]bool{}
+	for p := range 2 {
 		asg, err := SHA2{}.Assign(l, []byte("sha2"), p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := asg.(*sha2Circuit)
-		if len(a.Message) != 119 {
-			t.Fatalf("two blocks hash %d bytes, want 119", len(a.Message))
-		}
-		msg := make([]byte, len(a.Message))
-		for i, b := range a.Message {
-			msg[i] = b.Val.(uint8)
-		}
-		for i, b := range a.Digest {
-			digests[p][i] = b.Val.(uint8)
-		}
-		if want := sha256.Sum256(msg); digests[p] != want {
-			t.Fatalf("partition %d: digest %x, crypto/sha256 %x", p, digests[p], want)
+		for j, m := range a.Messages {
+			if len(m) != 119 {
+				t.Fatalf("two blocks hash %d bytes, want 119", len(m))
+			}
+			msg := make([]byte, len(m))
+			for i, b := range m {
+				msg[i] = b.Val.(uint8)
+			}
+			var got [sha256.Size]byte
+			for half, v := range a.Digests[j] {
+				e := v.(fr.Element)
+				b := e.Bytes()
+				copy(got[16*half:], b[16:])
+			}
+			if want := sha256.Sum256(msg); got != want {
+				t.Fatalf("partition %d message %d: digest %x, crypto/sha256 %x", p, j, got, want)
+			}
+			seen[got] = true
 		}
 		if err := solve(a); err != nil {
 			t.Fatalf("partition %d: %v", p, err)
 		}
 		if p == 0 {
-			a.Digest[31] = uints.NewU8(digests[p][31] ^ 1)
+			var e fr.Element
+			e.SetUint64(1)
+			e.Add(&e, ptr(a.Digests[1][1].(fr.Element)))
+			a.Digests[1][1] = e
 			if solve(a) == nil {
 				t.Fatal("a wrong digest satisfies the system")
 			}
 		}
 	}
-	if digests[0] == digests[1] {
-		t.Error("partitions 0 and 1 hash the same message")
+	if len(seen) != 4 {
+		t.Errorf("2 partitions × 2 messages give %d digests", len(seen))
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -78,7 +78,7 @@ func compile(t testing.TB, name string, target int) *prover.Keys {
 }
 
 // skipLarge skips circuits whose smallest instance takes minutes of keygen
-// on the CPU (sha2's, 157,786 constraints); package circuits and cli's bench
+// on the CPU (sha2's, 157,756 constraints); package circuits and cli's bench
 // cover them.
 func skipLarge(t testing.TB, c circuits.Circuit) {
 	t.Helper()
