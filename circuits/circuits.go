@@ -92,8 +92,8 @@ func Lookup(name string) (Circuit, error) {
 }
 
 // Smallest is the constraint count of c's smallest instance, the one that
-// every target up to it gets: a few thousand constraints but for sha2
-// (one message, 157,756: gnark's std/hash/sha2 brings two lookup tables of 2^16 entries).
+// every target up to it gets: a few thousand constraints but for sha2 (one
+// message, 157,756: gnark's std/hash/sha2 brings two tables of 2^16 entries).
 func Smallest(c Circuit) (int, error) {
 	l, err := c.Layout(MinConstraints)
 	if err != nil {
