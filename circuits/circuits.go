@@ -1,6 +1,7 @@
 // Package circuits holds the example circuits cuzk proves, each sized by a
 // constraint count: a MiMC hash chain (mimc), SHA-256 rounds bit by bit (sha),
-// and two PoRep-shaped circuits whose partitions are different proofs of one
+// SHA-256 with gnark's std/hash/sha2, lookups and a commitment (sha2), and two
+// PoRep-shaped circuits whose partitions are different proofs of one
 // circuit, as in Filecoin's PoRep C2: one hashing with MiMC (porep), one with
 // SHA-256 bit by bit, so that nearly every wire is 0 or 1 (porep-sha). A
 // target of 2^k constraints gets a system whose domain is 2^k (see Layout and
@@ -68,6 +69,7 @@ var registry = map[string]Circuit{
 	"porep":     PoRep{},
 	"porep-sha": PoRepSHA{},
 	"sha":       SHARounds{},
+	"sha2":      SHA2{},
 }
 
 // Names lists the known circuits.
@@ -87,6 +89,17 @@ func Lookup(name string) (Circuit, error) {
 		return nil, fmt.Errorf("unknown circuit %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return c, nil
+}
+
+// Smallest is the constraint count of c's smallest instance, the one that
+// every target up to it gets: a few thousand constraints but for sha2 (one
+// message, 157,756: gnark's std/hash/sha2 brings two tables of 2^16 entries).
+func Smallest(c Circuit) (int, error) {
+	l, err := c.Layout(MinConstraints)
+	if err != nil {
+		return 0, err
+	}
+	return c.Constraints(l)
 }
 
 // Compile compiles the circuit of layout l to an R1CS over BLS12-381's scalar field.

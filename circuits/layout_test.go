@@ -2,6 +2,7 @@ package circuits
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -14,11 +15,14 @@ import (
 // constraints and more than 2^(k−1): its domain is 2^k, never 2^(k+1). The
 // counts come from the measured unit costs; TestPredictedCountsCompile
 // checks them against compilations. (A 16M target once gave 16,777,543
-// constraints: a domain of 2^25 and twice the NTT and H work.)
+// constraints: a domain of 2^25 and twice the NTT and H work.) Below a
+// circuit's smallest instance (sha2's is 157,756 constraints) a target gets
+// that instance.
 func TestLayoutsLandOnTheirPowerOfTwo(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			c, _ := Lookup(name)
+			smallest := smallestInstance(t, c)
 			for k := 12; k <= 27; k++ {
 				target := 1 << k
 				l, err := c.Layout(target)
@@ -28,6 +32,12 @@ func TestLayoutsLandOnTheirPowerOfTwo(t *testing.T) {
 				n, err := c.Constraints(l)
 				if err != nil {
 					t.Fatalf("2^%d (%s): %v", k, l, err)
+				}
+				if target < smallest {
+					if n != smallest {
+						t.Errorf("2^%d, below the smallest instance (%d constraints): layout %s has %d", k, smallest, l, n)
+					}
+					continue
 				}
 				if n > target || Domain(n) != target {
 					t.Errorf("2^%d: layout %s has %d constraints, a domain of %d", k, l, n, Domain(n))
@@ -44,7 +54,7 @@ func TestPredictedCountsCompile(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			c, _ := Lookup(name)
-			for k := 12; k <= 16; k++ {
+			for k := max(12, bits.Len(uint(smallestInstance(t, c)-1))); k <= 16; k++ {
 				l, err := c.Layout(1 << k)
 				if err != nil {
 					t.Fatal(err)
@@ -96,6 +106,15 @@ func TestLargeLayoutsCompile(t *testing.T) {
 			}
 		}
 	}
+}
+
+func smallestInstance(t *testing.T, c Circuit) int {
+	t.Helper()
+	n, err := Smallest(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func checkPrediction(t *testing.T, c Circuit, l Layout) {
@@ -173,6 +192,9 @@ func TestBadLayouts(t *testing.T) {
 		{"mimc", Layout{}},
 		{"porep", Layout{"depth": 0, "challenges": 1}},
 		{"sha", Layout{"rounds": 0}},
+		{"sha2", Layout{"messages": 1, "blocks": 0}},
+		{"sha2", Layout{"messages": 0, "blocks": 1}},
+		{"sha2", Layout{"blocks": 1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 1, "rounds": 65}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 21, "parents": 1, "rounds": 1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 0, "rounds": 1}},

@@ -38,7 +38,7 @@ func benchProveCommand() *cli.Command {
 		Name:  "prove",
 		Usage: "staged prover against gnark's groth16.Prove on the same circuit, same run",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "circuit", Value: "mimc", Usage: "example circuit: mimc, porep, sha or porep-sha"},
+			&cli.StringFlag{Name: "circuit", Value: "mimc", Usage: "example circuit: mimc, porep, sha, porep-sha or sha2"},
 			&cli.StringFlag{Name: "sizes", Value: "4K,64K,1M", Usage: "target constraint counts, comma separated"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)", Action: intAtLeast("runs", 1)},
 			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing)"},

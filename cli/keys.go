@@ -21,7 +21,7 @@ const defaultConstraints = "16K"
 
 func circuitFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "circuit", Value: "porep", Usage: "example circuit: mimc, porep, sha or porep-sha (PoRep C2's shape in SHA-256 bits)"},
+		&cli.StringFlag{Name: "circuit", Value: "porep", Usage: "example circuit: mimc, porep, sha, porep-sha (PoRep C2's shape in SHA-256 bits) or sha2 (gnark's std SHA-256, with a commitment)"},
 		&cli.StringFlag{Name: "constraints", Value: defaultConstraints, Usage: "target constraints per partition (e.g. 16K, 1M, 2^20)"},
 		&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "directory that holds key sets, one per circuit and size"},
 		keygenFlag(),

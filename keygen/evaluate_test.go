@@ -58,6 +58,9 @@ func TestEvaluateMatchesSequential(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if n, err := circuits.Smallest(c); err == nil && n > 1<<16 {
+				t.Skipf("%s: its smallest instance has %d constraints", name, n) // sha2's: minutes here
+			}
 			l, err := c.Layout(circuits.MinConstraints)
 			if err != nil {
 				t.Fatal(err)

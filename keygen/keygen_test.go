@@ -61,6 +61,7 @@ func compile(t testing.TB, name string, target int) *prover.Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
+	skipLarge(t, c)
 	l, ok := testLayouts[name]
 	if !ok || target != circuits.MinConstraints {
 		if l, err = c.Layout(target); err != nil {
@@ -74,6 +75,16 @@ func compile(t testing.TB, name string, target int) *prover.Keys {
 	k := &prover.Keys{Circuit: name, Layout: l, CS: ccs.(*cs.R1CS)}
 	compiled[key] = k
 	return &prover.Keys{Circuit: k.Circuit, Layout: k.Layout, CS: k.CS}
+}
+
+// skipLarge skips circuits whose smallest instance takes minutes of keygen
+// on the CPU (sha2's, 157,756 constraints); package circuits and cli's bench
+// cover them.
+func skipLarge(t testing.TB, c circuits.Circuit) {
+	t.Helper()
+	if n, err := circuits.Smallest(c); err == nil && n > 1<<16 {
+		t.Skipf("%s: its smallest instance has %d constraints", c.Name(), n)
+	}
 }
 
 // setup runs keygen.Setup on the CPU with toxic waste from seed.

@@ -29,6 +29,11 @@ func testKeys(t testing.TB, name string) *Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Keys for sha2's smallest instance (157,756 constraints) take minutes
+	// on the CPU; package circuits and cli's bench cover it.
+	if n, err := circuits.Smallest(c); err == nil && n > 4*testSize {
+		t.Skipf("%s: its smallest instance has %d constraints", name, n)
+	}
 	k, err := Setup(c, testSize)
 	if err != nil {
 		t.Fatal(err)
