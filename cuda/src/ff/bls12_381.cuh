@@ -14,11 +14,11 @@
 #ifndef CUZK_FR_C_MUL
 #define CUZK_FR_C_MUL 1
 #endif
-// CUZK_MUL=2: the even/odd multiplication (ff/mont_eo.cuh) in both fields,
-// CUZK_FR_MUL / CUZK_FP_MUL for one; 0 (the default until the card has
-// measured it) keeps the choice above.
+// CUZK_MUL=2 (the default): the even/odd multiplication (ff/mont_eo.cuh) in
+// both fields, CUZK_FR_MUL / CUZK_FP_MUL for one; 0 keeps the CIOS chosen
+// above (27 % slower NTTs and 32 % slower MSMs on the H200, docs/cuda.md).
 #ifndef CUZK_MUL
-#define CUZK_MUL 0
+#define CUZK_MUL 2
 #endif
 #ifndef CUZK_FP_MUL
 #define CUZK_FP_MUL CUZK_MUL
