@@ -467,3 +467,22 @@ func BenchmarkSHA2(b *testing.B) {
 		})
 	}
 }
+
+// sha2's lookups are levels of more divisions than a batch holds, so its
+// comparison with gnark covers full batches, batches finished at a level's
+// end, and levels spread over cores.
+func TestSHA2DivisionsAreBatched(t *testing.T) {
+	p, _, _, _ := program(t, "sha2", 1<<12)
+	most, inLevel := 0, 0
+	for _, o := range p.ops {
+		if o.kind == opR1C && (o.at == inL || o.at == inR) {
+			inLevel++
+		}
+		if o.last {
+			most, inLevel = max(most, inLevel), 0
+		}
+	}
+	if most <= divisionBatch {
+		t.Fatalf("at most %d divisions in a level, a batch holds %d", most, divisionBatch)
+	}
+}
