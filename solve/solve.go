@@ -169,9 +169,10 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 	var c constraint.R1C
 	var h constraint.HintMapping
 	seqStart := -1
-	flush := func() {
-		if seqStart >= 0 && seqStart < len(p.ops) {
-			p.segs = append(p.segs, segment{lo: seqStart, hi: len(p.ops)})
+	// flush ends the sequential segment, if any, at op end.
+	flush := func(end int) {
+		if seqStart >= 0 && seqStart < end {
+			p.segs = append(p.segs, segment{lo: seqStart, hi: end})
 		}
 		seqStart = -1
 	}
@@ -239,13 +240,13 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 			solved[w] = true
 		}
 		if len(level) >= parallelLevel {
-			flush()
+			flush(lo) // this level's ops are not the segment's
 			p.segs = append(p.segs, segment{lo: lo, hi: len(p.ops), parallel: true})
 		} else if seqStart < 0 {
 			seqStart = lo
 		}
 	}
-	flush()
+	flush(len(p.ops))
 	// SolveInto writes every element of A, B and C once: each constraint
 	// must be one R1C op.
 	seen := make([]bool, p.nbConstraints)

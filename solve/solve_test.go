@@ -22,8 +22,27 @@ import (
 	"github.com/cuzk/cuzk/circuits"
 )
 
+// compiled holds the systems compile made, by name and target: sha2's
+// smallest takes seconds, and several tests read it.
+var compiled sync.Map
+
+type compiledKey struct {
+	name   string
+	target int
+}
+
+type compiledSystem struct {
+	r *cs.R1CS
+	c circuits.Circuit
+	l circuits.Layout
+}
+
 func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit, circuits.Layout) {
 	t.Helper()
+	if v, ok := compiled.Load(compiledKey{name, target}); ok {
+		s := v.(compiledSystem)
+		return s.r, s.c, s.l
+	}
 	c, err := circuits.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +55,7 @@ func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit,
 	if err != nil {
 		t.Fatal(err)
 	}
+	compiled.Store(compiledKey{name, target}, compiledSystem{ccs.(*cs.R1CS), c, l})
 	return ccs.(*cs.R1CS), c, l
 }
 
@@ -131,6 +151,22 @@ func TestSHAHasParallelLevels(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("no level of %d or more ops in sha at 2^14 (%d segments)", parallelLevel, len(p.segs))
+	}
+}
+
+// Each op is in one segment: solved once, on one core or spread over
+// several (sha2's wide levels follow sequential ones).
+func TestSegmentsSolveEachOpOnce(t *testing.T) {
+	p, _, _, _ := program(t, "sha2", 1<<12)
+	next := 0
+	for _, s := range p.segs {
+		if s.lo != next || s.hi <= s.lo {
+			t.Fatalf("segment [%d, %d) after ops [0, %d)", s.lo, s.hi, next)
+		}
+		next = s.hi
+	}
+	if next != len(p.ops) {
+		t.Fatalf("segments end at op %d of %d", next, len(p.ops))
 	}
 }
 
