@@ -87,13 +87,28 @@ type hint struct {
 	fn      csolver.Hint // nil: not registered at Compile
 	id      csolver.HintID
 	name    string
-	bits    bool // gnark's bit decomposition, done without big.Int (see runHint)
+	bits    bool         // gnark's bit decomposition, done without big.Int (see runHint)
+	table   *lookupTable // gnark's lookup count, done without big.Int (see countLookups)
 	inputs  [][]term
 	out0, n uint32
 }
 
 // nBitsHint is the name of gnark's bit decomposition hint (api.ToBinary).
 const nBitsHint = "github.com/consensys/gnark/std/math/bits.nBits"
+
+// countHint is the name of the hint of gnark's log-derivative arguments
+// (std/internal/logderivarg) that counts how often each table entry is
+// queried: the inputs are the table's length, the row width, the table and
+// the queries; output i is the count of entry i.
+const countHint = "github.com/consensys/gnark/std/internal/logderivarg.countHint"
+
+// lookupTable is a countHint's table when its entries are constants, rows
+// of one element and no two alike, as in gnark's std lookups (uints'
+// byte operations, the range checks): its index is built once, at Compile.
+type lookupTable struct {
+	index   map[fr.Element]uint32 // entry → its position
+	queries int                   // the index of the first query among the hint's inputs
+}
 
 // segment is a run of ops solved in order, or, when parallel, one level of
 // independent ops solved on several cores.
@@ -207,6 +222,9 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 				fn := cfg.HintFunctions[h.HintID]
 				hh := hint{fn: fn, id: h.HintID, name: hintName(r, h.HintID), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
 				hh.bits = fn != nil && csolver.GetHintName(fn) == nBitsHint && len(h.Inputs) == 1
+				if fn != nil && csolver.GetHintName(fn) == countHint {
+					hh.table = p.lookupTable(h.Inputs, h.OutputRange.End-h.OutputRange.Start)
+				}
 				for _, in := range h.Inputs {
 					ts := make([]term, 0, len(in))
 					for _, t := range in {
@@ -270,6 +288,44 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// lookupTable returns the table of a countHint of these inputs and n
+// outputs, or nil where gnark's hint must run: a table that is not made of
+// constants, rows of more than one element, a duplicate entry (gnark's hint
+// then fails the solve), or inputs that are not what countHint takes.
+func (p *Program) lookupTable(inputs []constraint.LinearExpression, n uint32) *lookupTable {
+	constant := func(le constraint.LinearExpression) (fr.Element, bool) {
+		var k fr.Element
+		for _, t := range le {
+			tt := termOf(t)
+			if tt.wire != 0 || int(tt.coef) >= len(p.coefs) {
+				return k, false
+			}
+			k.Add(&k, &p.coefs[tt.coef])
+		}
+		return k, true
+	}
+	if len(inputs) < 2 {
+		return nil
+	}
+	nbTable, ok1 := constant(inputs[0])
+	nbRow, ok2 := constant(inputs[1])
+	if !ok1 || !ok2 || !nbRow.IsOne() || !nbTable.IsUint64() || nbTable.Uint64() != uint64(n) || len(inputs) <= 2+int(n) {
+		return nil
+	}
+	t := &lookupTable{index: make(map[fr.Element]uint32, n), queries: 2 + int(n)}
+	for i, le := range inputs[2:t.queries] {
+		v, ok := constant(le)
+		if !ok {
+			return nil
+		}
+		if _, dup := t.index[v]; dup {
+			return nil
+		}
+		t.index[v] = uint32(i)
+	}
+	return t
 }
 
 // hintName is the name the circuit recorded for a hint when it was compiled
@@ -731,6 +787,8 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 	fn := h.fn
 	if f, ok := hints[h.id]; ok {
 		fn = f
+	} else if h.table != nil {
+		return p.countLookups(h, w)
 	} else if h.bits {
 		// Output i is bit i of the input's canonical value, as nBits
 		// computes with big.Int, 0 beyond its 255 bits.
@@ -761,6 +819,28 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 	}
 	for i, o := range out {
 		w[h.out0+uint32(i)].SetBigInt(o) // reduces, as gnark's solver does
+	}
+	return nil
+}
+
+// countLookups sets a countHint's outputs, how often each table entry is
+// queried, as gnark's hint does with big.Int keys, and fails as it does on
+// a query that is not in the table.
+func (p *Program) countLookups(h *hint, w fr.Vector) error {
+	out := w[h.out0 : h.out0+h.n]
+	for i := range out {
+		out[i].SetZero()
+	}
+	var one fr.Element
+	one.SetOne()
+	for _, ts := range h.inputs[h.table.queries:] {
+		var v fr.Element
+		p.eval(0, ts, w, &v)
+		i, ok := h.table.index[v]
+		if !ok {
+			return fmt.Errorf("hint %s: query element not in table", h.name)
+		}
+		out[i].Add(&out[i], &one)
 	}
 	return nil
 }
