@@ -311,7 +311,7 @@ func (p *Program) lookupTable(inputs []constraint.LinearExpression, n uint32) *l
 	}
 	nbTable, ok1 := constant(inputs[0])
 	nbRow, ok2 := constant(inputs[1])
-	if !ok1 || !ok2 || !nbRow.IsOne() || !nbTable.IsUint64() || nbTable.Uint64() != uint64(n) || len(inputs) <= 2+int(n) {
+	if !ok1 || !ok2 || !nbRow.IsOne() || !nbTable.IsUint64() || nbTable.Uint64() != uint64(n) || n == 0 || len(inputs) <= 2+int(n) {
 		return nil
 	}
 	t := &lookupTable{index: make(map[fr.Element]uint32, n), queries: 2 + int(n)}
@@ -560,9 +560,12 @@ func (p *Program) runParallel(res *Result, lo, hi int, hints map[csolver.HintID]
 // hintIO is a hint's big-integer arguments, reused across the hints of one run.
 type hintIO struct{ in, out []*big.Int }
 
+// sized returns nIn inputs, which may be nil (the caller allocates those
+// where it sets them: on several cores for the large hints), and nOut
+// outputs set to zero.
 func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
-	for len(io.in) < nIn {
-		io.in = append(io.in, new(big.Int))
+	if len(io.in) < nIn {
+		io.in = append(io.in, make([]*big.Int, nIn-len(io.in))...)
 	}
 	for len(io.out) < nOut {
 		io.out = append(io.out, new(big.Int))
@@ -809,11 +812,16 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 		return fmt.Errorf("%w: %s (give it to the solver with solver.WithHints)", ErrMissingHint, h.name)
 	}
 	in, out := io.sized(len(h.inputs), int(h.n))
-	for i, ts := range h.inputs {
-		var v fr.Element
-		p.eval(0, ts, w, &v)
-		v.BigInt(in[i])
-	}
+	spread(len(h.inputs), func(lo, hi int) {
+		for i, ts := range h.inputs[lo:hi] {
+			var v fr.Element
+			p.eval(0, ts, w, &v)
+			if in[lo+i] == nil {
+				in[lo+i] = new(big.Int)
+			}
+			v.BigInt(in[lo+i])
+		}
+	})
 	if err := fn(p.q, in, out); err != nil {
 		return fmt.Errorf("hint %s: %w", h.name, err)
 	}
@@ -827,22 +835,63 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 // queried, as gnark's hint does with big.Int keys, and fails as it does on
 // a query that is not in the table.
 func (p *Program) countLookups(h *hint, w fr.Vector) error {
-	out := w[h.out0 : h.out0+h.n]
-	for i := range out {
-		out[i].SetZero()
-	}
-	var one fr.Element
-	one.SetOne()
-	for _, ts := range h.inputs[h.table.queries:] {
-		var v fr.Element
-		p.eval(0, ts, w, &v)
-		i, ok := h.table.index[v]
-		if !ok {
-			return fmt.Errorf("hint %s: query element not in table", h.name)
+	queries := h.inputs[h.table.queries:]
+	var mu sync.Mutex
+	counts := make([]uint32, h.n)
+	missing := false
+	spread(len(queries), func(lo, hi int) {
+		alone := lo == 0 && hi == len(queries) // not spread: count in place
+		mine := counts
+		if !alone {
+			mine = make([]uint32, h.n)
 		}
-		out[i].Add(&out[i], &one)
+		for _, ts := range queries[lo:hi] {
+			var v fr.Element
+			p.eval(0, ts, w, &v)
+			i, ok := h.table.index[v]
+			if !ok {
+				mu.Lock()
+				missing = true
+				mu.Unlock()
+				return
+			}
+			mine[i]++
+		}
+		if !alone {
+			mu.Lock()
+			for i, n := range mine {
+				counts[i] += n
+			}
+			mu.Unlock()
+		}
+	})
+	if missing {
+		return fmt.Errorf("hint %s: query element not in table", h.name)
+	}
+	for i, n := range counts {
+		w[h.out0+uint32(i)].SetUint64(uint64(n))
 	}
 	return nil
+}
+
+// spreadFrom is the number of inputs from which a hint's are read on
+// several cores: sha2's lookup counts and its commitment take hundreds of
+// thousands, where the rest of their level is a few ops.
+const spreadFrom = 1 << 14
+
+// spread calls fn on the chunks of [0, n), on the cores when n is at least
+// spreadFrom, else at once on [0, n).
+func spread(n int, fn func(lo, hi int)) {
+	chunks := min(runtime.GOMAXPROCS(0), n/(spreadFrom/4))
+	if n < spreadFrom || chunks < 2 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range chunks {
+		wg.Go(func() { fn(k*n/chunks, (k+1)*n/chunks) })
+	}
+	wg.Wait()
 }
 
 func (p *Program) unsatisfied(cid uint32, a, b, c *fr.Element) error {
