@@ -69,6 +69,7 @@ const (
 type op struct {
 	kind, at     uint8
 	sl, sr       uint8
+	last         bool // the last op of its level (see division)
 	cid          uint32
 	l, r, o, end uint32
 	kl, kr, ko   uint32
@@ -86,13 +87,28 @@ type hint struct {
 	fn      csolver.Hint // nil: not registered at Compile
 	id      csolver.HintID
 	name    string
-	bits    bool // gnark's bit decomposition, done without big.Int (see runHint)
+	bits    bool         // gnark's bit decomposition, done without big.Int (see runHint)
+	table   *lookupTable // gnark's lookup count, done without big.Int (see countLookups)
 	inputs  [][]term
 	out0, n uint32
 }
 
 // nBitsHint is the name of gnark's bit decomposition hint (api.ToBinary).
 const nBitsHint = "github.com/consensys/gnark/std/math/bits.nBits"
+
+// countHint is the name of the hint of gnark's log-derivative arguments
+// (std/internal/logderivarg) that counts how often each table entry is
+// queried: the inputs are the table's length, the row width, the table and
+// the queries; output i is the count of entry i.
+const countHint = "github.com/consensys/gnark/std/internal/logderivarg.countHint"
+
+// lookupTable is a countHint's table when its entries are constants, rows
+// of one element and no two alike, as in gnark's std lookups (uints'
+// byte operations, the range checks): its index is built once, at Compile.
+type lookupTable struct {
+	index   map[fr.Element]uint32 // entry → its position
+	queries int                   // the index of the first query among the hint's inputs
+}
 
 // segment is a run of ops solved in order, or, when parallel, one level of
 // independent ops solved on several cores.
@@ -168,9 +184,10 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 	var c constraint.R1C
 	var h constraint.HintMapping
 	seqStart := -1
-	flush := func() {
-		if seqStart >= 0 && seqStart < len(p.ops) {
-			p.segs = append(p.segs, segment{lo: seqStart, hi: len(p.ops)})
+	// flush ends the sequential segment, if any, at op end.
+	flush := func(end int) {
+		if seqStart >= 0 && seqStart < end {
+			p.segs = append(p.segs, segment{lo: seqStart, hi: end})
 		}
 		seqStart = -1
 	}
@@ -205,6 +222,9 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 				fn := cfg.HintFunctions[h.HintID]
 				hh := hint{fn: fn, id: h.HintID, name: hintName(r, h.HintID), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
 				hh.bits = fn != nil && csolver.GetHintName(fn) == nBitsHint && len(h.Inputs) == 1
+				if fn != nil && csolver.GetHintName(fn) == countHint {
+					hh.table = p.lookupTable(h.Inputs, h.OutputRange.End-h.OutputRange.Start)
+				}
 				for _, in := range h.Inputs {
 					ts := make([]term, 0, len(in))
 					for _, t := range in {
@@ -228,6 +248,9 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 				return nil, fmt.Errorf("%w: blueprint %T", ErrUnsupported, bp)
 			}
 		}
+		if len(p.ops) > lo {
+			p.ops[len(p.ops)-1].last = true
+		}
 		for _, w := range newly {
 			if solved[w] {
 				return nil, fmt.Errorf("%w: wire %d is solved twice", ErrUnsupported, w)
@@ -235,13 +258,13 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 			solved[w] = true
 		}
 		if len(level) >= parallelLevel {
-			flush()
+			flush(lo) // this level's ops are not the segment's
 			p.segs = append(p.segs, segment{lo: lo, hi: len(p.ops), parallel: true})
 		} else if seqStart < 0 {
 			seqStart = lo
 		}
 	}
-	flush()
+	flush(len(p.ops))
 	// SolveInto writes every element of A, B and C once: each constraint
 	// must be one R1C op.
 	seen := make([]bool, p.nbConstraints)
@@ -265,6 +288,44 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// lookupTable returns the table of a countHint of these inputs and n
+// outputs, or nil where gnark's hint must run: a table that is not made of
+// constants, rows of more than one element, a duplicate entry (gnark's hint
+// then fails the solve), or inputs that are not what countHint takes.
+func (p *Program) lookupTable(inputs []constraint.LinearExpression, n uint32) *lookupTable {
+	constant := func(le constraint.LinearExpression) (fr.Element, bool) {
+		var k fr.Element
+		for _, t := range le {
+			tt := termOf(t)
+			if tt.wire != 0 || int(tt.coef) >= len(p.coefs) {
+				return k, false
+			}
+			k.Add(&k, &p.coefs[tt.coef])
+		}
+		return k, true
+	}
+	if len(inputs) < 2 {
+		return nil
+	}
+	nbTable, ok1 := constant(inputs[0])
+	nbRow, ok2 := constant(inputs[1])
+	if !ok1 || !ok2 || !nbRow.IsOne() || !nbTable.IsUint64() || nbTable.Uint64() != uint64(n) || n == 0 || len(inputs) <= 2+int(n) {
+		return nil
+	}
+	t := &lookupTable{index: make(map[fr.Element]uint32, n), queries: 2 + int(n)}
+	for i, le := range inputs[2:t.queries] {
+		v, ok := constant(le)
+		if !ok {
+			return nil
+		}
+		if _, dup := t.index[v]; dup {
+			return nil
+		}
+		t.index[v] = uint32(i)
+	}
+	return t
 }
 
 // hintName is the name the circuit recorded for a hint when it was compiled
@@ -499,9 +560,12 @@ func (p *Program) runParallel(res *Result, lo, hi int, hints map[csolver.HintID]
 // hintIO is a hint's big-integer arguments, reused across the hints of one run.
 type hintIO struct{ in, out []*big.Int }
 
+// sized returns nIn inputs, which may be nil (the caller allocates those
+// where it sets them: on several cores for the large hints), and nOut
+// outputs set to zero.
 func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
-	for len(io.in) < nIn {
-		io.in = append(io.in, new(big.Int))
+	if len(io.in) < nIn {
+		io.in = append(io.in, make([]*big.Int, nIn-len(io.in))...)
 	}
 	for len(io.out) < nOut {
 		io.out = append(io.out, new(big.Int))
@@ -512,11 +576,27 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 	return io.in[:nIn], io.out[:nOut]
 }
 
-// run solves ops[lo:hi] in order.
+// run solves ops[lo:hi] in order; hi ends a level.
+//
+// An op whose unknown wire is in L or R (the lookups' (challenge − q)·x = 1,
+// one per query and table entry) needs a division. Its divisor goes into a
+// batch, inverted at once when it is full and at the end of the level (see
+// divisions). No op reads a wire of its own level, so the level's other ops
+// do not miss the wires that wait.
 func (p *Program) run(res *Result, lo, hi int, hints map[csolver.HintID]csolver.Hint) error {
 	w, terms := res.W, p.terms
-	var io *hintIO // made at the first hint
+	var io *hintIO     // made at the first hint
+	var div *divisions // taken at the first division
+	defer func() {
+		if div != nil {
+			div.n = 0 // an error leaves divisions behind
+			divisionPool.Put(div)
+		}
+	}()
 	for i := lo; i < hi; i++ {
+		if div != nil && div.n > 0 && i > lo && p.ops[i-1].last {
+			p.divide(res, div)
+		}
 		o := &p.ops[i]
 		if o.kind == opHint {
 			if io == nil {
@@ -567,26 +647,103 @@ func (p *Program) run(res *Result, lo, hi int, hints map[csolver.HintID]csolver.
 			ab.Mul(a, b)
 			v.Sub(&ab, c)
 			*c = ab
-		case inL:
-			if !solveFactor(&v, a, b, c) {
-				return p.unsatisfied(o.cid, a, b, c)
+		case inL, inR:
+			g := b // the other factor
+			if o.at == inR {
+				g = a
 			}
-		case inR:
-			if !solveFactor(&v, b, a, c) {
-				return p.unsatisfied(o.cid, a, b, c)
+			if g.IsZero() {
+				// Any x solves 0 = c if c is zero: gnark leaves it at 0.
+				if !c.IsZero() {
+					return p.unsatisfied(o.cid, a, b, c)
+				}
+				w[o.x].SetZero()
+				continue
 			}
+			if div == nil {
+				div = divisionPool.Get().(*divisions)
+			}
+			if div.add(uint32(i), g) {
+				p.divide(res, div)
+			}
+			continue
 		}
-		switch o.xcoef {
-		case constraint.CoeffIdOne:
-		case constraint.CoeffIdMinusOne:
-			v.Neg(&v)
-		default:
-			inv := p.inv[o.xcoef]
-			v.Mul(&v, &inv)
-		}
-		w[o.x] = v
+		p.setUnknown(w, o, &v)
+	}
+	if div != nil && div.n > 0 {
+		p.divide(res, div)
 	}
 	return nil
+}
+
+// setUnknown sets o's unknown wire from v, the value of its term coef·x.
+func (p *Program) setUnknown(w fr.Vector, o *op, v *fr.Element) {
+	switch o.xcoef {
+	case constraint.CoeffIdOne:
+	case constraint.CoeffIdMinusOne:
+		v.Neg(v)
+	default:
+		inv := p.inv[o.xcoef]
+		v.Mul(v, &inv)
+	}
+	w[o.x] = *v
+}
+
+// divisionBatch is the most divisions inverted together: one inversion
+// costs about a hundred multiplications, so at 1,024 it is a tenth of a
+// multiplication per division, and the batch (36 KiB) stays in cache.
+const divisionBatch = 1024
+
+// divisions is a batch of unknown factors waiting for the inverse of their
+// divisor, the other factor g. Montgomery's trick inverts them together:
+// with prod[i] = g_0·…·g_i, one inversion of prod[n−1] and three
+// multiplications per division give every 1/g_i.
+type divisions struct {
+	n    int
+	ops  [divisionBatch]uint32
+	prod [divisionBatch]fr.Element
+}
+
+var divisionPool = sync.Pool{New: func() any { return new(divisions) }}
+
+// add queues op i, whose divisor g is not zero, and reports whether the
+// batch is full.
+func (d *divisions) add(i uint32, g *fr.Element) bool {
+	d.ops[d.n] = i
+	if d.n == 0 {
+		d.prod[0] = *g
+	} else {
+		d.prod[d.n].Mul(&d.prod[d.n-1], g)
+	}
+	d.n++
+	return d.n == divisionBatch
+}
+
+// divide solves the batch's ops, f·g = c for the unknown term of the factor
+// f, and empties it: the factor is c/g, the term c/g minus f without it.
+func (p *Program) divide(res *Result, d *divisions) {
+	var inv fr.Element // 1/(g_0·…·g_i) at step i
+	inv.Inverse(&d.prod[d.n-1])
+	for i := d.n - 1; i >= 0; i-- {
+		o := &p.ops[d.ops[i]]
+		f, g := &res.A[o.cid], &res.B[o.cid]
+		if o.at == inR {
+			f, g = g, f
+		}
+		var q fr.Element // c/g
+		if i > 0 {
+			q.Mul(&inv, &d.prod[i-1]) // 1/g_i
+			inv.Mul(&inv, g)
+			q.Mul(&q, &res.C[o.cid])
+		} else {
+			q.Mul(&inv, &res.C[o.cid])
+		}
+		var v fr.Element
+		v.Sub(&q, f)
+		*f = q
+		p.setUnknown(res.W, o, &v)
+	}
+	d.n = 0
 }
 
 // solveFactor solves f·g = c for the unknown term v of the factor f (which
@@ -633,6 +790,8 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 	fn := h.fn
 	if f, ok := hints[h.id]; ok {
 		fn = f
+	} else if h.table != nil {
+		return p.countLookups(h, w)
 	} else if h.bits {
 		// Output i is bit i of the input's canonical value, as nBits
 		// computes with big.Int, 0 beyond its 255 bits.
@@ -653,11 +812,16 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 		return fmt.Errorf("%w: %s (give it to the solver with solver.WithHints)", ErrMissingHint, h.name)
 	}
 	in, out := io.sized(len(h.inputs), int(h.n))
-	for i, ts := range h.inputs {
-		var v fr.Element
-		p.eval(0, ts, w, &v)
-		v.BigInt(in[i])
-	}
+	spread(len(h.inputs), func(lo, hi int) {
+		for i, ts := range h.inputs[lo:hi] {
+			var v fr.Element
+			p.eval(0, ts, w, &v)
+			if in[lo+i] == nil {
+				in[lo+i] = new(big.Int)
+			}
+			v.BigInt(in[lo+i])
+		}
+	})
 	if err := fn(p.q, in, out); err != nil {
 		return fmt.Errorf("hint %s: %w", h.name, err)
 	}
@@ -665,6 +829,69 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 		w[h.out0+uint32(i)].SetBigInt(o) // reduces, as gnark's solver does
 	}
 	return nil
+}
+
+// countLookups sets a countHint's outputs, how often each table entry is
+// queried, as gnark's hint does with big.Int keys, and fails as it does on
+// a query that is not in the table.
+func (p *Program) countLookups(h *hint, w fr.Vector) error {
+	queries := h.inputs[h.table.queries:]
+	var mu sync.Mutex
+	counts := make([]uint32, h.n)
+	missing := false
+	spread(len(queries), func(lo, hi int) {
+		alone := lo == 0 && hi == len(queries) // not spread: count in place
+		mine := counts
+		if !alone {
+			mine = make([]uint32, h.n)
+		}
+		for _, ts := range queries[lo:hi] {
+			var v fr.Element
+			p.eval(0, ts, w, &v)
+			i, ok := h.table.index[v]
+			if !ok {
+				mu.Lock()
+				missing = true
+				mu.Unlock()
+				return
+			}
+			mine[i]++
+		}
+		if !alone {
+			mu.Lock()
+			for i, n := range mine {
+				counts[i] += n
+			}
+			mu.Unlock()
+		}
+	})
+	if missing {
+		return fmt.Errorf("hint %s: query element not in table", h.name)
+	}
+	for i, n := range counts {
+		w[h.out0+uint32(i)].SetUint64(uint64(n))
+	}
+	return nil
+}
+
+// spreadFrom is the number of inputs from which a hint's are read on
+// several cores: sha2's lookup counts and its commitment take hundreds of
+// thousands, where the rest of their level is a few ops.
+const spreadFrom = 1 << 14
+
+// spread calls fn on the chunks of [0, n), on the cores when n is at least
+// spreadFrom, else at once on [0, n).
+func spread(n int, fn func(lo, hi int)) {
+	chunks := min(runtime.GOMAXPROCS(0), n/(spreadFrom/4))
+	if n < spreadFrom || chunks < 2 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range chunks {
+		wg.Go(func() { fn(k*n/chunks, (k+1)*n/chunks) })
+	}
+	wg.Wait()
 }
 
 func (p *Program) unsatisfied(cid uint32, a, b, c *fr.Element) error {

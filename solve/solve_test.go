@@ -3,7 +3,9 @@ package solve
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -15,13 +17,34 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
+	fcs "github.com/consensys/gnark/frontend/cs"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/consensys/gnark/std/rangecheck"
 
 	"github.com/cuzk/cuzk/circuits"
 )
 
+// compiled holds the systems compile made, by name and target: sha2's
+// smallest takes seconds, and several tests read it.
+var compiled sync.Map
+
+type compiledKey struct {
+	name   string
+	target int
+}
+
+type compiledSystem struct {
+	r *cs.R1CS
+	c circuits.Circuit
+	l circuits.Layout
+}
+
 func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit, circuits.Layout) {
 	t.Helper()
+	if v, ok := compiled.Load(compiledKey{name, target}); ok {
+		s := v.(compiledSystem)
+		return s.r, s.c, s.l
+	}
 	c, err := circuits.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +57,7 @@ func compile(t testing.TB, name string, target int) (*cs.R1CS, circuits.Circuit,
 	if err != nil {
 		t.Fatal(err)
 	}
+	compiled.Store(compiledKey{name, target}, compiledSystem{ccs.(*cs.R1CS), c, l})
 	return ccs.(*cs.R1CS), c, l
 }
 
@@ -57,7 +81,7 @@ func witnessOf(t testing.TB, c circuits.Circuit, l circuits.Layout, part int) fr
 
 func gnarkSolve(t testing.TB, r *cs.R1CS, c circuits.Circuit, l circuits.Layout, part int) *cs.R1CSSolution {
 	t.Helper()
-	sol, err := r.Solve(fullWitness(t, c, l, part))
+	sol, err := r.Solve(fullWitness(t, c, l, part), gnarkFixed()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,19 +111,20 @@ func firstDiff(a, b fr.Vector) int {
 	return -1
 }
 
-// Every wire and every constraint evaluation equals gnark's, on the three
+// Every wire and every constraint evaluation equals gnark's, on the
 // circuits (sha's bits come from hints, and its levels are wide enough to be
-// solved in parallel at 2^16).
+// solved in parallel at 2^16; sha2's lookups are divisions, batched, and its
+// hints gnark's std ones; its smallest instance, 157,756 constraints).
 func TestMatchesGnark(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target int
-	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}} {
+	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}, {"porep-sha", 1 << 12}, {"sha2", 1 << 12}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, r, c, l := program(t, tc.name, tc.target)
 			for part := range 2 {
 				want := gnarkSolve(t, r, c, l, part)
-				got, err := p.Solve(witnessOf(t, c, l, part))
+				got, err := p.SolveWith(witnessOf(t, c, l, part), fixedHints())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,6 +153,22 @@ func TestSHAHasParallelLevels(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("no level of %d or more ops in sha at 2^14 (%d segments)", parallelLevel, len(p.segs))
+	}
+}
+
+// Each op is in one segment: solved once, on one core or spread over
+// several (sha2's wide levels follow sequential ones).
+func TestSegmentsSolveEachOpOnce(t *testing.T) {
+	p, _, _, _ := program(t, "sha2", 1<<12)
+	next := 0
+	for _, s := range p.segs {
+		if s.lo != next || s.hi <= s.lo {
+			t.Fatalf("segment [%d, %d) after ops [0, %d)", s.lo, s.hi, next)
+		}
+		next = s.hi
+	}
+	if next != len(p.ops) {
+		t.Fatalf("segments end at op %d of %d", next, len(p.ops))
 	}
 }
 
@@ -389,5 +430,180 @@ func TestUnknownFactorMatchesGnark(t *testing.T) {
 				t.Fatalf("%s: %s differs from gnark's at %d", tc.name, v.what, i)
 			}
 		}
+	}
+}
+
+// gnark's commitments draw two random values outside a prover: the BSB22
+// commitment hint's placeholder and the mask of the committed wires
+// (internal/hints.Randomize). Fixed values in their place make two solves
+// comparable and leave the Pedersen commitment out of the solver's time.
+func commitmentStub(_ *big.Int, _ []*big.Int, out []*big.Int) error {
+	out[0].SetString("0x1d5f0cbb2c6c7ef3a0e2a8a4b7c1d3e5f60718293a4b5c6d7e8f90a1b2c3d4e5", 0)
+	return nil
+}
+
+func maskStub(_ *big.Int, _ []*big.Int, out []*big.Int) error {
+	for i, o := range out {
+		o.SetInt64(int64(1000 + i))
+	}
+	return nil
+}
+
+// randomizeHint is gnark's internal hint of random values, found by name.
+const randomizeHint = "github.com/consensys/gnark/internal/hints.Randomize"
+
+var fixedHints = sync.OnceValue(func() map[csolver.HintID]csolver.Hint {
+	m := map[csolver.HintID]csolver.Hint{csolver.GetHintID(fcs.Bsb22CommitmentComputePlaceholder): commitmentStub}
+	for _, h := range csolver.GetRegisteredHints() {
+		if csolver.GetHintName(h) == randomizeHint {
+			m[csolver.GetHintID(h)] = maskStub
+		}
+	}
+	if len(m) != 2 {
+		panic(randomizeHint + " is not registered")
+	}
+	return m
+})
+
+// gnarkFixed is fixedHints as options of gnark's solver.
+func gnarkFixed() []csolver.Option {
+	var opts []csolver.Option
+	for id, h := range fixedHints() {
+		opts = append(opts, csolver.OverrideHint(id, h))
+	}
+	return opts
+}
+
+// BenchmarkSHA2 compares the solvers on gnark's std sha2 (lookups, range
+// checks and a commitment: bound by the lookups' inversions) at 2^18 and,
+// without -short, 2^20.
+func BenchmarkSHA2(b *testing.B) {
+	sizes := []int{1 << 18, 1 << 20}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, target := range sizes {
+		p, r, c, l := program(b, "sha2", target)
+		w := fullWitness(b, c, l, 0)
+		v := w.Vector().(fr.Vector)
+		name := fmt.Sprintf("2^%d", bits.Len(uint(target))-1)
+		b.Run(name+"/gnark", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := r.Solve(w, gnarkFixed()...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/cuzk", func(b *testing.B) {
+			for b.Loop() {
+				res, err := p.SolveWith(v, fixedHints())
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Release(res)
+			}
+		})
+	}
+}
+
+// sha2's lookups are levels of more divisions than a batch holds, so its
+// comparison with gnark covers full batches, batches finished at a level's
+// end, and levels spread over cores.
+func TestSHA2DivisionsAreBatched(t *testing.T) {
+	p, _, _, _ := program(t, "sha2", 1<<12)
+	most, inLevel := 0, 0
+	for _, o := range p.ops {
+		if o.kind == opR1C && (o.at == inL || o.at == inR) {
+			inLevel++
+		}
+		if o.last {
+			most, inLevel = max(most, inLevel), 0
+		}
+	}
+	if most <= divisionBatch {
+		t.Fatalf("at most %d divisions in a level, a batch holds %d", most, divisionBatch)
+	}
+}
+
+// sha2's lookup counts take the path without big.Int: its comparison with
+// gnark covers that path.
+func TestSHA2CountsAreNative(t *testing.T) {
+	p, _, _, _ := program(t, "sha2", 1<<12)
+	counts, native := 0, 0
+	for _, h := range p.hints {
+		if h.name == countHint {
+			counts++
+			if h.table != nil {
+				native++
+			}
+		}
+	}
+	if counts == 0 || native != counts {
+		t.Fatalf("%d of %d lookup counts native", native, counts)
+	}
+}
+
+// rangeCircuit checks that X has at most 10 bits with gnark's range checks,
+// a log-derivative argument over a table of limbs.
+type rangeCircuit struct{ X, Y frontend.Variable }
+
+func (c *rangeCircuit) Define(api frontend.API) error {
+	rangecheck.New(api).Check(c.X, 10)
+	api.AssertIsEqual(api.Add(c.X, 1), c.Y)
+	return nil
+}
+
+// A prover's decomposition that puts the whole value in its first limb
+// satisfies the recomposition and queries a value that is not in the table
+// of limbs: the count fails, in both solvers, where the honest
+// decomposition solves as gnark does.
+func TestLookupOutOfTable(t *testing.T) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &rangeCircuit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ccs.(*cs.R1CS)
+	p, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := 0
+	for _, h := range p.hints {
+		if h.table != nil {
+			native++
+		}
+	}
+	if native != 1 {
+		t.Fatalf("%d native lookup counts, want 1", native)
+	}
+	oneLimb := func(_ *big.Int, in, out []*big.Int) error {
+		for i := range out {
+			out[i].SetUint64(0)
+		}
+		out[0].Set(in[2])
+		return nil
+	}
+	decompose := csolver.GetHintID(rangecheck.DecomposeHint)
+	w, err := frontend.NewWitness(&rangeCircuit{X: 1000, Y: 1001}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.SolveWith(w.Vector().(fr.Vector), fixedHints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Solve(w, gnarkFixed()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := firstDiff(got.W, want.(*cs.R1CSSolution).W); i >= 0 {
+		t.Fatalf("W differs from gnark's at %d", i)
+	}
+	cheat := maps.Clone(fixedHints())
+	cheat[decompose] = oneLimb
+	_, err = p.SolveWith(w.Vector().(fr.Vector), cheat)
+	_, gerr := r.Solve(w, append(gnarkFixed(), csolver.OverrideHint(decompose, oneLimb))...)
+	if err == nil || gerr == nil || !strings.Contains(err.Error(), "not in table") {
+		t.Fatalf("one limb: cuzk %v, gnark %v; want both to fail, cuzk's naming the table", err, gerr)
 	}
 }
