@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cuzk/cuzk/actors"
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
@@ -64,6 +65,9 @@ type nodeState struct {
 	// (see liveness).
 	heard map[string]time.Time
 	since time.Time // when this node started
+	// left holds the member ids this member saw leave: protoactor blocks
+	// them for good, and this member refuses their hellos (see hello).
+	left map[string]bool
 
 	// Member side.
 	running map[string]*leaseRun // by lease id
@@ -81,7 +85,7 @@ type leaseRun struct {
 func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics) *nodeState {
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
-		heard: map[string]time.Time{}, since: time.Now(),
+		heard: map[string]time.Time{}, since: time.Now(), left: map[string]bool{},
 		running: map[string]*leaseRun{}}
 }
 
@@ -129,7 +133,12 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Member side.
 	case *cuzkv1.ClusterHello:
-		ctx.Respond(&cuzkv1.ClusterMemberInfo{Member: s.self(), Slots: int32(s.n.opt.Slots)})
+		ctx.Respond(s.hello(m))
+	case *cuzkv1.ClusterHelloRefused:
+		if m.MemberId == s.n.system.ID {
+			s.n.exclude(fmt.Errorf("cluster %s: member %s saw this member leave and refuses it (protoactor never takes a member id back): restart it to rejoin as a new member",
+				s.n.opt.Name, m.Member))
+		}
 	case *cuzkv1.ClusterLease:
 		ctx.Respond(s.take(ctx, m))
 	case *cuzkv1.ClusterHeartbeatReply:
@@ -169,6 +178,7 @@ func errOrNil(err error) any {
 // it runs, one gone has its leases ended.
 func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 	for _, m := range t.Left {
+		s.left[m.Id] = true
 		s.memberGone(ctx, m.Address(), m.Id)
 	}
 	for _, m := range t.Members {
@@ -176,15 +186,36 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 		if id, up := s.members[addr]; up && id != m.Id {
 			// Restarted at the same address: the old process's leases
 			// died with it.
+			s.left[id] = true
 			s.memberGone(ctx, addr, id)
 		}
 		if _, up := s.members[addr]; !up {
 			s.members[addr] = m.Id
 			s.asked[addr] = true
 			s.heard[addr] = time.Now()
-			ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
+			ctx.Request(pidOf(addr), s.helloMsg())
 		}
 	}
+}
+
+func (s *nodeState) helloMsg() *cuzkv1.ClusterHello {
+	return &cuzkv1.ClusterHello{From: s.self(), MemberId: s.n.system.ID}
+}
+
+// hello answers a member's hello with what this member runs, or refuses a
+// member id it saw leave. Such a member was frozen or cut off past the
+// provider's detection time: the others no longer list it and protoactor
+// has blocked its id for good, but this version of protoactor enforces the
+// block nowhere on delivery (its endpoint reader answers a blocked member's
+// connect with Blocked set and then reads on; the writer ignores the flag),
+// so the member's hellos still arrive and, answered, it would count the
+// others as heard and never find itself excluded (see liveness). Refused,
+// it exits and rejoins under a new id.
+func (s *nodeState) hello(m *cuzkv1.ClusterHello) proto.Message {
+	if m.MemberId != "" && s.left[m.MemberId] {
+		return &cuzkv1.ClusterHelloRefused{Member: s.self(), MemberId: m.MemberId}
+	}
+	return &cuzkv1.ClusterMemberInfo{Member: s.self(), Slots: int32(s.n.opt.Slots)}
 }
 
 // suspect stops leasing to a member whose lease expired (it is dead, or
@@ -552,17 +583,22 @@ func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
 
 // liveness asks every member for a hello each heartbeat. A member silent
 // for a lease TTL gets no more leases until it answers (its provider may
-// still list it: cut off from this host only). And when every other member
-// has been silent for three TTLs while the provider still lists them, it is
-// this member that is cut off for good: protoactor blocks the id of a
-// member it saw leave, and never lets it back under that id, so the node
-// reports itself excluded; the daemon then exits, to rejoin as a new
-// member when it is started again.
+// still list it: cut off from this host only).
+//
+// A member that the others saw leave (frozen, or cut off past the
+// provider's detection time) is no longer one of them: protoactor blocks
+// its id for good. It finds out in one of three ways, and the node then
+// reports itself excluded; the daemon exits, to rejoin as a new member when
+// it is started again:
+//  1. a member it asks refuses it (see hello): it woke from a freeze, or
+//     its cut healed, with the others still listed;
+//  2. every other member it lists has been silent for three TTLs: still
+//     cut off, its provider not yet caught up.
 func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 	ttl := s.n.opt.LeaseTTL
 	others, silent := 0, 0
 	for addr := range s.members {
-		ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
+		ctx.Request(pidOf(addr), s.helloMsg())
 		if addr == s.self() {
 			continue
 		}

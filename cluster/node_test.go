@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/prover"
@@ -193,4 +196,52 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 		}
 	}
 	return 0
+}
+
+// A member refuses the hellos of a member id it saw leave, and a member
+// refused so finds itself excluded (the others have blocked its id for
+// good), while a new member at the same address is answered and a refusal
+// of another id is ignored. The cluster actor runs alone here, in an actor
+// system without a remote.
+func TestHelloOfAMemberSeenLeavingIsRefused(t *testing.T) {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(quietLogger))
+	n := &Node{system: sys, excluded: make(chan struct{})}
+	m, err := newNodeMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newNodeState(n, nil, nil, m)
+	pid := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return s }))
+	defer sys.Root.Stop(pid)
+	frozen := &pcluster.Member{Id: "frozen", Host: "10.0.0.9", Port: 7000}
+	sys.Root.Send(pid, &pcluster.ClusterTopology{Members: []*pcluster.Member{frozen}, Joined: []*pcluster.Member{frozen}})
+	sys.Root.Send(pid, &pcluster.ClusterTopology{Left: []*pcluster.Member{frozen}})
+	ask := func(msg any) any {
+		t.Helper()
+		r, err := sys.Root.RequestFuture(pid, msg, 5*time.Second).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r, ok := ask(&cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "frozen"}).(*cuzkv1.ClusterHelloRefused); !ok || r.MemberId != "frozen" {
+		t.Fatalf("the hello of a member seen leaving: answered %v", r)
+	}
+	if _, ok := ask(&cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "restarted"}).(*cuzkv1.ClusterMemberInfo); !ok {
+		t.Fatal("the hello of a new member id at the same address is refused")
+	}
+
+	sys.Root.Send(pid, &cuzkv1.ClusterHelloRefused{Member: frozen.Address(), MemberId: "an earlier run"})
+	ask(statusMsg{})
+	select {
+	case <-n.Excluded():
+		t.Fatalf("excluded by the refusal of another member id: %v", n.Err())
+	default:
+	}
+	sys.Root.Send(pid, &cuzkv1.ClusterHelloRefused{Member: frozen.Address(), MemberId: sys.ID})
+	select {
+	case <-n.Excluded():
+	case <-time.After(5 * time.Second):
+		t.Fatal("refused, the member does not find itself excluded")
+	}
 }
