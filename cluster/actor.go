@@ -12,7 +12,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/cuzk/cuzk/actors"
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
@@ -68,6 +67,14 @@ type nodeState struct {
 	// left holds the member ids this member saw leave: protoactor blocks
 	// them for good, and this member refuses their hellos (see hello).
 	left map[string]bool
+	// gone is when a member at each address left, until one is listed
+	// there again; probed is when a member that lists no other last asked
+	// them for a hello (see liveness).
+	gone   map[string]time.Time
+	probed time.Time
+	// refusedBy: the addresses of the members that refused this member's
+	// hello, with how many other members each listed (see refused).
+	refusedBy map[string]int
 
 	// Member side.
 	running map[string]*leaseRun // by lease id
@@ -86,6 +93,7 @@ func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics)
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
 		heard: map[string]time.Time{}, since: time.Now(), left: map[string]bool{},
+		gone: map[string]time.Time{}, refusedBy: map[string]int{},
 		running: map[string]*leaseRun{}}
 }
 
@@ -110,6 +118,7 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Owner side.
 	case *cuzkv1.ClusterMemberInfo:
+		s.answered(m)
 		if _, up := s.members[m.Member]; up {
 			s.heard[m.Member] = time.Now()
 		}
@@ -135,10 +144,7 @@ func (s *nodeState) Receive(ctx actor.Context) {
 	case *cuzkv1.ClusterHello:
 		ctx.Respond(s.hello(m))
 	case *cuzkv1.ClusterHelloRefused:
-		if m.MemberId == s.n.system.ID {
-			s.n.exclude(fmt.Errorf("cluster %s: member %s saw this member leave and refuses it (protoactor never takes a member id back): restart it to rejoin as a new member",
-				s.n.opt.Name, m.Member))
-		}
+		s.refused(m)
 	case *cuzkv1.ClusterLease:
 		ctx.Respond(s.take(ctx, m))
 	case *cuzkv1.ClusterHeartbeatReply:
@@ -190,32 +196,14 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 			s.memberGone(ctx, addr, id)
 		}
 		if _, up := s.members[addr]; !up {
+			delete(s.gone, addr)
+			delete(s.refusedBy, addr)
 			s.members[addr] = m.Id
 			s.asked[addr] = true
 			s.heard[addr] = time.Now()
 			ctx.Request(pidOf(addr), s.helloMsg())
 		}
 	}
-}
-
-func (s *nodeState) helloMsg() *cuzkv1.ClusterHello {
-	return &cuzkv1.ClusterHello{From: s.self(), MemberId: s.n.system.ID}
-}
-
-// hello answers a member's hello with what this member runs, or refuses a
-// member id it saw leave. Such a member was frozen or cut off past the
-// provider's detection time: the others no longer list it and protoactor
-// has blocked its id for good, but this version of protoactor enforces the
-// block nowhere on delivery (its endpoint reader answers a blocked member's
-// connect with Blocked set and then reads on; the writer ignores the flag),
-// so the member's hellos still arrive and, answered, it would count the
-// others as heard and never find itself excluded (see liveness). Refused,
-// it exits and rejoins under a new id.
-func (s *nodeState) hello(m *cuzkv1.ClusterHello) proto.Message {
-	if m.MemberId != "" && s.left[m.MemberId] {
-		return &cuzkv1.ClusterHelloRefused{Member: s.self(), MemberId: m.MemberId}
-	}
-	return &cuzkv1.ClusterMemberInfo{Member: s.self(), Slots: int32(s.n.opt.Slots)}
 }
 
 // suspect stops leasing to a member whose lease expired (it is dead, or
@@ -235,9 +223,12 @@ func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 	delete(s.members, addr)
 	delete(s.asked, addr)
 	delete(s.heard, addr)
+	s.wentAway(addr, time.Now())
 	ended := s.leases.MemberDown(addr)
 	if len(ended) > 0 {
 		slog.Warn("cluster: member left; its leases end", "member", addr, "leases", len(ended))
+	} else {
+		slog.Info("cluster: member left", "member", addr)
 	}
 	for _, a := range ended {
 		s.svc.ClusterRunning(actors.PartitionID{Job: a.Job, Partition: a.Partition}, runner.Running{})
@@ -583,17 +574,10 @@ func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
 
 // liveness asks every member for a hello each heartbeat. A member silent
 // for a lease TTL gets no more leases until it answers (its provider may
-// still list it: cut off from this host only).
-//
-// A member that the others saw leave (frozen, or cut off past the
-// provider's detection time) is no longer one of them: protoactor blocks
-// its id for good. It finds out in one of three ways, and the node then
-// reports itself excluded; the daemon exits, to rejoin as a new member when
-// it is started again:
-//  1. a member it asks refuses it (see hello): it woke from a freeze, or
-//     its cut healed, with the others still listed;
-//  2. every other member it lists has been silent for three TTLs: still
-//     cut off, its provider not yet caught up.
+// still list it: cut off from this host only). A lone member also asks the
+// addresses where members left; and when every other member it lists has
+// been silent for three TTLs, this member is cut off: excluded (see
+// exclusion.go for the ways a member finds out that it is out).
 func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 	ttl := s.n.opt.LeaseTTL
 	others, silent := 0, 0
@@ -612,6 +596,7 @@ func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 			silent++
 		}
 	}
+	s.probeGone(func(addr string) { ctx.Request(pidOf(addr), s.helloMsg()) }, now)
 	if others > 0 && silent == others && now.Sub(s.since) > 3*ttl {
 		s.n.exclude(fmt.Errorf("cluster %s: no other member (of %d listed) has answered for %s: this member was cut off and the cluster no longer takes it; restart it to rejoin",
 			s.n.opt.Name, others, 3*ttl))
