@@ -64,6 +64,17 @@ type nodeState struct {
 	// (see liveness).
 	heard map[string]time.Time
 	since time.Time // when this node started
+	// left holds the member ids this member saw leave: protoactor blocks
+	// them for good, and this member refuses their hellos (see hello).
+	left map[string]bool
+	// gone is when a member at each address left, until one is listed
+	// there again; probed is when a member that lists no other last asked
+	// them for a hello (see liveness).
+	gone   map[string]time.Time
+	probed time.Time
+	// refusedBy: the addresses of the members that refused this member's
+	// hello, with how many other members each listed (see refused).
+	refusedBy map[string]int
 
 	// Member side.
 	running map[string]*leaseRun // by lease id
@@ -81,7 +92,8 @@ type leaseRun struct {
 func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics) *nodeState {
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
-		heard: map[string]time.Time{}, since: time.Now(),
+		heard: map[string]time.Time{}, since: time.Now(), left: map[string]bool{},
+		gone: map[string]time.Time{}, refusedBy: map[string]int{},
 		running: map[string]*leaseRun{}}
 }
 
@@ -106,6 +118,7 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Owner side.
 	case *cuzkv1.ClusterMemberInfo:
+		s.answered(m)
 		if _, up := s.members[m.Member]; up {
 			s.heard[m.Member] = time.Now()
 		}
@@ -129,7 +142,9 @@ func (s *nodeState) Receive(ctx actor.Context) {
 
 	// Member side.
 	case *cuzkv1.ClusterHello:
-		ctx.Respond(&cuzkv1.ClusterMemberInfo{Member: s.self(), Slots: int32(s.n.opt.Slots)})
+		ctx.Respond(s.hello(m))
+	case *cuzkv1.ClusterHelloRefused:
+		s.refused(m)
 	case *cuzkv1.ClusterLease:
 		ctx.Respond(s.take(ctx, m))
 	case *cuzkv1.ClusterHeartbeatReply:
@@ -169,6 +184,7 @@ func errOrNil(err error) any {
 // it runs, one gone has its leases ended.
 func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 	for _, m := range t.Left {
+		s.left[m.Id] = true
 		s.memberGone(ctx, m.Address(), m.Id)
 	}
 	for _, m := range t.Members {
@@ -176,13 +192,16 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 		if id, up := s.members[addr]; up && id != m.Id {
 			// Restarted at the same address: the old process's leases
 			// died with it.
+			s.left[id] = true
 			s.memberGone(ctx, addr, id)
 		}
 		if _, up := s.members[addr]; !up {
+			delete(s.gone, addr)
+			delete(s.refusedBy, addr)
 			s.members[addr] = m.Id
 			s.asked[addr] = true
 			s.heard[addr] = time.Now()
-			ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
+			ctx.Request(pidOf(addr), s.helloMsg())
 		}
 	}
 }
@@ -204,9 +223,12 @@ func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 	delete(s.members, addr)
 	delete(s.asked, addr)
 	delete(s.heard, addr)
+	s.wentAway(addr, time.Now())
 	ended := s.leases.MemberDown(addr)
 	if len(ended) > 0 {
 		slog.Warn("cluster: member left; its leases end", "member", addr, "leases", len(ended))
+	} else {
+		slog.Info("cluster: member left", "member", addr)
 	}
 	for _, a := range ended {
 		s.svc.ClusterRunning(actors.PartitionID{Job: a.Job, Partition: a.Partition}, runner.Running{})
@@ -552,17 +574,15 @@ func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
 
 // liveness asks every member for a hello each heartbeat. A member silent
 // for a lease TTL gets no more leases until it answers (its provider may
-// still list it: cut off from this host only). And when every other member
-// has been silent for three TTLs while the provider still lists them, it is
-// this member that is cut off for good: protoactor blocks the id of a
-// member it saw leave, and never lets it back under that id, so the node
-// reports itself excluded; the daemon then exits, to rejoin as a new
-// member when it is started again.
+// still list it: cut off from this host only). A lone member also asks the
+// addresses where members left; and when every other member it lists has
+// been silent for three TTLs, this member is cut off: excluded (see
+// exclusion.go for the ways a member finds out that it is out).
 func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 	ttl := s.n.opt.LeaseTTL
 	others, silent := 0, 0
 	for addr := range s.members {
-		ctx.Request(pidOf(addr), &cuzkv1.ClusterHello{From: s.self()})
+		ctx.Request(pidOf(addr), s.helloMsg())
 		if addr == s.self() {
 			continue
 		}
@@ -576,6 +596,7 @@ func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 			silent++
 		}
 	}
+	s.probeGone(func(addr string) { ctx.Request(pidOf(addr), s.helloMsg()) }, now)
 	if others > 0 && silent == others && now.Sub(s.since) > 3*ttl {
 		s.n.exclude(fmt.Errorf("cluster %s: no other member (of %d listed) has answered for %s: this member was cut off and the cluster no longer takes it; restart it to rejoin",
 			s.n.opt.Name, others, 3*ttl))

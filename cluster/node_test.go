@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/circuits"
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
 	"github.com/cuzk/cuzk/prover"
@@ -193,4 +196,109 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 		}
 	}
 	return 0
+}
+
+// clusterActor runs a cluster actor alone, in an actor system without a
+// remote, for the tests of its decisions.
+func clusterActor(t *testing.T) (*actor.ActorSystem, *actor.PID, *Node) {
+	t.Helper()
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(quietLogger))
+	n := &Node{system: sys, opt: Options{Name: "test", LeaseTTL: time.Second}, excluded: make(chan struct{})}
+	m, err := newNodeMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newNodeState(n, nil, nil, m)
+	pid := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return s }))
+	t.Cleanup(func() { sys.Root.Stop(pid) })
+	return sys, pid, n
+}
+
+func ask(t *testing.T, sys *actor.ActorSystem, pid *actor.PID, msg any) any {
+	t.Helper()
+	r, err := sys.Root.RequestFuture(pid, msg, 5*time.Second).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func member(id string, port int) *pcluster.Member {
+	return &pcluster.Member{Id: id, Host: "10.0.0.9", Port: int32(port)}
+}
+
+// A member refuses the hellos of a member id it saw leave (protoactor
+// blocked it for good), and answers a new member at the same address.
+func TestHelloOfAMemberSeenLeavingIsRefused(t *testing.T) {
+	sys, pid, _ := clusterActor(t)
+	frozen, b := member("frozen", 7000), member("b", 7001)
+	sys.Root.Send(pid, &pcluster.ClusterTopology{Members: []*pcluster.Member{frozen, b}})
+	sys.Root.Send(pid, &pcluster.ClusterTopology{Members: []*pcluster.Member{b}, Left: []*pcluster.Member{frozen}})
+	r, ok := ask(t, sys, pid, &cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "frozen"}).(*cuzkv1.ClusterHelloRefused)
+	if !ok || r.MemberId != "frozen" || r.Others != 1 {
+		t.Fatalf("the hello of a member seen leaving: answered %v, want refused by a member that lists 1 other", r)
+	}
+	if _, ok := ask(t, sys, pid, &cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "restarted"}).(*cuzkv1.ClusterMemberInfo); !ok {
+		t.Fatal("the hello of a new member id at the same address is refused")
+	}
+}
+
+// Whether a member finds itself excluded, from the refusals and answers it
+// gets (exclusion.go): each case lists what its provider shows, then what
+// it is told.
+func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
+	a, b, c := member("a", 7001), member("b", 7002), member("c", 7003)
+	refusal := func(by *pcluster.Member, others int32) func(self string) any {
+		return func(self string) any {
+			return &cuzkv1.ClusterHelloRefused{Member: by.Address(), MemberId: self, Others: others}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		listed   []*pcluster.Member // the others its provider lists
+		left     []*pcluster.Member // the others it saw leave
+		told     []func(self string) any
+		excluded bool
+	}{
+		{name: "woken from a freeze: both others refuse", listed: []*pcluster.Member{a, b},
+			told: []func(string) any{refusal(a, 1), refusal(b, 1)}, excluded: true},
+		{name: "woken: one of two refuses", listed: []*pcluster.Member{a, b},
+			told: []func(string) any{refusal(a, 1)}, excluded: true},
+		{name: "one of three refuses", listed: []*pcluster.Member{a, b, c},
+			told: []func(string) any{refusal(a, 2)}},
+		{name: "refused by a lone member, itself cut off", listed: []*pcluster.Member{a, b},
+			told: []func(string) any{refusal(b, 0)}},
+		{name: "refusal of an earlier run's id", listed: []*pcluster.Member{a},
+			told: []func(string) any{func(string) any {
+				return &cuzkv1.ClusterHelloRefused{Member: a.Address(), MemberId: "earlier", Others: 1}
+			}}},
+		{name: "alone after a long cut, refused at an address where one left", left: []*pcluster.Member{a},
+			told: []func(string) any{refusal(a, 1)}, excluded: true},
+		{name: "alone, answered under an id it saw leave", left: []*pcluster.Member{a},
+			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}, excluded: true},
+		{name: "alone, answered by a new member where one left", left: []*pcluster.Member{a},
+			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a2", Slots: 1} }}},
+		{name: "answered under an id it saw leave, others listed", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sys, pid, n := clusterActor(t)
+			sys.Root.Send(pid, &pcluster.ClusterTopology{Members: append(append([]*pcluster.Member{}, tc.listed...), tc.left...)})
+			sys.Root.Send(pid, &pcluster.ClusterTopology{Members: tc.listed, Left: tc.left})
+			for _, m := range tc.told {
+				sys.Root.Send(pid, m(sys.ID))
+			}
+			ask(t, sys, pid, statusMsg{})
+			select {
+			case <-n.Excluded():
+				if !tc.excluded {
+					t.Fatalf("excluded: %v", n.Err())
+				}
+			default:
+				if tc.excluded {
+					t.Fatal("not excluded")
+				}
+			}
+		})
+	}
 }

@@ -27,11 +27,14 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ClusterHello asks a member what it can run; it answers ClusterMemberInfo.
+// ClusterHello asks a member what it can run; it answers ClusterMemberInfo,
+// or ClusterHelloRefused to a member id it has seen leave.
 type ClusterHello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// from is the asking member's address (host:port of its actor system).
-	From          string `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	From string `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	// member_id is the asking member's protoactor member id.
+	MemberId      string `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -73,20 +76,98 @@ func (x *ClusterHello) GetFrom() string {
 	return ""
 }
 
+func (x *ClusterHello) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+// ClusterHelloRefused answers a ClusterHello from a member id that the
+// answering member has seen leave: protoactor blocks that id for good. A
+// member refused by half the others or more (counting those that list
+// another member) is no longer part of the cluster and exits, to rejoin
+// under a new id.
+type ClusterHelloRefused struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// member is the refusing member's address.
+	Member string `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	// member_id is the refused id, the asking member's.
+	MemberId string `protobuf:"bytes,2,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	// others is how many members other than itself the refusing member
+	// lists: one that lists none may be the one cut off.
+	Others        int32 `protobuf:"varint,3,opt,name=others,proto3" json:"others,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterHelloRefused) Reset() {
+	*x = ClusterHelloRefused{}
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterHelloRefused) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterHelloRefused) ProtoMessage() {}
+
+func (x *ClusterHelloRefused) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterHelloRefused.ProtoReflect.Descriptor instead.
+func (*ClusterHelloRefused) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ClusterHelloRefused) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
+}
+
+func (x *ClusterHelloRefused) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *ClusterHelloRefused) GetOthers() int32 {
+	if x != nil {
+		return x.Others
+	}
+	return 0
+}
+
 // ClusterMemberInfo is a member's answer to ClusterHello.
 type ClusterMemberInfo struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Member string                 `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
 	// slots: how many leased partitions it runs at once (devices × workers).
-	Slots         int32 `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
-	Devices       int32 `protobuf:"varint,3,opt,name=devices,proto3" json:"devices,omitempty"`
+	Slots   int32 `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	Devices int32 `protobuf:"varint,3,opt,name=devices,proto3" json:"devices,omitempty"`
+	// member_id is the answering member's protoactor member id.
+	MemberId      string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClusterMemberInfo) Reset() {
 	*x = ClusterMemberInfo{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[1]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +179,7 @@ func (x *ClusterMemberInfo) String() string {
 func (*ClusterMemberInfo) ProtoMessage() {}
 
 func (x *ClusterMemberInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[1]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,7 +192,7 @@ func (x *ClusterMemberInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMemberInfo.ProtoReflect.Descriptor instead.
 func (*ClusterMemberInfo) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{1}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ClusterMemberInfo) GetMember() string {
@@ -133,6 +214,13 @@ func (x *ClusterMemberInfo) GetDevices() int32 {
 		return x.Devices
 	}
 	return 0
+}
+
+func (x *ClusterMemberInfo) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
 }
 
 // ClusterLease hands one partition of the owner's job to a member. The
@@ -169,7 +257,7 @@ type ClusterLease struct {
 
 func (x *ClusterLease) Reset() {
 	*x = ClusterLease{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[2]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -181,7 +269,7 @@ func (x *ClusterLease) String() string {
 func (*ClusterLease) ProtoMessage() {}
 
 func (x *ClusterLease) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[2]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -194,7 +282,7 @@ func (x *ClusterLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterLease.ProtoReflect.Descriptor instead.
 func (*ClusterLease) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{2}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ClusterLease) GetLeaseId() string {
@@ -293,7 +381,7 @@ type ClusterLeaseReply struct {
 
 func (x *ClusterLeaseReply) Reset() {
 	*x = ClusterLeaseReply{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[3]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -305,7 +393,7 @@ func (x *ClusterLeaseReply) String() string {
 func (*ClusterLeaseReply) ProtoMessage() {}
 
 func (x *ClusterLeaseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[3]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -318,7 +406,7 @@ func (x *ClusterLeaseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterLeaseReply.ProtoReflect.Descriptor instead.
 func (*ClusterLeaseReply) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{3}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ClusterLeaseReply) GetLeaseId() string {
@@ -354,7 +442,7 @@ type ClusterHeartbeat struct {
 
 func (x *ClusterHeartbeat) Reset() {
 	*x = ClusterHeartbeat{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[4]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +454,7 @@ func (x *ClusterHeartbeat) String() string {
 func (*ClusterHeartbeat) ProtoMessage() {}
 
 func (x *ClusterHeartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[4]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +467,7 @@ func (x *ClusterHeartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterHeartbeat.ProtoReflect.Descriptor instead.
 func (*ClusterHeartbeat) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{4}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ClusterHeartbeat) GetMember() string {
@@ -408,7 +496,7 @@ type ClusterHeartbeatReply struct {
 
 func (x *ClusterHeartbeatReply) Reset() {
 	*x = ClusterHeartbeatReply{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[5]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -420,7 +508,7 @@ func (x *ClusterHeartbeatReply) String() string {
 func (*ClusterHeartbeatReply) ProtoMessage() {}
 
 func (x *ClusterHeartbeatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[5]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +521,7 @@ func (x *ClusterHeartbeatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterHeartbeatReply.ProtoReflect.Descriptor instead.
 func (*ClusterHeartbeatReply) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClusterHeartbeatReply) GetRevoked() []string {
@@ -466,7 +554,7 @@ type ClusterResult struct {
 
 func (x *ClusterResult) Reset() {
 	*x = ClusterResult{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[6]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +566,7 @@ func (x *ClusterResult) String() string {
 func (*ClusterResult) ProtoMessage() {}
 
 func (x *ClusterResult) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[6]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +579,7 @@ func (x *ClusterResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterResult.ProtoReflect.Descriptor instead.
 func (*ClusterResult) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ClusterResult) GetLeaseId() string {
@@ -586,7 +674,7 @@ type ClusterSpan struct {
 
 func (x *ClusterSpan) Reset() {
 	*x = ClusterSpan{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +686,7 @@ func (x *ClusterSpan) String() string {
 func (*ClusterSpan) ProtoMessage() {}
 
 func (x *ClusterSpan) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[7]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +699,7 @@ func (x *ClusterSpan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSpan.ProtoReflect.Descriptor instead.
 func (*ClusterSpan) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ClusterSpan) GetStage() string {
@@ -663,7 +751,7 @@ type ClusterResultAck struct {
 
 func (x *ClusterResultAck) Reset() {
 	*x = ClusterResultAck{}
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +763,7 @@ func (x *ClusterResultAck) String() string {
 func (*ClusterResultAck) ProtoMessage() {}
 
 func (x *ClusterResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_cluster_proto_msgTypes[8]
+	mi := &file_cuzk_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +776,7 @@ func (x *ClusterResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterResultAck.ProtoReflect.Descriptor instead.
 func (*ClusterResultAck) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_cuzk_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ClusterResultAck) GetLeaseId() string {
@@ -716,13 +804,19 @@ var File_cuzk_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x15cuzk/v1/cluster.proto\x12\acuzk.v1\"\"\n" +
+	"\x15cuzk/v1/cluster.proto\x12\acuzk.v1\"?\n" +
 	"\fClusterHello\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\tR\x04from\"[\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\"b\n" +
+	"\x13ClusterHelloRefused\x12\x16\n" +
+	"\x06member\x18\x01 \x01(\tR\x06member\x12\x1b\n" +
+	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x16\n" +
+	"\x06others\x18\x03 \x01(\x05R\x06others\"x\n" +
 	"\x11ClusterMemberInfo\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x18\n" +
-	"\adevices\x18\x03 \x01(\x05R\adevices\"\xcb\x02\n" +
+	"\adevices\x18\x03 \x01(\x05R\adevices\x12\x1b\n" +
+	"\tmember_id\x18\x04 \x01(\tR\bmemberId\"\xcb\x02\n" +
 	"\fClusterLease\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1c\n" +
@@ -785,27 +879,28 @@ func file_cuzk_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_cuzk_v1_cluster_proto_rawDescData
 }
 
-var file_cuzk_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_cuzk_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_cuzk_v1_cluster_proto_goTypes = []any{
 	(*ClusterHello)(nil),          // 0: cuzk.v1.ClusterHello
-	(*ClusterMemberInfo)(nil),     // 1: cuzk.v1.ClusterMemberInfo
-	(*ClusterLease)(nil),          // 2: cuzk.v1.ClusterLease
-	(*ClusterLeaseReply)(nil),     // 3: cuzk.v1.ClusterLeaseReply
-	(*ClusterHeartbeat)(nil),      // 4: cuzk.v1.ClusterHeartbeat
-	(*ClusterHeartbeatReply)(nil), // 5: cuzk.v1.ClusterHeartbeatReply
-	(*ClusterResult)(nil),         // 6: cuzk.v1.ClusterResult
-	(*ClusterSpan)(nil),           // 7: cuzk.v1.ClusterSpan
-	(*ClusterResultAck)(nil),      // 8: cuzk.v1.ClusterResultAck
-	nil,                           // 9: cuzk.v1.ClusterResult.StageUsEntry
+	(*ClusterHelloRefused)(nil),   // 1: cuzk.v1.ClusterHelloRefused
+	(*ClusterMemberInfo)(nil),     // 2: cuzk.v1.ClusterMemberInfo
+	(*ClusterLease)(nil),          // 3: cuzk.v1.ClusterLease
+	(*ClusterLeaseReply)(nil),     // 4: cuzk.v1.ClusterLeaseReply
+	(*ClusterHeartbeat)(nil),      // 5: cuzk.v1.ClusterHeartbeat
+	(*ClusterHeartbeatReply)(nil), // 6: cuzk.v1.ClusterHeartbeatReply
+	(*ClusterResult)(nil),         // 7: cuzk.v1.ClusterResult
+	(*ClusterSpan)(nil),           // 8: cuzk.v1.ClusterSpan
+	(*ClusterResultAck)(nil),      // 9: cuzk.v1.ClusterResultAck
+	nil,                           // 10: cuzk.v1.ClusterResult.StageUsEntry
 }
 var file_cuzk_v1_cluster_proto_depIdxs = []int32{
-	9, // 0: cuzk.v1.ClusterResult.stage_us:type_name -> cuzk.v1.ClusterResult.StageUsEntry
-	7, // 1: cuzk.v1.ClusterResult.spans:type_name -> cuzk.v1.ClusterSpan
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	10, // 0: cuzk.v1.ClusterResult.stage_us:type_name -> cuzk.v1.ClusterResult.StageUsEntry
+	8,  // 1: cuzk.v1.ClusterResult.spans:type_name -> cuzk.v1.ClusterSpan
+	2,  // [2:2] is the sub-list for method output_type
+	2,  // [2:2] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_cluster_proto_init() }
@@ -819,7 +914,7 @@ func file_cuzk_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_cluster_proto_rawDesc), len(file_cuzk_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
