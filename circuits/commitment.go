@@ -39,6 +39,29 @@ func (c *WithCommitment) Define(api frontend.API) error {
 	return nil
 }
 
+// TwoCommitments calls api.Commit twice (X alone, then Y with the public Z):
+// two commitments, whose proofs of knowledge a proof folds into one.
+type TwoCommitments struct {
+	X, Y frontend.Variable
+	Z    frontend.Variable `gnark:",public"`
+}
+
+// Define implements frontend.Circuit.
+func (c *TwoCommitments) Define(api frontend.API) error {
+	cm := api.(frontend.Committer)
+	a, err := cm.Commit(c.X)
+	if err != nil {
+		return err
+	}
+	b, err := cm.Commit(c.Y, c.Z)
+	if err != nil {
+		return err
+	}
+	api.AssertIsDifferent(a, b)
+	api.AssertIsEqual(api.Mul(c.X, c.Y), c.Z)
+	return nil
+}
+
 // RangeCheckBits is the width RangeCheck checks its values to.
 const RangeCheckBits = 20
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/internal/testenv"
 )
 
@@ -206,25 +205,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 	id := h.submit(ctx, 0, "cut", seed, n)
 	// Cut member 2 once it has proved a partition and the job is not done:
 	// it holds leases then (there are partitions waiting for its slots).
-	for {
-		js, err := h.job(ctx, 0, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if js.State == cuzkv1.JobState_JOB_STATE_DONE {
-			t.Fatal("the job ended before member 2 could be cut off in its middle")
-		}
-		by2 := 0
-		for _, p := range js.Partitions {
-			if p.State == "proved" && p.Member == h.addr(2) {
-				by2++
-			}
-		}
-		if by2 > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	h.waitProvedBy(ctx, id, 2, "cut off")
 	tn.cut(2)
 	cutAt := time.Now()
 	// The owner ends member 2's leases when their heartbeats stop for a

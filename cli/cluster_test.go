@@ -247,6 +247,28 @@ func (h *clusterHarness) job(ctx context.Context, i int, id string) (*cuzkv1.Job
 	return resp.Msg, nil
 }
 
+// waitProvedBy waits until member m has proved a partition of job id while
+// the job is still running, so that m holds leases when the caller strikes
+// (what names the strike in the failure).
+func (h *clusterHarness) waitProvedBy(ctx context.Context, id string, m int, what string) {
+	h.t.Helper()
+	for {
+		js, err := h.job(ctx, 0, id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if js.State == cuzkv1.JobState_JOB_STATE_DONE {
+			h.t.Fatalf("the job ended before member %d could be %s in its middle", m, what)
+		}
+		for _, p := range js.Partitions {
+			if p.State == "proved" && p.Member == h.addr(m) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // check asserts that the job is done with one proof per partition, each
 // verifying against the public inputs its partition's witness gives, and
 // returns how many partitions each member proved.
@@ -316,25 +338,7 @@ func TestClusterSpreadsAndSurvivesAMemberKilled(t *testing.T) {
 	}
 	// Kill member 2 once it has proved a partition and the job is not
 	// done: it was given work, and loses what it runs.
-	for {
-		js, err := h.job(ctx, 0, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if js.State == cuzkv1.JobState_JOB_STATE_DONE {
-			t.Fatal("the job ended before member 2 could be killed in its middle")
-		}
-		by2 := 0
-		for _, p := range js.Partitions {
-			if p.State == "proved" && p.Member == h.addr(2) {
-				by2++
-			}
-		}
-		if by2 > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	h.waitProvedBy(ctx, id, 2, "killed")
 	h.kill(2)
 	got := h.await(ctx, 0, id)
 	per := h.check(got, seed, 30)

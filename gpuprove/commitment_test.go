@@ -26,28 +26,6 @@ import (
 	"github.com/cuzk/cuzk/prover"
 )
 
-// twoCommitments calls api.Commit twice: two commitments, two bases on the
-// device, and a proof of knowledge folded over both.
-type twoCommitments struct {
-	X, Y frontend.Variable
-	Z    frontend.Variable `gnark:",public"`
-}
-
-func (c *twoCommitments) Define(api frontend.API) error {
-	cm := api.(frontend.Committer)
-	a, err := cm.Commit(c.X)
-	if err != nil {
-		return err
-	}
-	b, err := cm.Commit(c.Y, c.Z)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(a, b)
-	api.AssertIsEqual(api.Mul(c.X, c.Y), c.Z)
-	return nil
-}
-
 // fixedMask replaces the hint with which gnark masks each commitment (a
 // random committed value) by a constant, so that the GPU's proof and the
 // CPU's commit to the same values (as prover's tests do).
@@ -82,7 +60,7 @@ func TestCommitmentProofsOnGPU(t *testing.T) {
 	}{
 		{"rangecheck", &circuits.RangeCheck{}, []frontend.Circuit{circuits.NewRangeCheck(1000003), circuits.NewRangeCheck(99991)}},
 		{"commit", &circuits.WithCommitment{}, []frontend.Circuit{&circuits.WithCommitment{X: 3, Y: 9}}},
-		{"two-commitments", &twoCommitments{}, []frontend.Circuit{&twoCommitments{X: 5, Y: 7, Z: 35}, &twoCommitments{X: 6, Y: 7, Z: 42}}},
+		{"two-commitments", &circuits.TwoCommitments{}, []frontend.Circuit{&circuits.TwoCommitments{X: 5, Y: 7, Z: 35}, &circuits.TwoCommitments{X: 6, Y: 7, Z: 42}}},
 	} {
 		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, tc.circuit)
 		if err != nil {

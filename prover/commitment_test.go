@@ -26,28 +26,6 @@ import (
 	"github.com/cuzk/cuzk/keygen"
 )
 
-// twoCommitments calls api.Commit twice: two commitments, whose proofs of
-// knowledge the prover folds into one.
-type twoCommitments struct {
-	X, Y frontend.Variable
-	Z    frontend.Variable `gnark:",public"`
-}
-
-func (c *twoCommitments) Define(api frontend.API) error {
-	cm := api.(frontend.Committer)
-	a, err := cm.Commit(c.X)
-	if err != nil {
-		return err
-	}
-	b, err := cm.Commit(c.Y, c.Z)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(a, b)
-	api.AssertIsEqual(api.Mul(c.X, c.Y), c.Z)
-	return nil
-}
-
 // gadgetCases are circuits whose gnark std gadgets commit, with two
 // witnesses each.
 var gadgetCases = []struct {
@@ -58,7 +36,7 @@ var gadgetCases = []struct {
 	{"commit", &circuits.WithCommitment{}, func(i int) frontend.Circuit {
 		return &circuits.WithCommitment{X: 3 + i, Y: (3 + i) * (3 + i)}
 	}},
-	{"two-commitments", &twoCommitments{}, func(i int) frontend.Circuit { return &twoCommitments{X: 5 + i, Y: 7, Z: (5 + i) * 7} }},
+	{"two-commitments", &circuits.TwoCommitments{}, func(i int) frontend.Circuit { return &circuits.TwoCommitments{X: 5 + i, Y: 7, Z: (5 + i) * 7} }},
 	{"rangecheck", &circuits.RangeCheck{}, func(i int) frontend.Circuit { return circuits.NewRangeCheck(uint64(1000003 + i)) }},
 	{"logderivlookup", &circuits.TableLookup{}, func(i int) frontend.Circuit { return circuits.NewTableLookup(uint64(11 + i)) }},
 	{"emulated", &circuits.EmulatedMul{}, func(i int) frontend.Circuit {
