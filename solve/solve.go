@@ -30,6 +30,8 @@ import (
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	csolver "github.com/consensys/gnark/constraint/solver"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // ErrUnsupported is returned by Compile for systems this solver does not
@@ -746,19 +748,6 @@ func (p *Program) divide(res *Result, d *divisions) {
 	d.n = 0
 }
 
-// solveFactor solves f·g = c for the unknown term v of the factor f (which
-// holds the factor without it) and adds it to f. With g zero any v works if
-// c is zero (gnark leaves such a wire at 0); otherwise it reports false.
-func solveFactor(v, f, g, c *fr.Element) bool {
-	if g.IsZero() {
-		return c.IsZero()
-	}
-	v.Inverse(g)
-	v.Mul(v, c).Sub(v, f)
-	f.Add(f, v)
-	return true
-}
-
 // eval sets r to consts[k] plus the sum of the terms.
 func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 	*r = p.consts[k]
@@ -882,16 +871,11 @@ const spreadFrom = 1 << 14
 // spread calls fn on the chunks of [0, n), on the cores when n is at least
 // spreadFrom, else at once on [0, n).
 func spread(n int, fn func(lo, hi int)) {
-	chunks := min(runtime.GOMAXPROCS(0), n/(spreadFrom/4))
-	if n < spreadFrom || chunks < 2 {
+	if n < spreadFrom {
 		fn(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for k := range chunks {
-		wg.Go(func() { fn(k*n/chunks, (k+1)*n/chunks) })
-	}
-	wg.Wait()
+	par.Range(n, spreadFrom/4, 1, fn)
 }
 
 func (p *Program) unsatisfied(cid uint32, a, b, c *fr.Element) error {
