@@ -185,10 +185,7 @@ func (b *Backend) Plan(i int, k *prover.Keys) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("gpu backend: no device %d", i)
 	}
-	dk.mu.Lock()
-	r, placed := dk.keys[k.Hash]
-	dk.mu.Unlock()
-	if placed {
+	if r, placed := dk.placed(k); placed {
 		return r.plan, nil
 	}
 	return dk.plan(k)
@@ -301,11 +298,7 @@ func compactLayout(k *prover.Keys) layout {
 // device (Reserved), since only the compute lock's holder runs MSMs.
 func (b *Backend) Footprint(k *prover.Keys) int64 {
 	for _, i := range b.order {
-		dk := b.devs[i]
-		dk.mu.Lock()
-		r, placed := dk.keys[k.Hash]
-		dk.mu.Unlock()
-		if placed && r.plan.Partition > 0 {
+		if r, placed := b.devs[i].placed(k); placed && r.plan.Partition > 0 {
 			return r.plan.Partition
 		}
 	}

@@ -221,10 +221,7 @@ func (b *Backend) commitDeviceFor(k *prover.Keys) *deviceKeys {
 	b.mu.Unlock()
 	for j := range b.order {
 		dk := b.devs[b.order[(start+j)%len(b.order)]]
-		dk.mu.Lock()
-		_, placed := dk.keys[k.Hash]
-		dk.mu.Unlock()
-		if placed {
+		if _, placed := dk.placed(k); placed {
 			return dk
 		}
 	}

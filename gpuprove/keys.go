@@ -113,6 +113,14 @@ func (dk *deviceKeys) release(r *resident) {
 	r.lastUsed = time.Now()
 }
 
+// placed is k's key set on the device, if it is placed there.
+func (dk *deviceKeys) placed(k *prover.Keys) (*resident, bool) {
+	dk.mu.Lock()
+	defer dk.mu.Unlock()
+	r, ok := dk.keys[k.Hash]
+	return r, ok
+}
+
 func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	if k.Hash == "" {
 		return nil, fmt.Errorf("keys of %s have no content hash: cannot cache them on the device", k.Circuit)
