@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
@@ -22,26 +20,10 @@ import (
 
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/gpuprove"
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
 )
-
-// fixedMask replaces the hint with which gnark masks each commitment (a
-// random committed value) by a constant, so that the GPU's proof and the
-// CPU's commit to the same values (as prover's tests do).
-func fixedMask(t testing.TB, r *cs.R1CS) []csolver.Option {
-	t.Helper()
-	for id, name := range r.MHintsDependencies {
-		if name == "github.com/consensys/gnark/internal/hints.Randomize" {
-			return []csolver.Option{csolver.OverrideHint(id, func(_ *big.Int, _, out []*big.Int) error {
-				out[0].SetUint64(0xc0ffee)
-				return nil
-			})}
-		}
-	}
-	t.Fatal("no masking hint in the circuit")
-	return nil
-}
 
 // TestCommitmentProofsOnGPU proves circuits with gnark's commitments
 // (std/rangecheck, api.Commit once and twice) on the GPU, with b_g2 on the
@@ -76,7 +58,7 @@ func TestCommitmentProofsOnGPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mask := fixedMask(t, r)
+		mask := testenv.FixedMask(t, r)
 		keySets := []*prover.Keys{
 			{Circuit: tc.name, CS: r, PK: kpk, VK: kvk, Hash: tc.name + "-keygen", SolverOptions: mask},
 			{Circuit: tc.name, CS: r, PK: gpk.(*groth16bls.ProvingKey), VK: gvk.(*groth16bls.VerifyingKey), Hash: tc.name + "-gnark", SolverOptions: mask},

@@ -16,13 +16,13 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	csolver "github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/keygen"
 )
 
@@ -42,23 +42,6 @@ var gadgetCases = []struct {
 	{"emulated", &circuits.EmulatedMul{}, func(i int) frontend.Circuit {
 		return circuits.NewEmulatedMul(big.NewInt(int64(123456789+i)), new(big.Int).Lsh(big.NewInt(987654321), 100))
 	}},
-}
-
-// fixedMask replaces the hint with which gnark masks each commitment
-// (a random value committed beside the wires) by a constant, so that two
-// provers given the same witness commit to the same values.
-func fixedMask(t testing.TB, r *cs.R1CS) []csolver.Option {
-	t.Helper()
-	for id, name := range r.MHintsDependencies {
-		if name == "github.com/consensys/gnark/internal/hints.Randomize" {
-			return []csolver.Option{csolver.OverrideHint(id, func(_ *big.Int, _, out []*big.Int) error {
-				out[0].SetUint64(0xc0ffee)
-				return nil
-			})}
-		}
-	}
-	t.Fatal("no masking hint in the circuit")
-	return nil
 }
 
 func compileGadget(t testing.TB, c frontend.Circuit) *cs.R1CS {
@@ -98,7 +81,7 @@ func TestCommitmentProofsVerify(t *testing.T) {
 				vk   *groth16bls.VerifyingKey
 			}{{"keygen", kpk, kvk}, {"gnark-setup", gpk.(*groth16bls.ProvingKey), gvk.(*groth16bls.VerifyingKey)}} {
 				for i, solver := range []Solver{SolverAuto, SolverGnark} {
-					mask := fixedMask(t, r)
+					mask := testenv.FixedMask(t, r)
 					k := &Keys{Circuit: tc.name, CS: r, PK: keys.pk, VK: keys.vk, Solver: solver, SolverOptions: mask}
 					full, err := frontend.NewWitness(tc.assign(i), ecc.BLS12_381.ScalarField())
 					if err != nil {
@@ -156,7 +139,7 @@ func TestCommitmentWiresMatchGnark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mask := fixedMask(t, r)
+	mask := testenv.FixedMask(t, r)
 	cuzk := &Keys{CS: r, PK: pk, VK: vk, SolverOptions: mask}
 	gnark := &Keys{CS: r, PK: pk, VK: vk, Solver: SolverGnark, SolverOptions: mask}
 	if cuzk.SolverName() != "cuzk" {
@@ -241,7 +224,7 @@ func TestCommitmentMSMsUseTheBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, solver := range []Solver{SolverAuto, SolverGnark} {
-				k := &Keys{Circuit: tc.name, CS: r, PK: pk, VK: vk, Solver: solver, SolverOptions: fixedMask(t, r)}
+				k := &Keys{Circuit: tc.name, CS: r, PK: pk, VK: vk, Solver: solver, SolverOptions: testenv.FixedMask(t, r)}
 				full, err := frontend.NewWitness(tc.assign(0), ecc.BLS12_381.ScalarField())
 				if err != nil {
 					t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/consensys/gnark/std/math/uints"
 	"github.com/consensys/gnark/std/selector"
 
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/keygen"
 )
 
@@ -129,7 +130,7 @@ func TestStdGadgets(t *testing.T) {
 			var opts []csolver.Option
 			info := r.CommitmentInfo.(constraint.Groth16Commitments)
 			if len(info) > 0 {
-				opts = fixedMask(t, r)
+				opts = testenv.FixedMask(t, r)
 			}
 			cuzk := &Keys{CS: r, PK: pk, VK: vk, SolverOptions: opts}
 			gnark := &Keys{CS: r, PK: pk, VK: vk, SolverOptions: opts, Solver: SolverGnark}
