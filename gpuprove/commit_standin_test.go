@@ -17,10 +17,11 @@ import (
 	"github.com/cuzk/cuzk/prover"
 )
 
-// standInCUDA is device 0 of the stand-in kernel library
+// StandInCUDA is device 0 of the stand-in kernel library
 // (cuda/testdata/fakegpu.c): host memory behind the C ABI with an exact
-// ledger, streams, no kernels and no sizing calls.
-func standInCUDA(t *testing.T, capacity string) *cuda.Device {
+// ledger, streams, no kernels and no sizing calls. Exported for the
+// package's external tests.
+func StandInCUDA(t *testing.T, capacity string) *cuda.Device {
 	t.Helper()
 	lib, err := cuda.BuildStandIn(t.TempDir())
 	if err != nil {
@@ -74,7 +75,7 @@ func freeOn(t *testing.T, cd *cuda.Device) int64 {
 // returned to the caller, twice (the buffer's mutex is given back), and a
 // key set without commitments takes no memory and no stream.
 func TestCommitmentBasesAreInTheLedger(t *testing.T) {
-	cd := standInCUDA(t, "268435456")
+	cd := StandInCUDA(t, "268435456")
 	k := rangeCheckKeys(t)
 	start := freeOn(t, cd)
 	dk, err := newDeviceKeys(cd, false, false, true, planOptions{beside: 2}, &pinnedBudget{max: 1 << 30})
@@ -175,7 +176,7 @@ func TestCommitmentBasesAreInTheLedger(t *testing.T) {
 // key set fails, and that failure is what synthesis returns (no panic, no
 // sum on the host), with no device MSM counted.
 func TestCommitmentMSMFailureIsAnError(t *testing.T) {
-	cd := standInCUDA(t, "268435456")
+	cd := StandInCUDA(t, "268435456")
 	b, err := NewBackend([]*cuda.Device{cd}, BackendOptions{PinnedLimit: -1})
 	if err != nil {
 		t.Fatal(err)

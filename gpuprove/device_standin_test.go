@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/prover"
@@ -16,20 +15,8 @@ import (
 // bookkeeping runs in every test run, GPU or not.
 func standInDevice(t *testing.T, capacity string) *gpuprove.Device {
 	t.Helper()
-	lib, err := cuda.BuildStandIn(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("CUZK_FAKE_GPU_BYTES", capacity)
 	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.2") // a 64 MiB memset takes 13 ms: work is still queued when the host moves on
-	l, err := cuda.Load(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, err := l.Device(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cd := gpuprove.StandInCUDA(t, capacity)
 	d, err := gpuprove.NewDevice(cd, gpuprove.DeviceOptions{})
 	if err != nil {
 		t.Fatal(err)
