@@ -12,7 +12,9 @@ import (
 	csolver "github.com/consensys/gnark/constraint/solver"
 	fcs "github.com/consensys/gnark/frontend/cs"
 
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/keygen"
+	"github.com/cuzk/cuzk/solve"
 )
 
 // Commitments are one partition's gnark commitments (api.Commit, BSB22 as
@@ -101,23 +103,42 @@ func (c *committer) err() error {
 }
 
 // hint runs for each commitment, possibly at once for several: each writes
-// only its own index.
+// only its own index. It is gnark's solver's form of native.
 func (c *committer) hint(_ *big.Int, in, out []*big.Int) error {
-	info := c.k.plan.info
-	if len(in) == 0 || len(out) != 1 || !in[0].IsInt64() || in[0].Int64() < 0 || in[0].Int64() >= int64(len(info)) {
+	if len(in) == 0 || len(out) != 1 {
 		return fmt.Errorf("commitment hint: %d inputs, %d outputs: not a commitment of this circuit", len(in), len(out))
 	}
-	i := int(in[0].Int64())
+	v := make([]fr.Element, len(in))
+	for j, x := range in {
+		v[j].SetBigInt(x)
+	}
+	var res [1]fr.Element
+	if err := c.native(v, res[:]); err != nil {
+		return err
+	}
+	res[0].BigInt(out[0])
+	return nil
+}
+
+// native is the commitment hint over field elements, as cuzk's solver runs
+// it: in is the commitment's index, its public and then its private
+// committed values (which it keeps), out the commitment's hash.
+func (c *committer) native(in, out []fr.Element) error {
+	info := c.k.plan.info
+	if len(in) == 0 || len(out) != 1 || !in[0].IsUint64() || in[0].Uint64() >= uint64(len(info)) {
+		return fmt.Errorf("commitment hint: %d inputs, %d outputs: not a commitment of this circuit", len(in), len(out))
+	}
+	i := int(in[0].Uint64())
 	in = in[1:]
 	ci := info[i]
 	if len(in) != len(ci.PublicAndCommitmentCommitted)+len(ci.PrivateCommitted) {
 		return fmt.Errorf("commitment %d: %d inputs for %d committed wires", i, len(in), len(ci.PublicAndCommitmentCommitted)+len(ci.PrivateCommitted))
 	}
-	public := in[:len(ci.PublicAndCommitmentCommitted)]
-	private := make([]fr.Element, len(ci.PrivateCommitted))
-	for j, v := range in[len(public):] {
-		private[j].SetBigInt(v)
+	public := make([]*big.Int, len(ci.PublicAndCommitmentCommitted))
+	for j := range public {
+		public[j] = in[j].BigInt(new(big.Int))
 	}
+	private := in[len(public):]
 	var cm curve.G1Affine
 	var err error
 	if c.msm != nil {
@@ -132,10 +153,8 @@ func (c *committer) hint(_ *big.Int, in, out []*big.Int) error {
 	h := hash_to_field.New([]byte(constraint.CommitmentDst))
 	h.Write(constraint.SerializeCommitment(cm.Marshal(), public, (fr.Bits-1)/8+1))
 	sum := h.Sum(nil)
-	var res fr.Element
-	res.SetBytes(sum[:min(fr.Bytes, h.Size())])
-	res.BigInt(out[0])
-	c.out.Points[i], c.out.Private[i], c.out.Hashes[i] = cm, private, res
+	out[0].SetBytes(sum[:min(fr.Bytes, h.Size())])
+	c.out.Points[i], c.out.Private[i], c.out.Hashes[i] = cm, private, out[0]
 	return nil
 }
 
@@ -160,20 +179,36 @@ func proveKnowledge(k *Keys, cm *Commitments, msm CommitmentMSMer) (curve.G1Affi
 	}
 	var bases []curve.G1Affine
 	var scalars []fr.Element
-	coeff := fr.One()
+	n := 0
 	for i := range keys {
 		if len(cm.Private[i]) != len(keys[i].BasisExpSigma) {
 			return pok, fmt.Errorf("commitment %d: %d values for %d basis points", i, len(cm.Private[i]), len(keys[i].BasisExpSigma))
 		}
-		if msm == nil {
+		n += len(cm.Private[i])
+	}
+	if len(keys) == 1 {
+		// The first coefficient is one: the values are the scalars.
+		scalars = cm.Private[0]
+	} else {
+		scalars = make([]fr.Element, 0, n)
+		coeff := fr.One()
+		for i := range keys {
+			at := len(scalars)
+			scalars = scalars[:at+len(cm.Private[i])]
+			c := coeff
+			par.Range(len(cm.Private[i]), 4096, 1, func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					scalars[at+j].Mul(&cm.Private[i][j], &c)
+				}
+			})
+			coeff.Mul(&coeff, &challenge[0])
+		}
+	}
+	if msm == nil {
+		bases = make([]curve.G1Affine, 0, n)
+		for i := range keys {
 			bases = append(bases, keys[i].BasisExpSigma...)
 		}
-		for _, v := range cm.Private[i] {
-			var s fr.Element
-			s.Mul(&v, &coeff)
-			scalars = append(scalars, s)
-		}
-		coeff.Mul(&coeff, &challenge[0])
 	}
 	if msm != nil {
 		pok, err = msm.KnowledgeMSM(k, scalars)
@@ -189,18 +224,21 @@ func proveKnowledge(k *Keys, cm *Commitments, msm CommitmentMSMer) (curve.G1Affi
 // hintOverrides is the hints of opts, by id, with the committer's in place
 // of gnark's placeholder when there is one: what cuzk's solver takes per
 // solve.
-func hintOverrides(opts []csolver.Option, c *committer) (map[csolver.HintID]csolver.Hint, error) {
+func hintOverrides(opts []csolver.Option, c *committer) (solve.Hints, error) {
+	var h solve.Hints
 	if len(opts) == 0 && c == nil {
-		return nil, nil
+		return h, nil
 	}
 	cfg := csolver.Config{HintFunctions: map[csolver.HintID]csolver.Hint{}}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("solver option: %w", err)
+			return h, fmt.Errorf("solver option: %w", err)
 		}
 	}
+	h.Gnark = cfg.HintFunctions
 	if c != nil {
-		cfg.HintFunctions[bsb22] = c.hint
+		delete(h.Gnark, bsb22)
+		h.Native = map[csolver.HintID]solve.NativeHint{bsb22: c.native}
 	}
-	return cfg.HintFunctions, nil
+	return h, nil
 }

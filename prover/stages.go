@@ -141,7 +141,7 @@ func synthesize(k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolv
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.SolveWith(v, hints)
+		res, err := p.SolveHints(v, hints)
 		if cm != nil && err != nil && cm.err() != nil {
 			return nil, cm.err()
 		}

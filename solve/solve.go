@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"reflect"
 	"runtime"
 	"sync"
 
@@ -89,7 +90,7 @@ type hint struct {
 	fn      csolver.Hint // nil: not registered at Compile
 	id      csolver.HintID
 	name    string
-	bits    bool         // gnark's bit decomposition, done without big.Int (see runHint)
+	std     stdHint      // gnark's std hint done without big.Int (see runStd)
 	table   *lookupTable // gnark's lookup count, done without big.Int (see countLookups)
 	inputs  [][]term
 	out0, n uint32
@@ -223,8 +224,12 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 				// An unknown hint may still come with SolveWith.
 				fn := cfg.HintFunctions[h.HintID]
 				hh := hint{fn: fn, id: h.HintID, name: hintName(r, h.HintID), out0: h.OutputRange.Start, n: h.OutputRange.End - h.OutputRange.Start}
-				hh.bits = fn != nil && csolver.GetHintName(fn) == nBitsHint && len(h.Inputs) == 1
-				if fn != nil && csolver.GetHintName(fn) == countHint {
+				fnName := ""
+				if fn != nil {
+					fnName = hintFuncName(fn)
+				}
+				hh.std = stdHintOf(fnName, len(h.Inputs), int(hh.n))
+				if fnName == countHint {
 					hh.table = p.lookupTable(h.Inputs, h.OutputRange.End-h.OutputRange.Start)
 				}
 				for _, in := range h.Inputs {
@@ -452,6 +457,27 @@ func (p *Program) Solve(witness fr.Vector) (*Result, error) {
 // by id: gnark's solver.OverrideHint, per solve. The functions may be called
 // from several goroutines at once when their hints share a level.
 func (p *Program) SolveWith(witness fr.Vector, hints map[csolver.HintID]csolver.Hint) (*Result, error) {
+	return p.SolveHints(witness, Hints{Gnark: hints})
+}
+
+// NativeHint is a hint over field elements: in holds its inputs' values,
+// and it sets every element of out. It saves the conversions to and from
+// big.Int of gnark's hints, which cost more than the hint itself when a
+// hint has many inputs (a commitment's hundreds of thousands) or is called
+// hundreds of thousands of times (gnark's std byte operations). It may be
+// called from several goroutines at once when its hints share a level.
+type NativeHint func(in, out []fr.Element) error
+
+// Hints are what a solve is given beside the hints Compile knew, by id:
+// gnark's hints (as solver.OverrideHint gives them) and native ones, which
+// take the place of gnark's for the same id.
+type Hints struct {
+	Gnark  map[csolver.HintID]csolver.Hint
+	Native map[csolver.HintID]NativeHint
+}
+
+// SolveHints is Solve with hints that replace or add to those Compile knew.
+func (p *Program) SolveHints(witness fr.Vector, hints Hints) (*Result, error) {
 	res := p.get()
 	if err := p.solveInto(witness, res, hints); err != nil {
 		p.Release(res)
@@ -515,10 +541,10 @@ func (p *Program) Reusable() int {
 // Solve gives them (W: Wires, A, B and C: Constraints). Every element is
 // written, so their contents on entry do not matter.
 func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
-	return p.solveInto(witness, res, nil)
+	return p.solveInto(witness, res, Hints{})
 }
 
-func (p *Program) solveInto(witness fr.Vector, res *Result, hints map[csolver.HintID]csolver.Hint) error {
+func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 	if want := p.nbPublic - 1 + p.nbSecret; len(witness) != want {
 		return fmt.Errorf("witness has %d values, the system takes %d", len(witness), want)
 	}
@@ -542,7 +568,7 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints map[csolver.Hi
 	return nil
 }
 
-func (p *Program) runParallel(res *Result, lo, hi int, hints map[csolver.HintID]csolver.Hint) error {
+func (p *Program) runParallel(res *Result, lo, hi int, hints Hints) error {
 	n := hi - lo
 	chunks := max(1, min(runtime.GOMAXPROCS(0), n/(parallelLevel/4)))
 	errs := make([]error, chunks)
@@ -585,7 +611,7 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 // batch, inverted at once when it is full and at the end of the level (see
 // divisions). No op reads a wire of its own level, so the level's other ops
 // do not miss the wires that wait.
-func (p *Program) run(res *Result, lo, hi int, hints map[csolver.HintID]csolver.Hint) error {
+func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 	w, terms := res.W, p.terms
 	var io *hintIO     // made at the first hint
 	var div *divisions // taken at the first division
@@ -775,26 +801,16 @@ func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
 	}
 }
 
-func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.HintID]csolver.Hint) error {
+func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints Hints) error {
+	if f, ok := hints.Native[h.id]; ok {
+		return p.runNativeHint(h, f, w)
+	}
 	fn := h.fn
-	if f, ok := hints[h.id]; ok {
+	if f, ok := hints.Gnark[h.id]; ok {
 		fn = f
 	} else if h.table != nil {
 		return p.countLookups(h, w)
-	} else if h.bits {
-		// Output i is bit i of the input's canonical value, as nBits
-		// computes with big.Int, 0 beyond its 255 bits.
-		var v fr.Element
-		p.eval(0, h.inputs[0], w, &v)
-		limbs := v.Bits()
-		out := w[h.out0 : h.out0+h.n]
-		for i := range out {
-			if i < 256 && limbs[i/64]>>(i%64)&1 == 1 {
-				out[i].SetOne()
-			} else {
-				out[i].SetZero()
-			}
-		}
+	} else if h.std != stdNone && p.runStd(h, w) {
 		return nil
 	}
 	if fn == nil {
@@ -818,6 +834,39 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints map[csolver.Hi
 		w[h.out0+uint32(i)].SetBigInt(o) // reduces, as gnark's solver does
 	}
 	return nil
+}
+
+// runNativeHint runs f for h: the inputs are evaluated into a slice that f
+// may keep (on several cores for a large hint), the outputs are h's wires,
+// zeroed first.
+func (p *Program) runNativeHint(h *hint, f NativeHint, w fr.Vector) error {
+	in := make([]fr.Element, len(h.inputs))
+	spread(len(h.inputs), func(lo, hi int) {
+		for i, ts := range h.inputs[lo:hi] {
+			p.eval(0, ts, w, &in[lo+i])
+		}
+	})
+	out := w[h.out0 : h.out0+h.n]
+	clear(out)
+	if err := f(in, out); err != nil {
+		return fmt.Errorf("hint %s: %w", h.name, err)
+	}
+	return nil
+}
+
+// hintNames caches gnark's name of a hint function by its address: gnark
+// finds it with a regular expression over the symbol, which costs more than
+// laying out the hint.
+var hintNames sync.Map // uintptr → string
+
+func hintFuncName(fn csolver.Hint) string {
+	pc := reflect.ValueOf(fn).Pointer()
+	if n, ok := hintNames.Load(pc); ok {
+		return n.(string)
+	}
+	n := csolver.GetHintName(fn)
+	hintNames.Store(pc, n)
+	return n
 }
 
 // countLookups sets a countHint's outputs, how often each table entry is

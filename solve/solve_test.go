@@ -178,7 +178,7 @@ func TestSHABitsAreNative(t *testing.T) {
 	p, _, _, _ := program(t, "sha", 1<<12)
 	native := 0
 	for _, h := range p.hints {
-		if h.bits {
+		if h.std == stdBits {
 			native++
 		}
 	}
