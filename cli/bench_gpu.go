@@ -32,6 +32,7 @@ import (
 func benchGPUFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.IntFlag{Name: "partitions", Value: 10, Usage: "gpu: partitions per job", Action: partitionsFlag("partitions")},
+		&cli.IntFlag{Name: "jobs", Value: 1, Usage: "gpu: jobs submitted at once per design and worker count; s/job is their wall time over the count, GPU busy is over them all (a stream of jobs, where synthesis runs ahead of the GPU)", Action: intBetween("jobs", 1, 1000)},
 		&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "gpu: lock designs to run, comma separated"},
 		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
 		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
@@ -69,6 +70,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	if nparts < 1 {
 		return fmt.Errorf("--partitions must be at least 1")
 	}
+	njobs := c.Int("jobs")
 	designs := strings.Split(c.String("designs"), ",")
 	for _, d := range designs {
 		if err := (actors.Config{Design: d}).WithDefaults().Validate(); err != nil {
@@ -145,7 +147,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 		for _, design := range designs {
 			for _, w := range workers {
-				row, err := benchGPUJob(c, k, g, design, w, limit, nparts, out, traceDir)
+				row, err := benchGPUJob(c, k, g, design, w, limit, nparts, njobs, out, traceDir)
 				if err != nil {
 					g.Close()
 					return err
@@ -153,7 +155,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 				// The whole row as it comes, so a run cut short still reports.
 				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s\n",
 					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
-					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts,
+					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts*njobs,
 					row.held, msWait(row.readyWait))
 				rows = append(rows, row)
 			}
@@ -171,8 +173,12 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 	}
 
-	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job, %s, b_g2 on the %s, %s's solver; GPU warm-up partition %.2f s; %d CPUs, GOMAXPROCS %d\n",
-		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, device, bg2Name(bg2), k.SolverName(), warm.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	jobsNote := ""
+	if njobs > 1 {
+		jobsNote = fmt.Sprintf(" (%d jobs at once a row)", njobs)
+	}
+	fmt.Fprintf(c.App.Writer, "circuit %s, %d constraints (domain 2^%d), %d partitions per job%s, %s, b_g2 on the %s, %s's solver; GPU warm-up partition %.2f s; %d CPUs, GOMAXPROCS %d\n",
+		k.Circuit, k.Constraints(), log2(k.PK.Domain.Cardinality), nparts, jobsNote, device, bg2Name(bg2), k.SolverName(), warm.Seconds(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	printPartitionComparison(c.App.Writer, part, c.Int("partition-runs"), gnarkPart, gnarkSolve, c.Int("gnark-runs"))
 	if all := zeros + ones + others; all > 0 {
 		fmt.Fprintf(c.App.Writer, "wire scalars of the A, B, K MSMs: %.1f%% zero (dropped), %.1f%% one (batch additions), %.1f%% other (Pippenger)\n",
@@ -191,7 +197,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t%d\t%s\t\n", r.design, r.workers, limitName(r.vram),
 			r.wall.Seconds(), 100*r.busy, msWait(r.computeWait[0]), msWait(r.computeWait[1]), sw50, sw99, msWait(r.computeMean),
-			r.ooms, r.falls, r.retries, r.verified, nparts, r.held, msWait(r.readyWait))
+			r.ooms, r.falls, r.retries, r.verified, nparts*njobs, r.held, msWait(r.readyWait))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -313,7 +319,7 @@ func printPartitionComparison(w io.Writer, t prover.Timings, runs int, gnark, gn
 }
 
 func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string, workers int, limit int64,
-	nparts int, out, traceDir string) (gpuBenchRow, error) {
+	nparts, njobs int, out, traceDir string) (gpuBenchRow, error) {
 	row := gpuBenchRow{design: design, workers: workers, vram: limit}
 	m := metrics.New()
 	waits := &leaseWaits{byLock: map[string][]time.Duration{}}
@@ -333,12 +339,18 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	if err != nil {
 		return row, err
 	}
-	seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
-	id := fmt.Sprintf("bench-%s-w%d", design, workers)
-	sub := runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
-		Out: filepath.Join(out, id)}
-	reports, err := runOnce(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
-		Observer: obs, Seed: uint64(time.Now().UnixNano())}, sub)
+	var subs []runner.Submission
+	for j := range njobs {
+		seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
+		id := fmt.Sprintf("bench-%s-w%d", design, workers)
+		if njobs > 1 {
+			seed, id = fmt.Appendf(seed, "-%d", j), fmt.Sprintf("%s-j%d", id, j)
+		}
+		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
+			Out: filepath.Join(out, id)})
+	}
+	reports, wall, err := benchJobs(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
+		Observer: obs, Seed: uint64(time.Now().UnixNano())}, subs)
 	if tw != nil {
 		if cerr := tw.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -348,7 +360,13 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	if err != nil {
 		return row, err
 	}
-	row.wall, row.verified = time.Duration(reports.WallMS*float64(time.Millisecond)), reports.Proved
+	if njobs == 1 {
+		wall = time.Duration(reports[0].WallMS * float64(time.Millisecond))
+	}
+	row.wall = wall / time.Duration(njobs)
+	for _, r := range reports {
+		row.verified += r.Proved
+	}
 	s := m.Summary()
 	row.retries = s.Retried
 	row.held, row.readyWait = s.Host.PeakPartitions, s.Host.Ready.Mean
@@ -407,22 +425,25 @@ func bg2Name(choice string) string {
 	return "GPU"
 }
 
-// runOnce proves one job on a service of its own over an in-memory store.
-func runOnce(ctx context.Context, opt runner.ServiceOptions, sub runner.Submission) (runner.JobStatus, error) {
+// benchJobs proves jobs, submitted at once, on a service of its own over an
+// in-memory store, and returns their reports and the time until the last
+// was done.
+func benchJobs(ctx context.Context, opt runner.ServiceOptions, subs []runner.Submission) ([]runner.JobStatus, time.Duration, error) {
 	st, err := store.OpenInMemory()
 	if err != nil {
-		return runner.JobStatus{}, err
+		return nil, 0, err
 	}
 	defer st.Close()
 	opt.Store = st
 	svc, err := runner.StartService(opt)
 	if err != nil {
-		return runner.JobStatus{}, err
+		return nil, 0, err
 	}
 	defer svc.Close(context.Background())
-	reps, err := svc.Run(ctx, []runner.Submission{sub}, 30*time.Second)
+	start := time.Now()
+	reps, err := svc.Run(ctx, subs, 30*time.Second)
 	if err != nil {
-		return runner.JobStatus{}, err
+		return nil, 0, err
 	}
-	return reps[0], nil
+	return reps, time.Since(start), nil
 }
