@@ -117,7 +117,8 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 	}
 	for _, i := range h.Devices() {
 		x := h.Held(i)
-		m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables, x.Commitments)
+		m.SetHeld(i, metrics.Held{Keys: x.Keys, Streamed: x.Host, Disk: x.Disk, Staging: x.Staging, Chunks: x.Chunks,
+			Scratch: x.Scratch, Tables: x.Tables, Commitments: x.Commitments})
 	}
 	m.SetPinnedHost(h.Pinned())
 }
