@@ -98,6 +98,39 @@ func (k *Keys) Counts() PointCounts {
 	return PointCounts{A: len(pk.G1.A), B: len(pk.G1.B), Z: len(pk.G1.Z), K: len(pk.G1.K), G2B: len(pk.G2.B)}
 }
 
+// ReadPointCounts reads how many points each vector of the proving key in
+// the key directory dir has, from the dump's counts (seeking past the
+// points, unhashed): what loading them would take, to decide beforehand
+// whether to. A directory without keys is ErrNoKeys.
+func ReadPointCounts(dir string) (counts PointCounts, err error) {
+	if _, err := ReadManifest(dir); err != nil {
+		return counts, err
+	}
+	path := filepath.Join(dir, pkFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return counts, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	in, err := newDumpInput(f, nil)
+	if err != nil {
+		return counts, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s is corrupt: %v", path, r)
+		}
+	}()
+	var pk groth16bls.ProvingKey
+	if err := readDump(in, &pk, func(s dumpSection, in *dumpInput) error {
+		*map[string]*int{"A": &counts.A, "B": &counts.B, "Z": &counts.Z, "K": &counts.K, "G2 B": &counts.G2B}[s.name] = s.n
+		return in.skip(s.bytes())
+	}); err != nil {
+		return counts, fmt.Errorf("%s: %w", path, err)
+	}
+	return counts, nil
+}
+
 // PointsInMemory says whether k's proving key holds its points (A, B, Z, K;
 // G2 B may be kept either way).
 func (k *Keys) PointsInMemory() bool { return k.Points == nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -125,6 +126,12 @@ func (w *sliceWriter) WriteAt(p []byte, off int64) (int, error) { return copy(w.
 // error; the points file is written on that first load.
 func TestLoadWithoutPoints(t *testing.T) {
 	full, dir := savedKeys(t)
+	if c, err := ReadPointCounts(dir); err != nil || c != full.Counts() {
+		t.Fatalf("the proving key's header counts %+v (%v), the key has %+v", c, err, full.Counts())
+	}
+	if _, err := ReadPointCounts(t.TempDir()); !errors.Is(err, ErrNoKeys) {
+		t.Fatalf("counts of a directory without keys: %v", err)
+	}
 	k, err := LoadWith(dir, "mimc", full.Layout, LoadOptions{PointsOnDisk: true})
 	if err != nil {
 		t.Fatal(err)
