@@ -45,23 +45,38 @@ func dirKeys(t *testing.T, circuit string, target int) *prover.Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A directory that outlives the test that made it: the keys are kept
-	// for the package's other tests.
-	dir, err := os.MkdirTemp("", "cuzk-disk-tier-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Save(dir); err != nil {
+	if err := k.Save(KeyDirForTests(t)); err != nil {
 		t.Fatal(err)
 	}
 	savedKeys[name] = k
 	return k
 }
 
+var (
+	keyDirsMu sync.Mutex
+	keyDirs   []string
+)
+
+// KeyDirForTests is a directory for keys that outlives the test that makes
+// it, for the package's tests that keep keys for the others (the disk tier
+// streams from the directory's points file); TestMain removes it.
+// Exported for the package's external tests.
+func KeyDirForTests(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cuzk-gpuprove-keys-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDirsMu.Lock()
+	defer keyDirsMu.Unlock()
+	keyDirs = append(keyDirs, dir)
+	return dir
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, k := range savedKeys {
-		os.RemoveAll(k.Dir)
+	for _, dir := range keyDirs {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
