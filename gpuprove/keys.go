@@ -351,12 +351,12 @@ func (dk *deviceKeys) ensureStaging(r *resident) error {
 	pairs := []struct {
 		c     *chunkPair
 		bytes int64
-	}{{&dk.chunkG1, dk.chunkG1.bytes}}
+	}{{&dk.chunkG1, dk.chunkG1.size()}}
 	if dk.g2 {
 		pairs = append(pairs, struct {
 			c     *chunkPair
 			bytes int64
-		}{&dk.chunkG2, dk.chunkG2.bytes})
+		}{&dk.chunkG2, dk.chunkG2.size()})
 	}
 	for _, p := range pairs {
 		if err := p.c.ensureStaging(dk.cd, p.bytes, pinned, dk.pinned); err != nil {
