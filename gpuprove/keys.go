@@ -20,9 +20,9 @@ import (
 // (as cuzk's SRS manager keeps its parameters): the G1 points, the G2 B
 // points when b_g2 runs on the device, and the Pedersen bases of gnark's
 // commitments when the circuit has any. Its plan says where: resident on the
-// device when they fit beside the partitions, else on the host, streamed
-// through the device's chunk buffers; the commitments' bases are always
-// resident.
+// device when they fit beside the partitions, else on the host or (beyond
+// the host budget for keys) on disk, streamed through the device's chunk
+// buffers; the commitments' bases are always resident.
 type resident struct {
 	hash       string
 	plan       Plan
