@@ -27,7 +27,7 @@ import (
 
 func daemonFlags() []cli.Flag {
 	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "key-tier": true, "pinned-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
+		"devices": true, "vram-limit": true, "key-tier": true, "pinned-limit": true, "keys-host-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
 		"host-mem-limit": true, "synth-workers": true, "trace": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {
@@ -150,7 +150,7 @@ func daemon(c *cli.Context) error {
 		obs = append(obs, node)
 	}
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
-		Observer: obs, Seed: uint64(time.Now().UnixNano()),
+		Observer: obs, Seed: uint64(time.Now().UnixNano()), Load: keyLoader(keyLoadOptions(c, backend)),
 		Preload: func(k *prover.Keys) error {
 			err := preloadKeys(backend, k, inFlight(cfg, len(devices)))
 			reportKeys(backend, m)

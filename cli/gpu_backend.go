@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,8 +28,12 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	host, err := keysHostLimit(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
-		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, PartitionsBeside: min(c.Int("workers"), 2)}
+		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2)}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -58,6 +64,71 @@ func pinnedLimit(c *cli.Context) (int64, error) {
 		return -1, nil
 	}
 	return v, nil
+}
+
+// keysHostLimit is --keys-host-limit as the backend takes it: bytes, 0 for
+// none (off). auto is half of what the partitions' host-memory limit
+// (--host-mem-limit, its default when off) leaves of MemTotal, the other
+// half for the R1CS, the solver and the process: 32 GiB of a 128 GiB host
+// by default. A host whose memory cannot be read has no limit under auto.
+func keysHostLimit(c *cli.Context) (int64, error) {
+	s := strings.TrimSpace(c.String("keys-host-limit"))
+	if s != "" && !strings.EqualFold(s, "auto") {
+		v, err := parseHostMemLimit(s, memTotal)
+		if err != nil {
+			return 0, fmt.Errorf("--keys-host-limit: %w", err)
+		}
+		return v, nil
+	}
+	mem, err := memTotal()
+	if err != nil {
+		return 0, nil
+	}
+	parts, err := parseHostMemLimit(c.String("host-mem-limit"), memTotal)
+	if err != nil {
+		return 0, fmt.Errorf("--host-mem-limit: %w", err)
+	}
+	if parts == 0 {
+		parts = mem * defaultHostMemPercent / 100
+	}
+	return max((mem-parts)/2, 1), nil
+}
+
+// keyLoadOptions says, for a key directory, whether backend b needs the
+// keys' points in memory: on a backend that places keys (the GPU's), not
+// with --key-tier disk, nor under --key-tier auto when they are beyond
+// --keys-host-limit (read from the proving key's header; keys not made yet
+// are decided once they are). G2 B stays in memory when b_g2 runs on the
+// CPU. Nil: all in memory.
+func keyLoadOptions(c *cli.Context, b prover.Backend) func(dir string) (prover.LoadOptions, error) {
+	caps := prover.CapabilitiesOf(b)
+	tier := c.String("key-tier")
+	if caps.Keys == nil || (tier != gpuprove.TierDisk && tier != "" && tier != "auto") {
+		return nil
+	}
+	return func(dir string) (prover.LoadOptions, error) {
+		opt := prover.LoadOptions{PointsOnDisk: true, G2InMemory: !caps.ComputesBG2}
+		if tier == gpuprove.TierDisk {
+			return opt, nil
+		}
+		limit, err := keysHostLimit(c)
+		if err != nil || limit == 0 {
+			return prover.LoadOptions{}, err
+		}
+		counts, err := prover.ReadPointCounts(dir)
+		if errors.Is(err, prover.ErrNoKeys) {
+			return prover.LoadOptions{}, nil
+		}
+		if err != nil {
+			return prover.LoadOptions{}, err
+		}
+		if b := counts.Bytes(caps.ComputesBG2); b > limit {
+			slog.Info("key points beyond the host budget for keys: loaded without them, streamed from disk",
+				"dir", dir, "points", gpu.FormatBytes(b), "keys_host_limit", gpu.FormatBytes(limit))
+			return opt, nil
+		}
+		return prover.LoadOptions{}, nil
+	}
 }
 
 // preloadKeys puts the keys on the devices before the actors start, when the
@@ -117,7 +188,8 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 	}
 	for _, i := range h.Devices() {
 		x := h.Held(i)
-		m.SetHeld(i, x.Keys, x.Host, x.Chunks, x.Scratch, x.Tables, x.Commitments)
+		m.SetHeld(i, metrics.Held{Keys: x.Keys, Streamed: x.Host, Disk: x.Disk, Staging: x.Staging, Chunks: x.Chunks,
+			Scratch: x.Scratch, Tables: x.Tables, Commitments: x.Commitments})
 	}
 	m.SetPinnedHost(h.Pinned())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/keygen"
 	"github.com/cuzk/cuzk/prover"
+	"github.com/cuzk/cuzk/runner"
 )
 
 const defaultConstraints = "16K"
@@ -46,6 +47,28 @@ type keySpec struct {
 	keygen  string // gpu, cpu, gnark or auto (the default)
 	gpuLib  string // the kernel library for keygen on the GPU
 	solver  prover.Solver
+	// loadOpt says how much of the key set in a directory is loaded
+	// (keyLoadOptions); nil: all of it.
+	loadOpt func(dir string) (prover.LoadOptions, error)
+}
+
+// load loads the key set in ks.dir as ks.loadOpt says.
+func (ks *keySpec) load() (*prover.Keys, error) {
+	return keyLoader(ks.loadOpt)(ks.dir, ks.circuit.Name(), ks.layout)
+}
+
+// keyLoader is a runner.KeyLoader that loads as opt says (nil: all).
+func keyLoader(opt func(dir string) (prover.LoadOptions, error)) runner.KeyLoader {
+	return func(dir, circuit string, layout circuits.Layout) (*prover.Keys, error) {
+		var o prover.LoadOptions
+		if opt != nil {
+			var err error
+			if o, err = opt(dir); err != nil {
+				return nil, err
+			}
+		}
+		return prover.LoadWith(dir, circuit, layout, o)
+	}
 }
 
 func keySpecFromFlags(c *cli.Context) (*keySpec, error) {
@@ -78,7 +101,7 @@ func keySpecFor(c *cli.Context, circ circuits.Circuit, target int, l circuits.La
 // loadKeys loads the keys the flags name; with setupIfMissing it makes them
 // when there are none.
 func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, error) {
-	k, err := prover.Load(ks.dir, ks.circuit.Name(), ks.layout)
+	k, err := ks.load()
 	if err == nil {
 		k.Solver = ks.solver
 		return k, nil
@@ -93,8 +116,10 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 	if k, err = runSetup(ks, log); err != nil {
 		return nil, err
 	}
-	if k == nil {
-		if k, err = prover.Load(ks.dir, ks.circuit.Name(), ks.layout); err != nil {
+	if k == nil || ks.loadOpt != nil {
+		// Read back, as much of them as the options say: gnark's setup
+		// holds all the points.
+		if k, err = ks.load(); err != nil {
 			return nil, err
 		}
 	}
@@ -190,7 +215,8 @@ func setupCommand() *cli.Command {
 		Usage: "compile a circuit and write its R1CS, proving key and verifying key",
 		Flags: append(circuitFlags(),
 			&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so for --keygen gpu (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
-			&cli.StringFlag{Name: "r1cs", Usage: "a constraint system gnark serialized (BLS12-381 R1CS, WriteTo) instead of an example circuit: keys go to <keys>/<its name>"}),
+			&cli.StringFlag{Name: "r1cs", Usage: "a constraint system gnark serialized (BLS12-381 R1CS, WriteTo) instead of an example circuit: keys go to <keys>/<its name>"},
+			&cli.BoolFlag{Name: "points-file", Usage: "also write proving.points, the points as the GPU backend's disk tier streams them (--key-tier disk writes it on first use otherwise)"}),
 		Action: func(c *cli.Context) error {
 			if path := c.String("r1cs"); path != "" {
 				return setupR1CS(c, path)
@@ -199,10 +225,28 @@ func setupCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, err = runSetup(ks, c.App.ErrWriter)
-			return err
+			if _, err = runSetup(ks, c.App.ErrWriter); err != nil || !c.Bool("points-file") {
+				return err
+			}
+			return writePointsFile(ks.dir, c.App.ErrWriter)
 		},
 	}
+}
+
+// writePointsFile writes the points file of the key directory dir.
+func writePointsFile(dir string, log io.Writer) error {
+	start := time.Now()
+	p, err := prover.EnsurePoints(dir)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	var bytes int64
+	for _, s := range p.Sections {
+		bytes += s.Bytes()
+	}
+	fmt.Fprintf(log, "setup: %s: %d MiB of points, took %s\n", p.Path, bytes>>20, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // keyMultiplier picks what makes the keys' scalar multiplications: nil is

@@ -47,8 +47,9 @@ func proveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Value: 3, Usage: "workers per device", Action: intAtLeast("workers", 1)},
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
-		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "where the GPU backend keeps the proving keys' points: auto (on the device when they fit beside two partitions, else streamed from the host), device, pinned or host"},
+		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "where the GPU backend keeps the proving keys' points: auto (on the device when they fit beside two partitions, else streamed from the host, or from disk beyond --keys-host-limit), device, pinned, host or disk (streamed from the key set's points file, proving.points, written next to the keys on first use)"},
 		&cli.StringFlag{Name: "pinned-limit", Value: "64GiB", Usage: "pinned host memory (cudaHostAlloc) that streamed keys may take; key sets beyond it stream from ordinary memory (off: none pinned)"},
+		&cli.StringFlag{Name: "keys-host-limit", Value: "auto", Usage: "host memory the GPU backend's key points may take (pinned or not); with --key-tier auto, a key set beyond it is loaded without its points and streamed from disk: bytes (32GiB), a share of the host's memory (25%), auto (half of what --host-mem-limit leaves of MemTotal) or off (no limit)"},
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},
 		&cli.StringFlag{Name: "priority", Value: "NORMAL", Usage: "LOW, NORMAL, HIGH or CRITICAL"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it is marked failed", Action: intAtLeast("max-attempts", 1)},
@@ -104,6 +105,7 @@ func prove(c *cli.Context) error {
 	}
 	defer closeDevices()
 
+	ks.loadOpt = keyLoadOptions(c, backend)
 	k, err := loadKeys(ks, c.Bool("setup-if-missing"), c.App.ErrWriter)
 	if err != nil {
 		return err

@@ -54,5 +54,8 @@ func setupR1CS(c *cli.Context, path string) error {
 		return err
 	}
 	fmt.Fprintf(log, "setup: keys made by keygen %s in %s; key hash %s\n", kg, time.Since(start).Round(time.Millisecond), k.Hash()[:16])
+	if c.Bool("points-file") {
+		return writePointsFile(dir, log)
+	}
 	return nil
 }

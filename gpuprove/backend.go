@@ -80,12 +80,20 @@ type BackendOptions struct {
 	PinnedLimit int64
 	// KeyTier places the proving keys' points: "" or "auto" (resident on
 	// the device when they fit beside PartitionsBeside partitions, else
-	// streamed from the host), or one of TierDevice, TierPinned, TierHost.
+	// streamed from the host, or from disk beyond KeysHostLimit), or one of
+	// TierDevice, TierPinned, TierHost, TierDisk.
 	KeyTier string
-	// KeysPinnedLimit bounds the pinned host memory of streamed keys; a key
-	// set beyond it streams from the Go heap. Zero is DefaultKeysPinnedLimit;
-	// negative pins none.
+	// KeysPinnedLimit bounds the pinned host memory of streamed keys (and
+	// of the disk tier's staging); a key set beyond it streams from the Go
+	// heap. Zero is DefaultKeysPinnedLimit; negative pins none.
 	KeysPinnedLimit int64
+	// KeysHostLimit bounds the host memory, pinned or not, that placing key
+	// sets' points may take: a pinned copy, or points read from the points
+	// file into the Go heap. Keys loaded without their points
+	// (prover.LoadOptions.PointsOnDisk) beyond it stream from disk
+	// (TierDisk); points in memory already take nothing more to stream from
+	// the heap. Zero is no limit; negative is none.
+	KeysHostLimit int64
 	// PartitionsBeside is how many partitions' buffers the plan keeps room
 	// for beside each key set (at least one). Zero is 2: one computing, one
 	// staging.
@@ -115,9 +123,9 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		return nil, errors.New("gpu backend: no devices")
 	}
 	switch opt.KeyTier {
-	case "", "auto", TierDevice, TierPinned, TierHost:
+	case "", "auto", TierDevice, TierPinned, TierHost, TierDisk:
 	default:
-		return nil, fmt.Errorf("gpu backend: key tier %q: want auto, %s, %s or %s", opt.KeyTier, TierDevice, TierPinned, TierHost)
+		return nil, fmt.Errorf("gpu backend: key tier %q: want auto, %s, %s, %s or %s", opt.KeyTier, TierDevice, TierPinned, TierHost, TierDisk)
 	}
 	if c := opt.ChunkPoints; c < 0 || c&(c-1) != 0 {
 		return nil, fmt.Errorf("gpu backend: chunk of %d points: want a power of two", c)
@@ -130,7 +138,8 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
 	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints,
 		layout: opt.Layout, nttInPlace: opt.NTTInPlace}
-	pinnedKeys := &pinnedBudget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
+	pinnedKeys := &budget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
+	hostKeys := &budget{max: cmp.Or(opt.KeysHostLimit, unlimited)}
 	if opt.PinnedLimit >= 0 {
 		b.pinned = newPinnedPool(devices[0], cmp.Or(opt.PinnedLimit, DefaultPinnedLimit))
 	}
@@ -138,7 +147,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		if _, dup := b.devs[d.Index()]; dup {
 			return nil, fmt.Errorf("gpu backend: device %d given twice", d.Index())
 		}
-		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside, b.split, po, pinnedKeys)
+		dk, err := newDeviceKeys(d, opt.BG2, b.g2Beside, b.split, po, pinnedKeys, hostKeys)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -283,13 +292,13 @@ func newCompactLayout(n, na, nb, nk int) layout {
 // keyLayout is the whole layout of k's partitions: the device's, and always
 // the host's (the prepared vectors, pinned or not).
 func keyLayout(k *prover.Keys) layout {
-	pk := k.PK
-	return newLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
+	c := k.Counts()
+	return newLayout(int(k.PK.Domain.Cardinality), c.A, c.B, c.K)
 }
 
 func compactLayout(k *prover.Keys) layout {
-	pk := k.PK
-	return newCompactLayout(int(pk.Domain.Cardinality), len(pk.G1.A), len(pk.G1.B), len(pk.G1.K))
+	c := k.Counts()
+	return newCompactLayout(int(k.PK.Domain.Cardinality), c.A, c.B, c.K)
 }
 
 // Footprint is the device buffer one partition of k needs in the layout of

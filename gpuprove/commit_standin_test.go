@@ -78,7 +78,7 @@ func TestCommitmentBasesAreInTheLedger(t *testing.T) {
 	cd := StandInCUDA(t, "268435456")
 	k := rangeCheckKeys(t)
 	start := freeOn(t, cd)
-	dk, err := newDeviceKeys(cd, false, false, true, planOptions{beside: 2}, &pinnedBudget{max: 1 << 30})
+	dk, err := newDeviceKeys(cd, false, false, true, planOptions{beside: 2}, &budget{max: 1 << 30}, &budget{max: unlimited})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestCommitmentBasesAreInTheLedger(t *testing.T) {
 	pk := *k.PK
 	pk.CommitmentKeys = nil
 	bare.PK = &pk
-	dk2, err := newDeviceKeys(cd, false, false, true, planOptions{beside: 2}, &pinnedBudget{max: 1 << 30})
+	dk2, err := newDeviceKeys(cd, false, false, true, planOptions{beside: 2}, &budget{max: 1 << 30}, &budget{max: unlimited})
 	if err != nil {
 		t.Fatal(err)
 	}

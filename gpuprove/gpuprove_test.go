@@ -82,8 +82,9 @@ func setupKeys(t *testing.T, circuit string, target int) *prover.Keys {
 	if err != nil {
 		t.Fatalf("setup %s at %d: %v", circuit, target, err)
 	}
-	// The key cache is keyed by the content hash, which only Save computes.
-	if err := k.Save(t.TempDir()); err != nil {
+	// The key cache is keyed by the content hash, which only Save computes;
+	// the directory outlives this test, for the disk tier of the others.
+	if err := k.Save(gpuprove.KeyDirForTests(t)); err != nil {
 		t.Fatal(err)
 	}
 	keys[name] = k
@@ -164,6 +165,8 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 		// the chunk buffers (pinned) or the driver's staging (Go heap).
 		{"streamed-pinned", gpuprove.Options{BG2: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
 		{"streamed-host", gpuprove.Options{BG2: true, SerialG2: true, KeyTier: gpuprove.TierHost, ChunkPoints: 1 << 12}},
+		// From the key directory's points file, through pinned staging.
+		{"streamed-disk", gpuprove.Options{BG2: true, KeyTier: gpuprove.TierDisk, ChunkPoints: 1 << 11}},
 		// Two vectors on the device (c and the wires copied in by compute),
 		// the NTTs in place (no scratch vector), and both.
 		{"compact", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact}},
@@ -214,6 +217,12 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 	if streamed := opt.KeyTier == gpuprove.TierPinned || opt.KeyTier == gpuprove.TierHost; streamed {
 		if u.Keys != 0 || u.Host <= 0 || u.Chunks <= 0 {
 			t.Errorf("streamed keys: %+v", u)
+		}
+		return
+	}
+	if opt.KeyTier == gpuprove.TierDisk {
+		if u.Keys != 0 || u.Host != 0 || u.Disk <= 0 || u.Staging != u.Chunks {
+			t.Errorf("keys streamed from disk: %+v", u)
 		}
 		return
 	}
@@ -279,6 +288,21 @@ func TestStreamedKeysUnderATinyLimit(t *testing.T) {
 		}
 		t.Logf("%s: 4/4 proved and verified with streamed keys under a 1 GiB limit", design)
 	}
+	// The keys loaded without their points, streamed from the points file
+	// (written on this first use), which the plan names.
+	stdout, stderr, err := cliRun(t, "prove", "--backend", "gpu", "--key-tier", "disk", "--vram-limit", "1GiB",
+		"--circuit", "mimc", "--constraints", "1M", "--keys", keyDir, "--plan")
+	if err != nil || !strings.Contains(stdout, "on disk (") {
+		t.Fatalf("prove --key-tier disk --plan: %v\n%s\n%s", err, stdout, stderr)
+	}
+	t.Logf("\n%s", stdout)
+	out := t.TempDir()
+	stdout, stderr, err = cliRun(t, "prove", "--backend", "gpu", "--key-tier", "disk", "--workers", "3", "--vram-limit", "1GiB",
+		"--circuit", "mimc", "--constraints", "1M", "--partitions", "4", "--keys", keyDir, "--out", out, "--json")
+	if err != nil || !strings.Contains(stdout, `"proved": 4`) {
+		t.Fatalf("prove --key-tier disk under 1 GiB: %v\n%s\n%s", err, stdout, stderr)
+	}
+	t.Log("budget: 4/4 proved and verified with keys streamed from disk under a 1 GiB limit")
 }
 
 // cuzk prove --backend gpu proves and verifies every partition under each

@@ -3,13 +3,16 @@ package gpuprove
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
+	"path/filepath"
 	"sync"
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -17,17 +20,21 @@ import (
 // (as cuzk's SRS manager keeps its parameters): the G1 points, the G2 B
 // points when b_g2 runs on the device, and the Pedersen bases of gnark's
 // commitments when the circuit has any. Its plan says where: resident on the
-// device when they fit beside the partitions, else on the host, streamed
-// through the device's chunk buffers; the commitments' bases are always
-// resident.
+// device when they fit beside the partitions, else on the host or (beyond
+// the host budget for keys) on disk, streamed through the device's chunk
+// buffers; the commitments' bases are always resident.
 type resident struct {
 	hash       string
 	plan       Plan
 	a, b, k, z pointSet
 	g2         pointSet    // G2 B points (n 0 when b_g2 runs on the CPU)
 	cm         commitBases // gnark commitments' Pedersen bases, resident
-	lastUsed   time.Time
-	users      int // computes in flight; a key in use is never evicted
+	// pinnedHeld and hostHeld are what the key set took of the host
+	// budgets for keys; ownPoints the points file it opened itself.
+	pinnedHeld, hostHeld int64
+	ownPoints            *prover.Points
+	lastUsed             time.Time
+	users                int // computes in flight; a key in use is never evicted
 }
 
 // deviceKeys is the key cache, NTT tables and chunk buffers of one device.
@@ -40,7 +47,9 @@ type deviceKeys struct {
 	g2Beside bool
 	split    bool // the wire MSMs split off their 0/1 scalars
 	planOpt  planOptions
-	pinned   *pinnedBudget // pinned host memory for keys, shared by the devices
+	// pinned and host are the host memory key sets' points may take, pinned
+	// and in all, shared by the devices.
+	pinned, host *budget
 
 	// chunkG1 and chunkG2 carry streamed points to the MSMs.
 	chunkG1, chunkG2 chunkPair
@@ -52,6 +61,11 @@ type deviceKeys struct {
 	// first key set with commitments is placed.
 	commits commitDevice
 
+	// estimate plans with the package's estimates of the kernels' scratch
+	// (estimatedSizes), not the library's: for the stand-in library, which
+	// has no sizing calls.
+	estimate bool
+
 	mu      sync.Mutex
 	keys    map[string]*resident
 	domains map[int]*cuda.Domain
@@ -59,30 +73,44 @@ type deviceKeys struct {
 	closed  bool
 }
 
-func newDeviceKeys(cd *cuda.Device, g2, g2Beside, split bool, po planOptions, pinned *pinnedBudget) (*deviceKeys, error) {
+func newDeviceKeys(cd *cuda.Device, g2, g2Beside, split bool, po planOptions, pinned, host *budget) (*deviceKeys, error) {
 	s, err := cd.NewStream()
 	if err != nil {
 		return nil, fmt.Errorf("device %d: upload stream: %w", cd.Index(), err)
 	}
-	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, split: split, planOpt: po, pinned: pinned,
+	return &deviceKeys{cd: cd, stream: s, g2: g2, g2Beside: g2Beside, split: split, planOpt: po, pinned: pinned, host: host,
 		keys: map[string]*resident{}, domains: map[int]*cuda.Domain{}}, nil
 }
 
 // plan works out where k's points go on this device, against the memory
 // free on it now (the VRAM limit's ballast is allocated already).
-func (dk *deviceKeys) plan(k *prover.Keys) (Plan, error) {
+func (dk *deviceKeys) plan(k *prover.Keys) (Plan, error) { return dk.planTier(k, dk.planOpt.tier) }
+
+func (dk *deviceKeys) sizes() sizes {
+	if dk.estimate {
+		return estimatedSizes{}
+	}
+	return &librarySizes{cd: dk.cd}
+}
+
+// planTier is plan with the tier forced ("" or "auto": chosen).
+func (dk *deviceKeys) planTier(k *prover.Keys, tier string) (Plan, error) {
 	free, _, err := dk.cd.MemInfo()
 	if err != nil {
 		return Plan{}, fmt.Errorf("device %d: %w", dk.cd.Index(), err)
 	}
 	o := dk.planOpt
-	o.pinnedFree = dk.pinned.left()
+	o.tier = tier
+	o.pinnedFree, o.hostFree = dk.pinned.left(), dk.host.left()
 	// The scratch buffers already made count as free: a plan replaces them.
 	free += dk.scratch.size() + dk.scratchG2.size()
-	sz := &librarySizes{cd: dk.cd}
+	sz := dk.sizes()
 	p := planFor(shapeOf(k, dk.g2, dk.g2Beside, dk.split), free, o, sz)
-	if sz.err != nil {
-		return Plan{}, fmt.Errorf("device %d: size the kernels' scratch: %w", dk.cd.Index(), sz.err)
+	if err := sz.failed(); err != nil {
+		return Plan{}, fmt.Errorf("device %d: size the kernels' scratch: %w", dk.cd.Index(), err)
+	}
+	if p.Tier == TierDisk {
+		p.PointsPath = pointsPath(k)
 	}
 	return p, nil
 }
@@ -128,54 +156,79 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	if r, ok := dk.keys[k.Hash]; ok {
 		return r, nil
 	}
-	pk := k.PK
+	pk, counts := k.PK, k.Counts()
 	r := &resident{hash: k.Hash}
-	zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
-	if err != nil {
-		return nil, fmt.Errorf("keys of %s: %w", k.Circuit, err)
+	if dk.g2 && counts.G2B != counts.B {
+		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, counts.G2B, counts.B)
 	}
-	if dk.g2 && len(pk.G2.B) != len(pk.G1.B) {
-		return nil, fmt.Errorf("keys of %s: %d G2 B points for %d G1 B points", k.Circuit, len(pk.G2.B), len(pk.G1.B))
-	}
+	var err error
 	if r.plan, err = dk.plan(k); err != nil {
 		return nil, err
 	}
 	if !r.plan.Fits() {
 		return nil, fmt.Errorf("device %d: keys of %s: %w\n%s", dk.cd.Index(), k.Circuit, ErrDoesNotFit, r.plan)
 	}
-	tier := r.plan.Tier
-	if tier == TierPinned && !dk.pinned.take(r.plan.HostKeys) {
-		tier = TierHost
-		r.plan.Tier = tier
+	if err := dk.takeBudgets(k, r); err != nil {
+		return nil, err
 	}
+	tier := r.plan.Tier
 	free := func() {
 		for _, p := range r.all() {
 			_ = p.free(dk.cd)
 		}
-		if tier == TierPinned {
-			dk.pinned.give(r.plan.HostKeys)
+		dk.giveBudgets(r)
+	}
+	// The points come from the proving key in memory, or from the points
+	// file: the disk tier's source whatever the keys hold, and the only one
+	// of keys loaded without their points.
+	var pts *prover.Points
+	if tier == TierDisk || !k.PointsInMemory() {
+		if pts, err = dk.points(k, r); err != nil {
+			free()
+			return nil, err
 		}
 	}
-	sets := []struct {
-		dst   *pointSet
-		place func() (pointSet, error)
-	}{
-		{&r.a, func() (pointSet, error) { return newPointSet(dk.cd, "A", pk.G1.A, pointBytes, tier, dk.stream) }},
-		{&r.b, func() (pointSet, error) { return newPointSet(dk.cd, "B", pk.G1.B, pointBytes, tier, dk.stream) }},
-		{&r.k, func() (pointSet, error) { return newPointSet(dk.cd, "K", pk.G1.K, pointBytes, tier, dk.stream) }},
-		{&r.z, func() (pointSet, error) { return newPointSet(dk.cd, "Z", zNatural, pointBytes, tier, dk.stream) }},
+	type source struct {
+		dst  *pointSet
+		name string
+		mem  func() (pointSet, error) // from the proving key in memory
+	}
+	srcs := []source{
+		{&r.a, "A", func() (pointSet, error) { return newPointSet(dk.cd, "A", pk.G1.A, pointBytes, tier, dk.stream) }},
+		{&r.b, "B", func() (pointSet, error) { return newPointSet(dk.cd, "B", pk.G1.B, pointBytes, tier, dk.stream) }},
+		{&r.k, "K", func() (pointSet, error) { return newPointSet(dk.cd, "K", pk.G1.K, pointBytes, tier, dk.stream) }},
+		{&r.z, "Z", func() (pointSet, error) {
+			zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
+			if err != nil {
+				return pointSet{name: "Z"}, fmt.Errorf("keys of %s: %w", k.Circuit, err)
+			}
+			return newPointSet(dk.cd, "Z", zNatural, pointBytes, tier, dk.stream)
+		}},
 	}
 	if dk.g2 {
-		sets = append(sets, struct {
-			dst   *pointSet
-			place func() (pointSet, error)
-		}{&r.g2, func() (pointSet, error) { return newPointSet(dk.cd, "G2 B", pk.G2.B, g2PointBytes, tier, dk.stream) }})
+		srcs = append(srcs, source{&r.g2, "G2 B", func() (pointSet, error) {
+			return newPointSet(dk.cd, "G2 B", pk.G2.B, g2PointBytes, tier, dk.stream)
+		}})
 	}
-	for _, set := range sets {
-		if *set.dst, err = set.place(); err != nil {
-			free()
-			return nil, fmt.Errorf("device %d: place key points %s of %s (%s): %w", dk.cd.Index(), set.dst.name, k.Circuit, tier, err)
+	for _, src := range srcs {
+		var err error
+		// Keys loaded without their points may keep G2 B in memory (for
+		// b_g2 on the CPU): placed from there unless streamed from disk.
+		inMemory := k.PointsInMemory() || (src.name == "G2 B" && len(pk.G2.B) > 0)
+		if tier == TierDisk || !inMemory {
+			*src.dst, err = newPointSetFromFile(dk.cd, pts, src.name, tier, dk.stream)
+		} else {
+			*src.dst, err = src.mem()
 		}
+		if err != nil {
+			free()
+			return nil, fmt.Errorf("device %d: place key points %s of %s (%s): %w", dk.cd.Index(), src.name, k.Circuit, tier, err)
+		}
+	}
+	if tier != TierDisk && r.ownPoints != nil {
+		// Read into memory: the file is not needed after placing.
+		_ = r.ownPoints.Close()
+		r.ownPoints = nil
 	}
 	// The scratch buffers grow to the largest plan's; a key set placed
 	// before keeps what it had.
@@ -204,8 +257,124 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 			}
 		}
 	}
+	if tier == TierDisk {
+		if err := dk.ensureStaging(r); err != nil {
+			free()
+			return nil, err
+		}
+	}
 	dk.keys[k.Hash] = r
 	return r, nil
+}
+
+// points opens k's points file for r: the one the keys were loaded with,
+// else the key directory's, written from its proving key when there is
+// none (prover.EnsurePoints), which r then owns.
+func (dk *deviceKeys) points(k *prover.Keys, r *resident) (*prover.Points, error) {
+	if k.Points != nil {
+		if k.Points.Hash != k.Hash {
+			return nil, fmt.Errorf("keys of %s: points file %s is of key set %s, not %s", k.Circuit, k.Points.Path, short(k.Points.Hash), short(k.Hash))
+		}
+		return k.Points, nil
+	}
+	if k.Dir == "" {
+		return nil, fmt.Errorf("device %d: keys of %s: the disk tier streams the points file of a key directory, and these keys were not saved to one", dk.cd.Index(), k.Circuit)
+	}
+	p, err := prover.EnsurePoints(k.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: keys of %s: %w", dk.cd.Index(), k.Circuit, err)
+	}
+	if p.Hash != k.Hash || p.Counts() != k.Counts() {
+		p.Close()
+		return nil, fmt.Errorf("device %d: keys of %s: %s is of key set %s (%+v points), the keys are %s (%+v)",
+			dk.cd.Index(), k.Circuit, p.Path, short(p.Hash), p.Counts(), short(k.Hash), k.Counts())
+	}
+	r.ownPoints = p
+	return p, nil
+}
+
+// takeBudgets takes from the host budgets what r's plan places in host
+// memory: a pinned copy of the points (from the pinned budget and the
+// host's), a copy in the Go heap of points read from disk (the host's).
+// Points in memory already, streamed from there, take nothing. A budget
+// that another device took from since the plan was made moves the key set
+// down a tier: pinned to the heap, the heap to the disk.
+func (dk *deviceKeys) takeBudgets(k *prover.Keys, r *resident) error {
+	p := &r.plan
+	bytes := p.HostKeys
+	if p.Tier == TierPinned {
+		if dk.host.take(bytes) {
+			if dk.pinned.take(bytes) {
+				r.pinnedHeld, r.hostHeld = bytes, bytes
+				return nil
+			}
+			dk.host.give(bytes)
+		}
+		p.Tier = TierHost
+	}
+	if p.Tier == TierHost && !k.PointsInMemory() {
+		if dk.host.take(bytes) {
+			r.hostHeld = bytes
+			return nil
+		}
+		if dk.planOpt.tier == TierHost {
+			return fmt.Errorf("device %d: keys of %s: %s of points to read into memory beyond the host budget for keys (%s left)",
+				dk.cd.Index(), k.Circuit, gpu.FormatBytes(bytes), gpu.FormatBytes(dk.host.left()))
+		}
+		np, err := dk.planTier(k, TierDisk)
+		if err != nil {
+			return err
+		}
+		if !np.Fits() {
+			return fmt.Errorf("device %d: keys of %s: %w\n%s", dk.cd.Index(), k.Circuit, ErrDoesNotFit, np)
+		}
+		*p = np
+	}
+	return nil
+}
+
+func (dk *deviceKeys) giveBudgets(r *resident) {
+	dk.pinned.give(r.pinnedHeld)
+	dk.host.give(r.hostHeld)
+	r.pinnedHeld, r.hostHeld = 0, 0
+	if r.ownPoints != nil {
+		_ = r.ownPoints.Close()
+		r.ownPoints = nil
+	}
+}
+
+// ensureStaging makes the chunk pairs' host staging for r's disk tier:
+// pinned when the plan says so and the pinned budget still has room (taken
+// from it until the device closes), else in the Go heap.
+func (dk *deviceKeys) ensureStaging(r *resident) error {
+	pinned := r.plan.StagingPinned
+	pairs := []struct {
+		c     *chunkPair
+		bytes int64
+	}{{&dk.chunkG1, dk.chunkG1.size()}}
+	if dk.g2 {
+		pairs = append(pairs, struct {
+			c     *chunkPair
+			bytes int64
+		}{&dk.chunkG2, dk.chunkG2.size()})
+	}
+	for _, p := range pairs {
+		if err := p.c.ensureStaging(dk.cd, p.bytes, pinned, dk.pinned); err != nil {
+			return fmt.Errorf("device %d: staging for points streamed from disk: %w", dk.cd.Index(), err)
+		}
+	}
+	return nil
+}
+
+// pointsPath is where k's points file is, or will be written.
+func pointsPath(k *prover.Keys) string {
+	if k.Points != nil {
+		return k.Points.Path
+	}
+	if k.Dir == "" {
+		return "no key directory"
+	}
+	return filepath.Join(k.Dir, prover.PointsFileName)
 }
 
 // sets are the key's point vectors, as its tier places them.
@@ -283,13 +452,13 @@ func (dk *deviceKeys) usage() prover.Held {
 	for _, r := range dk.keys {
 		u.Keys += r.onDevice()
 		u.Commitments += r.cm.bytes()
-		if r.plan.Tier != TierDevice {
-			u.Host += r.plan.HostKeys
-		}
+		u.Host += r.plan.HostKeys
+		u.Disk += r.plan.DiskKeys
 	}
 	// Read without the buffers' locks, which a running MSM holds: the
 	// designs ask for the device's memory while a partition computes.
 	u.Chunks = 2 * (dk.chunkG1.size() + dk.chunkG2.size())
+	u.Staging = dk.chunkG1.stagingSize() + dk.chunkG2.stagingSize()
 	u.Scratch = dk.scratch.size() + dk.scratchG2.size() + dk.commits.buf.size()
 	return u
 }
@@ -309,9 +478,7 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 				return freed, fmt.Errorf("device %d: evict keys %s: %w", dk.cd.Index(), short(h), err)
 			}
 		}
-		if r.plan.Tier == TierPinned {
-			dk.pinned.give(r.plan.HostKeys)
-		}
+		dk.giveBudgets(r)
 		delete(dk.keys, h)
 		freed += r.plan.Keys + r.plan.Commitments
 	}
@@ -335,34 +502,37 @@ func (dk *deviceKeys) close() error {
 		delete(dk.domains, n)
 	}
 	dk.tables = 0
-	return errors.Join(dk.chunkG1.free(dk.cd), dk.chunkG2.free(dk.cd), dk.scratch.free(dk.cd), dk.scratchG2.free(dk.cd),
+	return errors.Join(dk.chunkG1.free(dk.cd, dk.pinned), dk.chunkG2.free(dk.cd, dk.pinned), dk.scratch.free(dk.cd), dk.scratchG2.free(dk.cd),
 		dk.commits.close(dk.cd), dk.cd.DestroyStream(dk.stream))
 }
 
-// pinnedBudget bounds the pinned host memory that streamed keys take.
-type pinnedBudget struct {
+// budget bounds the host memory that key sets take: pinned, or in all.
+type budget struct {
 	mu   sync.Mutex
 	max  int64
 	held int64
 }
 
-func (p *pinnedBudget) left() int64 {
+// unlimited is a budget's max when there is none.
+const unlimited = math.MaxInt64
+
+func (p *budget) left() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.max - p.held
 }
 
-func (p *pinnedBudget) take(n int64) bool {
+func (p *budget) take(n int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.held+n > p.max {
+	if n > p.max-p.held {
 		return false
 	}
 	p.held += n
 	return true
 }
 
-func (p *pinnedBudget) give(n int64) {
+func (p *budget) give(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.held -= n

@@ -28,11 +28,12 @@ type Options struct {
 	NoSplit bool
 	// SerialG2 runs b_g2's G2 MSM after the G1 MSMs (see BackendOptions).
 	SerialG2 bool
-	// KeyTier, KeysPinnedLimit, PartitionsBeside and ChunkPoints place the
+	// KeyTier, KeysPinnedLimit, KeysHostLimit, PartitionsBeside and ChunkPoints place the
 	// proving keys; Layout and NTTInPlace shape the partitions (see
 	// BackendOptions).
 	KeyTier          string
 	KeysPinnedLimit  int64
+	KeysHostLimit    int64
 	PartitionsBeside int
 	ChunkPoints      int
 	Layout           string
@@ -65,7 +66,7 @@ func Open(opt Options) (*GPUs, error) {
 		cds = append(cds, cd)
 	}
 	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2,
-		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints,
+		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, KeysHostLimit: opt.KeysHostLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints,
 		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace})
 	if err != nil {
 		return nil, err

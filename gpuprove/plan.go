@@ -24,6 +24,12 @@ const (
 	// TierHost streams them from the Go heap, through the driver's own
 	// staging: slower than pinned, for when the pinned budget is spent.
 	TierHost = "host"
+	// TierDisk streams them from the key set's points file
+	// (prover.PointsFileName): each chunk is read from disk into one of two
+	// host staging buffers while the MSM of the chunk before runs, then
+	// copied into a chunk buffer. For key sets whose points no host memory
+	// budget can hold; the host holds the staging only.
+	TierDisk = "disk"
 )
 
 // Partition layouts on the device: how much of a partition's data its
@@ -65,12 +71,21 @@ type Plan struct {
 	// bit-reversal pass at the end of each, when a vector of the domain is
 	// more than the device can spare.
 	NTTInPlace bool `json:"ntt_in_place"`
-	// Tier is where the key's points live: TierDevice, TierPinned or TierHost.
+	// Tier is where the key's points live: TierDevice, TierPinned, TierHost
+	// or TierDisk.
 	Tier string `json:"tier"`
 	// Keys is the key's points on the device (zero when they are streamed);
-	// HostKeys the points kept on the host to stream.
-	Keys     int64 `json:"keys_bytes"`
-	HostKeys int64 `json:"host_keys_bytes"`
+	// HostKeys the points kept on the host to stream; DiskKeys the points
+	// streamed from the points file at PointsPath.
+	Keys       int64  `json:"keys_bytes"`
+	HostKeys   int64  `json:"host_keys_bytes"`
+	DiskKeys   int64  `json:"disk_keys_bytes"`
+	PointsPath string `json:"points_path,omitempty"`
+	// Staging is the host buffers the disk tier reads chunks into: two per
+	// curve group, each a chunk buffer's size; pinned (StagingPinned) when
+	// the pinned budget for keys has room, else Go memory.
+	Staging       int64 `json:"staging_bytes"`
+	StagingPinned bool  `json:"staging_pinned"`
 	// ChunkPoints is the most points one MSM call sees; Chunks the device
 	// buffers that streamed points pass through (two per curve group).
 	ChunkPoints int   `json:"chunk_points"`
@@ -117,6 +132,14 @@ func (p Plan) String() string {
 	switch p.Tier {
 	case TierDevice:
 		row("key points", p.Keys, "resident on the device")
+	case TierDisk:
+		staging := "pinned"
+		if !p.StagingPinned {
+			staging = "Go-heap"
+		}
+		row("key points", p.DiskKeys, fmt.Sprintf("on disk (%s), streamed in chunks of %d points through %s of %s staging",
+			cmp.Or(p.PointsPath, prover.PointsFileName), p.ChunkPoints, gpu.FormatBytes(p.Staging), staging))
+		row("chunk buffers", p.Chunks, "two per curve group, filled by a copy stream from the staging")
 	default:
 		row("key points", p.HostKeys, fmt.Sprintf("on the host (%s), streamed in chunks of %d points", p.Tier, p.ChunkPoints))
 		row("chunk buffers", p.Chunks, "two per curve group, filled by a copy stream")
@@ -154,15 +177,18 @@ type keyShape struct {
 	g2         bool
 	g2Beside   bool
 	split      bool // the wire MSMs split off their 0/1 scalars
+	// onDisk: the points are in no memory (the keys were loaded without
+	// them): every tier but the disk's reads them into memory it allocates.
+	onDisk bool
 	// commits are the points of each commitment's basis (none: no
 	// commitments); the proof of knowledge's MSM is over all of them.
 	commits []int
 }
 
 func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
-	pk := k.PK
-	s := keyShape{n: int(pk.Domain.Cardinality), na: len(pk.G1.A), nb: len(pk.G1.B), nk: len(pk.G1.K), nz: len(pk.G1.Z),
-		g2: g2, g2Beside: g2Beside, split: split}
+	pk, c := k.PK, k.Counts()
+	s := keyShape{n: int(pk.Domain.Cardinality), na: c.A, nb: c.B, nk: c.K, nz: c.Z,
+		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory()}
 	for _, ck := range pk.CommitmentKeys {
 		s.commits = append(s.commits, len(ck.Basis))
 	}
@@ -254,6 +280,9 @@ type sizes interface {
 	msm(n int, g2, split bool) int64
 	nttScratch(logN int) int64
 	tables(logN int) int64
+	// failed is the first sizing call that failed, whose answer an
+	// estimate stood in for.
+	failed() error
 }
 
 // estimatedSizes are this package's formulas for the kernels' scratch
@@ -271,6 +300,8 @@ func (estimatedSizes) nttScratch(logN int) int64 { return int64(1) << logN * sca
 
 func (estimatedSizes) tables(logN int) int64 { return domainTableBytes(logN) }
 
+func (estimatedSizes) failed() error { return nil }
+
 // librarySizes asks the kernel library (its sizing calls), so that the plan
 // reserves what the kernels really take. The first failed call is kept in
 // err, and the estimate stands in for it.
@@ -286,6 +317,8 @@ func (l *librarySizes) keep(b int64, err error, estimate int64) int64 {
 	}
 	return b
 }
+
+func (l *librarySizes) failed() error { return l.err }
 
 func (l *librarySizes) msm(n int, g2, split bool) int64 {
 	b, err := l.cd.MSMScratchBytes(n, g2, cuda.MSMOptions{Split: split})
@@ -317,14 +350,31 @@ type planOptions struct {
 	beside      int    // partitions wanted beside the key set (at least 1)
 	chunkPoints int    // 0: chosen; else forced (a power of two)
 	pinnedFree  int64  // pinned host memory the key set may take
+	hostFree    int64  // host memory (pinned or not) its points may take
 	layout      string // "" or "auto": chosen; else forced (LayoutWhole, LayoutCompact)
 	nttInPlace  bool   // forced on
 }
 
+// streamTier is where a key set of shape s streams from when its points are
+// not resident: pinned memory when both budgets have room for a copy; else
+// the Go heap, where points loaded into memory already are (no copy), and
+// where points on disk are read to when the host budget has room for them;
+// else the disk.
+func streamTier(s keyShape, o planOptions) string {
+	b := s.keyBytes()
+	switch {
+	case b <= o.pinnedFree && b <= o.hostFree:
+		return TierPinned
+	case !s.onDisk || b <= o.hostFree:
+		return TierHost
+	}
+	return TierDisk
+}
+
 // planFor works out how a key set of shape s uses free bytes of device memory.
 // It takes the largest MSM chunk (whole MSMs first) for which the points fit
-// resident, or else streamed from pinned memory (from the Go heap when the
-// pinned budget is short), with room for the partitions wanted beside them;
+// resident, or else streamed (streamTier: from pinned memory, the Go heap or
+// the disk), with room for the partitions wanted beside them;
 // for a chunk, the whole layout with out-of-place NTTs first, then the NTTs
 // in place, then the compact layout (in that order of cost); failing all
 // that, the same with room for one partition. A plan that cannot fit even
@@ -345,16 +395,16 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 			}
 		}
 	}
-	streamTier := TierPinned
-	if s.keyBytes() > o.pinnedFree {
-		streamTier = TierHost
-	}
 	var tiers []string
 	switch o.tier {
 	case "", "auto":
-		tiers = []string{TierDevice, streamTier}
+		tiers = []string{TierDevice, streamTier(s, o)}
 	case TierPinned:
-		tiers = []string{streamTier}
+		// Forced: pinned unless its budget is short, whatever the host's.
+		tiers = []string{TierPinned}
+		if s.keyBytes() > o.pinnedFree {
+			tiers = []string{TierHost}
+		}
 	default:
 		tiers = []string{o.tier}
 	}
@@ -372,14 +422,25 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 		}
 	}
 	make1 := func(tier string, chunk int, sh shape) Plan {
+		if tier == TierDisk {
+			// The host stages two chunks per curve group: whole MSMs
+			// would stage whole vectors.
+			chunk = min(chunk, MaxChunkPoints)
+		}
 		main, g2 := s.scratch(chunk, sh.inPlace, sz)
 		p := Plan{Free: free, Partition: s.partition(sh.layout), Layout: sh.layout, NTTInPlace: sh.inPlace,
 			Tier: tier, ChunkPoints: min(chunk, s.largest()), Scratch: main + g2, ScratchG2: g2, Tables: tables}
 		p.Commitments = s.commitBases()
 		p.CommitScratch, p.CommitChunk = s.commitScratch(chunk, sz)
-		if tier == TierDevice {
+		switch tier {
+		case TierDevice:
 			p.Keys = s.keyBytes()
-		} else {
+		case TierDisk:
+			p.DiskKeys = s.keyBytes()
+			p.Chunks = s.chunkBuffers(chunk)
+			p.Staging = p.Chunks
+			p.StagingPinned = p.Staging <= o.pinnedFree
+		default:
 			p.HostKeys = s.keyBytes()
 			p.Chunks = s.chunkBuffers(chunk)
 		}

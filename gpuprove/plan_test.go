@@ -30,17 +30,17 @@ func TestPlanPlacesKeysByWhatFits(t *testing.T) {
 		minBeside int
 	}{
 		{"2^24 on the whole card", 24, 140 * gib, planOptions{beside: 3}, TierDevice, LayoutWhole, true, 1 << 24, 3},
-		{"2^24 on 16 GiB", 24, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, LayoutWhole, true, MaxChunkPoints, 2},
-		{"2^25 on 16 GiB", 25, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, "", true, MaxChunkPoints, 1},
-		{"2^24 on 16 GiB, pinned budget spent", 24, 16 * gib, planOptions{beside: 2, pinnedFree: gib}, TierHost, LayoutWhole, true, MaxChunkPoints, 2},
-		{"2^20 on 1 GiB", 20, gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierPinned, "", true, 1 << 19, 1},
-		{"2^20 forced to stream in chunks of 2^16", 20, 140 * gib, planOptions{tier: TierPinned, beside: 2, chunkPoints: 1 << 16, pinnedFree: 64 * gib}, TierPinned, LayoutWhole, true, 1 << 16, 2},
-		{"2^20 forced compact", 20, 140 * gib, planOptions{beside: 2, layout: LayoutCompact, pinnedFree: 64 * gib}, TierDevice, LayoutCompact, true, 1 << 20, 2},
+		{"2^24 on 16 GiB", 24, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierPinned, LayoutWhole, true, MaxChunkPoints, 2},
+		{"2^25 on 16 GiB", 25, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierPinned, "", true, MaxChunkPoints, 1},
+		{"2^24 on 16 GiB, pinned budget spent", 24, 16 * gib, planOptions{beside: 2, pinnedFree: gib, hostFree: unlimited}, TierHost, LayoutWhole, true, MaxChunkPoints, 2},
+		{"2^20 on 1 GiB", 20, gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierPinned, "", true, 1 << 19, 1},
+		{"2^20 forced to stream in chunks of 2^16", 20, 140 * gib, planOptions{tier: TierPinned, beside: 2, chunkPoints: 1 << 16, pinnedFree: 64 * gib, hostFree: unlimited}, TierPinned, LayoutWhole, true, 1 << 16, 2},
+		{"2^20 forced compact", 20, 140 * gib, planOptions{beside: 2, layout: LayoutCompact, pinnedFree: 64 * gib, hostFree: unlimited}, TierDevice, LayoutCompact, true, 1 << 20, 2},
 		// The whole layout is 24 GiB there: two vectors (8 GiB), NTTs in
 		// place (no 4 GiB scratch vector), smaller MSM chunks.
-		{"2^27 on 16 GiB", 27, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, LayoutCompact, true, 1 << 21, 1},
-		{"2^27 on 16 GiB, whole layout forced", 27, 16 * gib, planOptions{beside: 2, layout: LayoutWhole, pinnedFree: 64 * gib}, TierHost, "", false, 0, 0},
-		{"2^28 on 16 GiB", 28, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib}, TierHost, "", false, 0, 0},
+		{"2^27 on 16 GiB", 27, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierHost, LayoutCompact, true, 1 << 21, 1},
+		{"2^27 on 16 GiB, whole layout forced", 27, 16 * gib, planOptions{beside: 2, layout: LayoutWhole, pinnedFree: 64 * gib, hostFree: unlimited}, TierHost, "", false, 0, 0},
+		{"2^28 on 16 GiB", 28, 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierHost, "", false, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := squareShape(c.logN)
@@ -90,9 +90,9 @@ func TestChunkRanges(t *testing.T) {
 // commitments.
 func TestPlanCountsCommitments(t *testing.T) {
 	s := squareShape(20)
-	bare := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{})
+	bare := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, estimatedSizes{})
 	s.commits = []int{1 << 10, 1 << 12}
-	p := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{})
+	p := planFor(s, 16*gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, estimatedSizes{})
 	t.Logf("\n%s", p)
 	if bare.Commitments != 0 || bare.CommitScratch != 0 || strings.Contains(bare.String(), "commitment") {
 		t.Fatalf("a plan without commitments counts %d and %d for them", bare.Commitments, bare.CommitScratch)
@@ -107,7 +107,56 @@ func TestPlanCountsCommitments(t *testing.T) {
 	// Bases larger than the device: the key set is refused, not placed to
 	// fail later.
 	s.commits = []int{1 << 26}
-	if p := planFor(s, 4*gib, planOptions{beside: 2, pinnedFree: 64 * gib}, estimatedSizes{}); p.Fits() {
+	if p := planFor(s, 4*gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, estimatedSizes{}); p.Fits() {
 		t.Fatalf("12 GiB of commitment bases fit on 4 GiB:\n%s", p)
+	}
+}
+
+// Keys loaded without their points stream from disk when the host budget
+// for keys cannot hold a copy of them, in chunks of at most MaxChunkPoints
+// (the host stages two of them per curve group), and take a tier in memory
+// when it can; keys in memory never go to disk unless it is forced.
+func TestPlanStreamsFromDiskBeyondTheHostBudget(t *testing.T) {
+	onDisk := func(logN int) keyShape { s := squareShape(logN); s.onDisk = true; return s }
+	for _, c := range []struct {
+		name      string
+		s         keyShape
+		free      int64
+		o         planOptions
+		tier      string
+		maxChunk  int
+		pinnedBuf bool // the disk tier's staging pinned
+	}{
+		{"2^27 on 16 GiB, 32 GiB for keys", onDisk(27), 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: 32 * gib}, TierDisk, 1 << 21, true},
+		{"2^27 on 16 GiB, no pinned memory", onDisk(27), 16 * gib, planOptions{beside: 2, pinnedFree: -1, hostFree: 32 * gib}, TierDisk, 1 << 21, false},
+		{"2^24 on 16 GiB, 64 GiB for keys", onDisk(24), 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: 64 * gib}, TierPinned, MaxChunkPoints, false},
+		{"2^24 on 16 GiB, pinned budget spent", onDisk(24), 16 * gib, planOptions{beside: 2, pinnedFree: gib, hostFree: 16 * gib}, TierHost, MaxChunkPoints, false},
+		{"2^24 on 16 GiB, 1 GiB for keys", onDisk(24), 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: gib}, TierDisk, MaxChunkPoints, true},
+		{"2^24 in memory, 1 GiB for keys", squareShape(24), 16 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: gib}, TierHost, MaxChunkPoints, false},
+		{"2^24 on the whole card, no memory for keys", onDisk(24), 140 * gib, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: -1}, TierDevice, 1 << 24, false},
+		{"2^24 on the whole card, disk forced", squareShape(24), 140 * gib, planOptions{tier: TierDisk, beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierDisk, MaxChunkPoints, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(c.s, c.free, c.o, estimatedSizes{})
+			t.Logf("\n%s", p)
+			if p.Tier != c.tier || !p.Fits() || p.ChunkPoints > c.maxChunk {
+				t.Fatalf("tier %s, fits %v, chunks of %d; want %s, fits, at most %d", p.Tier, p.Fits(), p.ChunkPoints, c.tier, c.maxChunk)
+			}
+			if p.Tier != TierDisk {
+				if p.DiskKeys != 0 || p.Staging != 0 {
+					t.Fatalf("tier %s with %d bytes on disk, %d of staging", p.Tier, p.DiskKeys, p.Staging)
+				}
+				return
+			}
+			if p.DiskKeys != c.s.keyBytes() || p.HostKeys != 0 || p.Keys != 0 || p.Staging != p.Chunks || p.StagingPinned != c.pinnedBuf {
+				t.Fatalf("disk plan: %+v", p)
+			}
+			if p.Reserved() != p.Chunks+p.Scratch+p.Tables {
+				t.Fatalf("reserved %d counts more than the chunk buffers, scratch and tables", p.Reserved())
+			}
+			if !strings.Contains(p.String(), "on disk (") {
+				t.Fatalf("the plan does not say the points are on disk:\n%s", p)
+			}
+		})
 	}
 }

@@ -10,19 +10,26 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/prover"
 )
 
-// pointSet is one vector of a key's points: resident on the device, or on
-// the host (pinned or in the Go heap) to be streamed through a chunk pair.
+// pointSet is one vector of a key's points: resident on the device, on
+// the host (pinned or in the Go heap), or on disk, to be streamed through a
+// chunk pair.
 type pointSet struct {
 	name string
 	n    int
-	size int64            // bytes a point
-	dev  cuda.Ptr         // TierDevice
-	pin  *cuda.HostBuffer // TierPinned
-	heap unsafe.Pointer   // TierHost: the first point of src
-	src  any              // keeps the Go slice of heap alive
+	size int64               // bytes a point
+	dev  cuda.Ptr            // TierDevice
+	pin  *cuda.HostBuffer    // TierPinned
+	heap unsafe.Pointer      // TierHost: the first point of src
+	src  any                 // keeps the Go slice of heap alive
+	disk *prover.PointStream // TierDisk
 }
+
+// filePiece is the points placeFromFile reads at a time for the device
+// tier: a checksum block of the points file.
+const filePiece = 1 << 16
 
 func (p *pointSet) bytes() int64 { return int64(p.n) * p.size }
 
@@ -49,6 +56,54 @@ func newPointSet[T any](cd *cuda.Device, name string, points []T, size int64, ti
 	return ps, err
 }
 
+// newPointSetFromFile places the section name of the points file pts as
+// the tier says: uploaded (through a Go buffer of filePiece points), read
+// into pinned memory or into the Go heap, or left on disk to be streamed.
+// On an error the set is returned with what it holds, for free.
+func newPointSetFromFile(cd *cuda.Device, pts *prover.Points, name, tier string, s cuda.Stream) (pointSet, error) {
+	st, err := pts.Stream(name)
+	if err != nil {
+		return pointSet{name: name}, err
+	}
+	sec := st.Section()
+	ps := pointSet{name: name, n: sec.N, size: int64(sec.Size)}
+	if ps.n == 0 {
+		return ps, nil
+	}
+	switch tier {
+	case TierDisk:
+		ps.disk = st
+	case TierDevice:
+		if ps.dev, err = cd.Malloc(ps.bytes()); err != nil {
+			return ps, err
+		}
+		buf := make([]byte, int64(min(ps.n, filePiece))*ps.size)
+		for from := 0; from < ps.n; from += filePiece {
+			to := min(from+filePiece, ps.n)
+			bytes := int64(to-from) * ps.size
+			if err := st.Read(buf, from, to); err != nil {
+				return ps, err
+			}
+			if err := cd.CopyToDevice(ps.dev.Add(int64(from)*ps.size), unsafe.Pointer(&buf[0]), bytes, s); err != nil {
+				return ps, err
+			}
+		}
+	case TierPinned:
+		if ps.pin, err = cd.HostAlloc(ps.bytes()); err != nil {
+			return ps, err
+		}
+		err = st.Read(unsafe.Slice((*byte)(ps.pin.Pointer()), ps.bytes()), 0, ps.n)
+	case TierHost:
+		buf := make([]byte, ps.bytes())
+		if err = st.Read(buf, 0, ps.n); err == nil {
+			ps.heap, ps.src = unsafe.Pointer(&buf[0]), buf
+		}
+	default:
+		err = fmt.Errorf("unknown key tier %q", tier)
+	}
+	return ps, err
+}
+
 // free releases what the set holds (cudaFree and cudaFreeHost wait for the
 // whole device).
 func (p *pointSet) free(cd *cuda.Device) error {
@@ -61,13 +116,14 @@ func (p *pointSet) free(cd *cuda.Device) error {
 		errs = append(errs, cd.HostFree(p.pin))
 		p.pin = nil
 	}
-	p.heap, p.src = nil, nil
+	p.heap, p.src, p.disk = nil, nil, nil
 	return errors.Join(errs...)
 }
 
 // chunkPair is two device buffers that streamed points pass through: a copy
 // stream fills one while the MSM reads the other. One MSM streams through a
-// pair at a time.
+// pair at a time. Points streamed from disk are read first into one of
+// two host staging buffers of the same size.
 type chunkPair struct {
 	mu     sync.Mutex
 	bufs   [2]cuda.Ptr
@@ -75,6 +131,82 @@ type chunkPair struct {
 	copy   cuda.Stream
 	bytes  int64        // of each buffer
 	held   atomic.Int64 // bytes, for readers that must not wait for an MSM
+	stage  [2]stagingBuf
+	// stagePinned is what the staging took of the pinned budget; staged
+	// the bytes of both buffers, read without the lock.
+	stagePinned int64
+	staged      atomic.Int64
+}
+
+// stagingBuf is host memory that a chunk of points is read into from disk:
+// pinned, copied to the device asynchronously, or (the pinned budget
+// spent) Go memory, copied through the driver's own staging.
+type stagingBuf struct {
+	pin  *cuda.HostBuffer
+	heap []byte
+}
+
+func (s *stagingBuf) size() int64 {
+	if s.pin != nil {
+		return s.pin.Len()
+	}
+	return int64(len(s.heap))
+}
+
+func (s *stagingBuf) bytes() []byte {
+	if s.pin != nil {
+		return unsafe.Slice((*byte)(s.pin.Pointer()), s.pin.Len())
+	}
+	return s.heap
+}
+
+// stagingSize is the bytes of both staging buffers, read without the
+// pair's lock.
+func (c *chunkPair) stagingSize() int64 { return c.staged.Load() }
+
+// ensureStaging makes both staging buffers at least bytes large: pinned,
+// taken from the budget b, when pinned and b has room, else Go memory. It
+// is called when a key set is placed, not during an MSM.
+func (c *chunkPair) ensureStaging(cd *cuda.Device, bytes int64, pinned bool, b *budget) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stage[0].size() >= bytes && (c.stagePinned > 0 || !pinned) {
+		return nil
+	}
+	if err := c.freeStagingLocked(cd, b); err != nil {
+		return err
+	}
+	if pinned && b.take(2*bytes) {
+		c.stagePinned = 2 * bytes
+		for i := range c.stage {
+			h, err := cd.HostAlloc(bytes)
+			if err != nil {
+				_ = c.freeStagingLocked(cd, b)
+				return err
+			}
+			c.stage[i].pin = h
+		}
+	} else {
+		for i := range c.stage {
+			c.stage[i].heap = make([]byte, bytes)
+		}
+	}
+	c.staged.Store(2 * bytes)
+	return nil
+}
+
+func (c *chunkPair) freeStagingLocked(cd *cuda.Device, b *budget) error {
+	var errs []error
+	for i := range c.stage {
+		if c.stage[i].pin != nil {
+			errs = append(errs, cd.HostFree(c.stage[i].pin))
+		}
+		c.stage[i] = stagingBuf{}
+	}
+	b.give(c.stagePinned)
+	c.stagePinned = 0
+	c.staged.Store(0)
+	return errors.Join(errs...)
 }
 
 // size is the bytes of each buffer, read without the pair's lock.
@@ -110,10 +242,12 @@ func (c *chunkPair) ensure(cd *cuda.Device, bytes int64) error {
 	return nil
 }
 
-func (c *chunkPair) free(cd *cuda.Device) error {
+// free releases the buffers, the staging too, whose pinned bytes go back
+// to b.
+func (c *chunkPair) free(cd *cuda.Device, b *budget) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.freeLocked(cd)
+	return errors.Join(c.freeLocked(cd), c.freeStagingLocked(cd, b))
 }
 
 func (c *chunkPair) freeLocked(cd *cuda.Device) error {
@@ -235,6 +369,9 @@ func chunkedMSM[J any](cd *cuda.Device, ps *pointSet, scalars cuda.Ptr, chunk in
 	if need := int64(count(0)) * ps.size; pair.bytes < need {
 		return sum, stats, fmt.Errorf("chunk buffers of %d bytes for chunks of %d bytes of %s", pair.bytes, need, ps.name)
 	}
+	if ps.disk != nil {
+		return diskMSM(cd, ps, pair, ranges, at, run, add)
+	}
 	fill := func(i int) error {
 		buf := pair.bufs[i%2]
 		off, bytes := int64(ranges[i][0])*ps.size, int64(count(i))*ps.size
@@ -276,3 +413,97 @@ func chunkedMSM[J any](cd *cuda.Device, ps *pointSet, scalars cuda.Ptr, chunk in
 
 func addG1(acc, x *curve.G1Jac) { acc.AddAssign(x) }
 func addG2(acc, x *curve.G2Jac) { acc.AddAssign(x) }
+
+// diskMSM is chunkedMSM for points on disk, with pair locked. Chunk i goes
+// from disk into staging buffer i%2 (a read of the points file, checksums
+// checked), then by the copy stream into chunk buffer i%2, then to the MSM.
+// The read of chunk i+2 starts once the copy of chunk i is done (its
+// staging buffer is free), and runs with the MSM of chunk i and the copy of
+// chunk i+1:
+//
+//	read    i+1 | i+2 | i+3
+//	copy      i | i+1 | i+2
+//	MSM     i−1 |  i  | i+1
+//
+// so the disk, the link and the device each work on a chunk of their own.
+// The copy of chunk i+1 is queued only once the MSM of chunk i−1 has
+// returned: it overwrites the buffer that MSM read. One read is in flight
+// at a time, in the order of the chunks, as the points file's checksums of
+// blocks that span chunks require; it is waited for before any return, as it
+// writes a staging buffer that the next MSM of the pair may use.
+func diskMSM[J any](cd *cuda.Device, ps *pointSet, pair *chunkPair, ranges [][2]int, at func(i int) cuda.Ptr,
+	run msmFunc[J], add func(acc *J, x *J)) (sum J, stats cuda.MSMStats, err error) {
+	count := func(i int) int { return ranges[i][1] - ranges[i][0] }
+	if need := int64(count(0)) * ps.size; pair.stage[0].size() < need {
+		return sum, stats, fmt.Errorf("staging buffers of %d bytes for chunks of %d bytes of %s", pair.stage[0].size(), need, ps.name)
+	}
+	read := func(i int) error {
+		return ps.disk.Read(pair.stage[i%2].bytes(), ranges[i][0], ranges[i][1])
+	}
+	upload := func(i int) error {
+		st, buf, bytes := &pair.stage[i%2], pair.bufs[i%2], int64(count(i))*ps.size
+		var err error
+		if st.pin != nil {
+			err = cd.CopyInAsync(buf, st.pin, 0, bytes, pair.copy)
+		} else {
+			err = cd.CopyToDevice(buf, unsafe.Pointer(&st.heap[0]), bytes, pair.copy)
+		}
+		if err != nil {
+			return fmt.Errorf("stream %s chunk %d: %w", ps.name, i, err)
+		}
+		return cd.RecordEvent(pair.events[i%2], pair.copy)
+	}
+	var reading chan error // the read in flight
+	start := func(i int) {
+		reading = make(chan error, 1)
+		go func() { reading <- read(i) }()
+	}
+	wait := func() error {
+		err := <-reading
+		reading = nil
+		return err
+	}
+	defer func() {
+		if reading != nil {
+			err = errors.Join(err, wait())
+		}
+		if err != nil {
+			// A copy may still be running into a chunk buffer.
+			err = errors.Join(err, cd.StreamSync(pair.copy))
+		}
+	}()
+	if err := read(0); err != nil {
+		return sum, stats, err
+	}
+	if err := upload(0); err != nil {
+		return sum, stats, err
+	}
+	if len(ranges) > 1 {
+		start(1)
+	}
+	for i := range ranges {
+		if i+1 < len(ranges) {
+			if err := wait(); err != nil {
+				return sum, stats, err
+			}
+			if err := upload(i + 1); err != nil {
+				return sum, stats, err
+			}
+		}
+		if err := cd.EventSync(pair.events[i%2]); err != nil {
+			return sum, stats, fmt.Errorf("stream %s chunk %d: %w", ps.name, i, err)
+		}
+		if i+2 < len(ranges) {
+			start(i + 2)
+		}
+		part, st, err := run(pair.bufs[i%2], at(i), count(i))
+		if err != nil {
+			return sum, stats, err
+		}
+		add(&sum, &part)
+		stats.Zero += st.Zero
+		stats.One += st.One
+		stats.Other += st.Other
+	}
+	return sum, stats, nil
+}

@@ -97,7 +97,8 @@ type deviceAgg struct {
 	waitedOps  int
 	keys       int64 // proving-key bytes resident
 	evicted    int64 // key bytes freed for idleness
-	streamed   int64 // key bytes kept on the host and streamed
+	streamed   int64 // key bytes streamed from the host or from disk
+	fromDisk   int64 // of them, from disk
 	scratch    int64 // device bytes held for MSM scratch and chunk buffers
 }
 
@@ -133,7 +134,7 @@ func New() *Metrics {
 		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "keys_resident_bytes",
 			Help: "Proving-key points and tables kept on the device between partitions."}, []string{"device"}),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "cuzk", Name: "device_held_bytes",
-			Help: "What the backend holds for proving keys, by kind: keys (points on the device), streamed (points on the host), chunks (buffers streamed points pass through), scratch (MSM scratch), tables (NTT), commitments (gnark commitments' Pedersen bases on the device)."}, []string{"device", "kind"}),
+			Help: "What the backend holds for proving keys, by kind: keys (points on the device), streamed (points on the host), disk (points streamed from the points file, in no memory), staging (host buffers the disk's points are read into), chunks (buffers streamed points pass through), scratch (MSM scratch), tables (NTT), commitments (gnark commitments' Pedersen bases on the device)."}, []string{"device", "kind"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cuzk", Name: "keys_evicted_bytes_total",
 			Help: "Resident key bytes freed because no partition used them for the idle time."}, []string{"device"}),
 		pinned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cuzk", Name: "pinned_host_bytes",
@@ -151,21 +152,33 @@ func New() *Metrics {
 	return m
 }
 
-// SetHeld records what the backend holds for proving keys on a device: the
-// points on it (keys), the points streamed from the host (streamed), their
-// chunk buffers, the MSM scratch, the NTT tables, and the Pedersen bases of
-// gnark's commitments (commitments), which the summary counts with the keys.
-func (m *Metrics) SetHeld(device int, keys, streamed, chunks, scratch, tables, commitments int64) {
+// Held is what the backend holds for proving keys on a device, by kind
+// (prover.Held).
+type Held struct {
+	Keys     int64 // points on the device
+	Streamed int64 // points on the host, streamed
+	Disk     int64 // points streamed from the points file
+	Staging  int64 // host buffers the disk's points are read into
+	Chunks   int64 // device buffers streamed points pass through
+	Scratch  int64
+	Tables   int64
+	// Commitments are the Pedersen bases of gnark's commitments, which
+	// the summary counts with the keys.
+	Commitments int64
+}
+
+// SetHeld records what the backend holds for proving keys on a device.
+func (m *Metrics) SetHeld(device int, h Held) {
 	d := strconv.Itoa(device)
-	for kind, v := range map[string]int64{"keys": keys, "streamed": streamed, "chunks": chunks, "scratch": scratch, "tables": tables,
-		"commitments": commitments} {
+	for kind, v := range map[string]int64{"keys": h.Keys, "streamed": h.Streamed, "disk": h.Disk, "staging": h.Staging,
+		"chunks": h.Chunks, "scratch": h.Scratch, "tables": h.Tables, "commitments": h.Commitments} {
 		m.held.WithLabelValues(d, kind).Set(float64(v))
 	}
-	m.keys.WithLabelValues(d).Set(float64(keys + commitments))
+	m.keys.WithLabelValues(d).Set(float64(h.Keys + h.Commitments))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dev := m.device(device)
-	dev.keys, dev.streamed, dev.scratch = keys+commitments, streamed, chunks+scratch+tables
+	dev.keys, dev.streamed, dev.fromDisk, dev.scratch = h.Keys+h.Commitments, h.Streamed+h.Disk, h.Disk, h.Chunks+h.Scratch+h.Tables
 }
 
 // KeysEvicted records resident key bytes freed for idleness on a device.
@@ -324,7 +337,8 @@ type DeviceStats struct {
 	WaitedOps int   // device ops that waited for another stream's work
 	Keys      int64 // proving-key bytes resident (GPU backend)
 	Evicted   int64 // key bytes freed for idleness
-	Streamed  int64 // key bytes on the host, streamed to the device
+	Streamed  int64 // key bytes streamed to the device, from the host or from disk
+	FromDisk  int64 // of them, from disk
 	Scratch   int64 // device bytes of MSM scratch, chunk buffers and NTT tables
 }
 
@@ -389,7 +403,7 @@ func (m *Metrics) Summary() Summary {
 			ratio = float64(busy) / float64(m.last)
 		}
 		s.Devices = append(s.Devices, DeviceStats{Device: i, Busy: ratio, VRAMPeak: d.peak, OOMs: d.ooms,
-			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps, Keys: d.keys, Evicted: d.evicted, Streamed: d.streamed, Scratch: d.scratch})
+			Fallbacks: d.fallbacks, WaitedOps: d.waitedOps, Keys: d.keys, Evicted: d.evicted, Streamed: d.streamed, FromDisk: d.fromDisk, Scratch: d.scratch})
 	}
 	slices.SortFunc(s.Devices, func(a, b DeviceStats) int { return a.Device - b.Device })
 	return s
@@ -411,7 +425,14 @@ func (s Summary) String() string {
 		for _, d := range s.Devices {
 			fmt.Fprintf(tw, "%d\t%.1f%%\t%s\t%d\t%d\t%d\t", d.Device, 100*d.Busy, gpu.FormatBytes(d.VRAMPeak), d.OOMs, d.Fallbacks, d.WaitedOps)
 			if keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", gpu.FormatBytes(d.Keys), gpu.FormatBytes(d.Streamed), gpu.FormatBytes(d.Scratch), gpu.FormatBytes(d.Evicted))
+				streamed := gpu.FormatBytes(d.Streamed)
+				switch {
+				case d.FromDisk > 0 && d.FromDisk == d.Streamed:
+					streamed += " from disk"
+				case d.FromDisk > 0:
+					streamed += fmt.Sprintf(" (%s from disk)", gpu.FormatBytes(d.FromDisk))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", gpu.FormatBytes(d.Keys), streamed, gpu.FormatBytes(d.Scratch), gpu.FormatBytes(d.Evicted))
 			}
 			fmt.Fprintln(tw)
 		}

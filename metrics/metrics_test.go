@@ -35,7 +35,7 @@ func TestSummaryAndExposition(t *testing.T) {
 	} {
 		m.Observe(e)
 	}
-	m.SetHeld(0, 3<<30-1<<20, 5<<30, 256<<20, 2<<30, 64<<20, 1<<20)
+	m.SetHeld(0, Held{Keys: 3<<30 - 1<<20, Streamed: 5 << 30, Chunks: 256 << 20, Scratch: 2 << 30, Tables: 64 << 20, Commitments: 1 << 20})
 	m.KeysEvicted(0, 1<<30)
 	m.SetPinnedHost(768 << 20)
 	s := m.Summary()
@@ -83,6 +83,38 @@ func TestSummaryAndExposition(t *testing.T) {
 		`cuzk_keys_resident_bytes{device="0"} 3.221225472e+09`,
 		`cuzk_keys_evicted_bytes_total{device="0"} 1.073741824e+09`,
 		`cuzk_pinned_host_bytes 8.05306368e+08`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Points streamed from disk are keys streamed in the summary, said to come
+// from disk, and kinds of their own on /metrics, with their staging.
+func TestHeldFromDisk(t *testing.T) {
+	m := New()
+	m.Observe(actors.Event{Kind: actors.EvVRAM, At: ms(1), Device: 0, Worker: 0, Bytes: 1 << 30})
+	m.SetHeld(0, Held{Disk: 9 << 30, Staging: 2304 << 20, Chunks: 2304 << 20, Scratch: 3 << 30})
+	d := m.Summary().Devices[0]
+	if d.Streamed != 9<<30 || d.FromDisk != 9<<30 || d.Keys != 0 {
+		t.Fatalf("streamed %d, from disk %d, resident %d", d.Streamed, d.FromDisk, d.Keys)
+	}
+	if text := m.Summary().String(); !strings.Contains(text, "9.00 GiB from disk") {
+		t.Errorf("the summary does not say the keys come from disk:\n%s", text)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`cuzk_device_held_bytes{device="0",kind="disk"} 9.663676416e+09`,
+		`cuzk_device_held_bytes{device="0",kind="staging"} 2.415919104e+09`,
+		`cuzk_device_held_bytes{device="0",kind="streamed"} 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -93,6 +93,8 @@ type KeyPlacer interface {
 type Held struct {
 	Keys    int64 // key points resident on the device
 	Host    int64 // key points kept on the host and streamed
+	Disk    int64 // key points streamed from disk (in no memory)
+	Staging int64 // host buffers points streamed from disk are read into
 	Chunks  int64 // device buffers streamed points pass through
 	Scratch int64 // room for the largest MSM's scratch
 	Tables  int64 // NTT tables

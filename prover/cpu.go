@@ -42,6 +42,9 @@ func (CPU) Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error) {
 	}
 	p := cs.p
 	pk := k.PK
+	if !k.PointsInMemory() {
+		return nil, fmt.Errorf("cpu backend: the keys of %s were loaded without their points (they are in %s): the CPU's MSMs need them in memory", k.Circuit, k.Points.Path)
+	}
 	var out Computed
 	// The three MSMs that do not need H start with it; Z waits for H.
 	// Four MSMs share the cores, as in gnark's prover.

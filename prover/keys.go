@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
@@ -38,6 +39,11 @@ type Keys struct {
 	// changes, so a job started with one set of keys is never finished with another.
 	Hash string
 	Dir  string
+	// Points is the key set's points file when it was loaded without its
+	// points (LoadOptions.PointsOnDisk): PK's A, B, Z and K (and G2 B, unless
+	// kept) are then empty, and Counts gives their sizes. It stays open while
+	// the keys are in use.
+	Points *Points
 	// Solver picks the witness solver; the zero value is cuzk's where it
 	// handles the circuit (package solve), gnark's otherwise.
 	Solver Solver
@@ -237,6 +243,8 @@ func saveFiles(dir, circuit string, layout circuits.Layout, constraints int, fil
 		return nil, fmt.Errorf("create key directory: %w", err)
 	}
 	os.Remove(filepath.Join(dir, manifestFile))
+	// A points file made from the keys this directory held before.
+	os.Remove(filepath.Join(dir, PointsFileName))
 	m := &Manifest{
 		Format: manifestVer, Curve: curveBLS12381, Circuit: circuit, Layout: layout,
 		Constraints: constraints, Files: map[string]string{}, Created: time.Now().UTC(),
@@ -323,6 +331,24 @@ func ReadManifest(dir string) (*Manifest, error) {
 // Load reads the keys in dir and checks that they are intact and made for the
 // circuit asked for; a mismatch names the file at fault.
 func Load(dir, circuit string, layout circuits.Layout) (*Keys, error) {
+	return LoadWith(dir, circuit, layout, LoadOptions{})
+}
+
+// LoadOptions say how much of a key set Load keeps in memory.
+type LoadOptions struct {
+	// PointsOnDisk leaves the proving key's points out of memory: A, B, Z,
+	// K and G2 B are read past (the file is still hashed whole) and Keys.Points
+	// is the key set's points file, written from proving.key first when
+	// there is none (EnsurePoints). For the GPU backend's disk tier, where
+	// no memory can hold them; the CPU backend cannot prove with such keys.
+	PointsOnDisk bool
+	// G2InMemory keeps G2 B in memory all the same, for b_g2 on the CPU
+	// (prover.BG2).
+	G2InMemory bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(dir, circuit string, layout circuits.Layout, opt LoadOptions) (*Keys, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -346,11 +372,29 @@ func Load(dir, circuit string, layout circuits.Layout) (*Keys, error) {
 		{pkFile, k.PK.ReadDump},
 		{vkFile, func(r io.Reader) error { _, err := k.VK.ReadFrom(r); return err }},
 	}
+	var counts PointCounts
 	for _, f := range readers {
-		if err := readHashed(filepath.Join(dir, f.name), m.Files[f.name], f.read); err != nil {
+		var err error
+		if f.name == pkFile && opt.PointsOnDisk {
+			counts, err = readProvingKeyWithoutPoints(filepath.Join(dir, f.name), m.Files[f.name], k.PK, opt.G2InMemory)
+		} else {
+			err = readHashed(filepath.Join(dir, f.name), m.Files[f.name], f.read)
+		}
+		if err != nil {
 			return nil, err
 		}
 		slog.Debug("key file read", append([]any{"file", f.name}, keygen.ReadHostMemory().Attrs()...)...)
+	}
+	if opt.PointsOnDisk {
+		p, err := EnsurePoints(dir)
+		if err != nil {
+			return nil, err
+		}
+		if p.Counts() != counts {
+			p.Close()
+			return nil, fmt.Errorf("%s has %+v points, %s %+v", p.Path, p.Counts(), filepath.Join(dir, pkFile), counts)
+		}
+		k.Points = p
 	}
 	if k.CS.CurveID() != ecc.BLS12_381 {
 		return nil, fmt.Errorf("%s: constraint system is for %s", filepath.Join(dir, r1csFile), k.CS.CurveID())
@@ -359,6 +403,46 @@ func Load(dir, circuit string, layout circuits.Layout) (*Keys, error) {
 		return nil, fmt.Errorf("%s: %d constraints, manifest says %d", filepath.Join(dir, r1csFile), got, m.Constraints)
 	}
 	return k, nil
+}
+
+// readProvingKeyWithoutPoints reads the proving key at path into pk, all but
+// its points (G2 B kept when g2), hashing the whole file, and returns the
+// number of points of each vector.
+func readProvingKeyWithoutPoints(path, want string, pk *groth16bls.ProvingKey, g2 bool) (counts PointCounts, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return counts, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	in, err := newDumpInput(f, h)
+	if err != nil {
+		return counts, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s is corrupt: %v", path, r)
+		}
+	}()
+	derr := readDump(in, pk, func(s dumpSection, in *dumpInput) error {
+		*map[string]*int{"A": &counts.A, "B": &counts.B, "Z": &counts.Z, "K": &counts.K, "G2 B": &counts.G2B}[s.name] = s.n
+		if s.name == "G2 B" && g2 {
+			var err error
+			pk.G2.B, err = readPoints[curve.G2Affine](s, in)
+			return err
+		}
+		return in.skip(s.bytes())
+	})
+	if derr == nil {
+		derr = in.drain()
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return counts, fmt.Errorf("%s is corrupt or was replaced: sha256 %s, manifest says %s", path, short(got), short(want))
+	}
+	if derr != nil {
+		return counts, fmt.Errorf("%s: %w", path, derr)
+	}
+	return counts, nil
 }
 
 // readHashed decodes a file while hashing it, and refuses it if the hash is

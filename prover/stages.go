@@ -294,8 +294,9 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		return nil, err
 	}
 	committed := len(plan.info) > 0
-	if plan.layout.NbPK != len(pk.G1.K) {
-		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", plan.layout.NbPK, len(pk.G1.K))
+	nk := k.Counts().K
+	if plan.layout.NbPK != nk {
+		return nil, fmt.Errorf("%d private wires for %d K points: keys are for another circuit", plan.layout.NbPK, nk)
 	}
 	if committed != (s.Commitments != nil) {
 		return nil, fmt.Errorf("solution has commitments %v, the circuit %d: solved for another circuit", s.Commitments != nil, len(plan.info))
@@ -308,15 +309,15 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		p.A, p.B, p.C = make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
 		p.WiresA, p.WiresB = make([]fr.Element, na), make([]fr.Element, nb)
 		if committed {
-			p.WiresK = make([]fr.Element, len(pk.G1.K))
+			p.WiresK = make([]fr.Element, nk)
 		} else {
 			// The private wires are a tail of the solution's: no copy.
 			p.WiresK = s.Wires[nPub:]
 		}
 	}
-	if len(p.A) != n || len(p.B) != n || len(p.C) != n || len(p.WiresA) != na || len(p.WiresB) != nb || len(p.WiresK) != len(pk.G1.K) {
+	if len(p.A) != n || len(p.B) != n || len(p.C) != n || len(p.WiresA) != na || len(p.WiresB) != nb || len(p.WiresK) != nk {
 		return nil, fmt.Errorf("prep memory of %d, %d, %d, %d, %d, %d elements for %d, %d, %d, %d, %d, %d",
-			len(p.A), len(p.B), len(p.C), len(p.WiresA), len(p.WiresB), len(p.WiresK), n, n, n, na, nb, len(pk.G1.K))
+			len(p.A), len(p.B), len(p.C), len(p.WiresA), len(p.WiresB), len(p.WiresK), n, n, n, na, nb, nk)
 	}
 	// The vectors are independent: fill them side by side.
 	var wg sync.WaitGroup
@@ -443,6 +444,9 @@ func BG2(ctx context.Context, k *Keys, p *Prepared) (curve.G2Jac, error) {
 	var bs curve.G2Jac
 	if err := ctx.Err(); err != nil {
 		return bs, err
+	}
+	if n := k.Counts().G2B; len(k.PK.G2.B) != n {
+		return bs, fmt.Errorf("b_g2 on the CPU: the keys of %s were loaded without their G2 B points (LoadOptions.G2InMemory keeps them)", k.Circuit)
 	}
 	if _, err := bs.MultiExp(k.PK.G2.B, p.WiresB, ecc.MultiExpConfig{}); err != nil {
 		return bs, fmt.Errorf("b_g2 msm: %w", err)

@@ -62,6 +62,10 @@ type ServiceOptions struct {
 	// Preload, if not nil, is called once for each key set before the first
 	// job that uses it (the GPU backend puts the key's points on the devices).
 	Preload func(*prover.Keys) error
+	// Load loads a key set that the service has not (Keys with no loader of
+	// its own); nil is prover.Load. The GPU backend's daemon passes one that
+	// leaves points beyond the host budget for keys on disk.
+	Load KeyLoader
 	// Randomness is the source of the proofs' blinding (r, s); nil is
 	// crypto/rand. Only tests set it: whoever knows it learns witnesses.
 	Randomness io.Reader
@@ -203,10 +207,14 @@ func StartService(opt ServiceOptions) (*Service, error) {
 }
 
 // Keys returns the key set in dir for circuit and layout: the one this
-// service loaded before, or what load (prover.Load when nil) returns, kept
-// for later jobs. Loads are serialized, so two jobs asking for keys that
-// load makes (a setup) do not make them twice.
+// service loaded before, or what load (ServiceOptions.Load, else
+// prover.Load, when nil) returns, kept for later jobs. Loads are serialized,
+// so two jobs asking for keys that load makes (a setup) do not make them
+// twice.
 func (s *Service) Keys(dir, circuit string, layout circuits.Layout, load KeyLoader) (*prover.Keys, error) {
+	if load == nil {
+		load = s.opt.Load
+	}
 	if load == nil {
 		load = prover.Load
 	}
