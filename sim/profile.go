@@ -80,7 +80,24 @@ type DeviceProfile struct {
 	// cpu row (every core busy, u = 1): slowdown − 1. Both factors together
 	// multiply. 0: CPU stages never slow kernels.
 	KernelSlowdownCPU float64 `json:"kernel_slowdown_cpu,omitempty"`
-	Source            string  `json:"source,omitempty"`
+	// FreeMsPerGiB is the host time a cudaFree takes per GiB it frees, once
+	// its device-wide wait is over (the H200: 4–6 ms for 6 GiB, about
+	// 0.9 ms for 1 GiB). 0: a free returns as soon as the device is idle.
+	FreeMsPerGiB float64 `json:"free_ms_per_gib,omitempty"`
+	// FreeCopyWorkMsPerGiB is the work a cudaFree leaves on the copy
+	// engine when it returns, per GiB freed: the driver's release of the
+	// pages, which host→device copies share the engine with. A copy that
+	// starts while that work remains takes as much longer as the work
+	// left (when the copy is the longer one); a copy made after it is
+	// done is unchanged. The H200: 2.45 ms a GiB (a 1 GiB copy 1 ms after
+	// freeing 6 GiB took 33.5 ms, after freeing 1 GiB 21.2, alone 19.5;
+	// docs/cuda-facts.md). 0: a free leaves nothing behind.
+	FreeCopyWorkMsPerGiB float64 `json:"free_copy_work_ms_per_gib,omitempty"`
+	// TrimMsPerGiB is the host time cudaMemPoolTrimTo takes per GiB it
+	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a
+	// trim costs nothing.
+	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
+	Source       string  `json:"source,omitempty"`
 }
 
 // PartitionProfile describes the device memory one partition holds.
@@ -163,6 +180,8 @@ func (p *Profile) validate() error {
 		{"partition.copy_gib", p.Partition.CopyGiB, false},
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
+		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
+		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)
