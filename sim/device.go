@@ -252,14 +252,14 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 }
 
 // growth is the host time a pool growth costs: the profile's per-call cost
-// (plus its per-GiB term) for a first growth, its repeated-growth cost for a
-// growth back to a size the pool had before.
+// (plus its per-GiB term) for a first growth, its repeated-growth cost (plus
+// its per-GiB term) for a growth back to a size the pool had before.
 func (d *Device) growth(c model.Call) time.Duration {
 	switch {
 	case c.Grew == 0:
 		return 0
 	case !c.FirstGrowth:
-		return ms(d.prof.PoolRegrowthMs)
+		return ms(d.prof.PoolRegrowthMs) + perGiB(d.prof.PoolRegrowthMsPerGiB, c.Grew)
 	}
 	return ms(d.prof.PoolGrowthMs + d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib))
 }
