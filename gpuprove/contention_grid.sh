@@ -8,7 +8,8 @@
 # contention_fit.sh makes from contention_calibrate.sh's one-worker traces).
 #   CUZK (the executable, default build/cuzk), OUT (default /tmp/contention-grid),
 #   FAMILIES ("f1 f2"), LIMITS ("140GiB 16GiB"), WORKERS (1,2,3,4),
-#   PROFILES (default docs/predictions/contention).
+#   PROFILES (default docs/predictions/contention), TRACES (1: a trace of
+#   every run in $OUT/traces-<backend>-<family>-<limit>/, for diagnosis).
 set -u
 CUZK=${CUZK:-build/cuzk}
 OUT=${OUT:-/tmp/contention-grid}
@@ -24,8 +25,10 @@ for fam in ${FAMILIES:-f1 f2}; do
 	[ "$BACKEND" = sim ] && costs="--profile $PROFILES/h200-contention-$fam.json"
 	for lim in ${LIMITS:-140GiB 16GiB}; do
 		t0=$(date +%s)
+		traces=
+		[ "${TRACES:-}" = 1 ] && traces="--trace-dir $OUT/traces-$BACKEND-$fam-$lim"
 		"$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
-			--designs "$DESIGNS" --workers "${WORKERS:-1,2,3,4}" \
+			--designs "$DESIGNS" --workers "${WORKERS:-1,2,3,4}" $traces \
 			> "$OUT/$BACKEND-$fam-$lim.txt" 2> "$OUT/$BACKEND-$fam-$lim.err"
 		echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
 	done

@@ -285,13 +285,7 @@ func fitCopies(traces [][]traceOp) copyFit {
 		perGiB = append(perGiB, (extra+s.gap)/1e3/(s.freed/float64(gib)))
 	}
 	if len(perGiB) > 0 {
-		slices.Sort(perGiB)
-		m := len(perGiB) / 2
-		c.freeWork = perGiB[m]
-		if len(perGiB)%2 == 0 {
-			c.freeWork = (perGiB[m-1] + perGiB[m]) / 2
-		}
-		c.delayed = len(perGiB)
+		c.freeWork, c.delayed = median(perGiB), len(perGiB)
 		n, bw = bandwidth(func(s sample) bool { return s.freed == 0 || s.gap/1e3 >= c.freeWork*s.freed/float64(gib) })
 	}
 	c.copies, c.gbps = n, bw/1e3
@@ -370,4 +364,14 @@ func fitHostCalls(traces [][]traceOp) hostFit {
 		h.regrowthMsPerGiB = regrowMs / regrowGiB
 	}
 	return h
+}
+
+// median of vs, which it sorts.
+func median(vs []float64) float64 {
+	slices.Sort(vs)
+	m := len(vs) / 2
+	if len(vs)%2 == 0 {
+		return (vs[m-1] + vs[m]) / 2
+	}
+	return vs[m]
 }
