@@ -40,9 +40,11 @@ type Event struct {
 	Op        string // device op name for EvDeviceOp
 	Took      time.Duration
 	Waited    bool
-	Bytes     int64
-	Count     int
-	Err       string
+	// Bytes is, for EvDeviceOp, the bytes the op allocated or copied, or
+	// for a free and a trim the bytes it gave back to the device.
+	Bytes int64
+	Count int
+	Err   string
 	// Async marks an EvDeviceOp that returned at enqueue (an asynchronous
 	// copy or kernel launch): its Took is the call's, not the work's.
 	Async bool

@@ -228,6 +228,10 @@ func (w *worker) stageName(work Work) string {
 func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
 	e := Event{Kind: EvDeviceOp, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
 		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes, Async: op.Async}
+	if op.Kind == gpu.OpFree || op.Kind == gpu.OpTrimPool {
+		// What a free or a trim gave back, which their costs follow.
+		e.Bytes = m.Result.Released
+	}
 	if err != nil {
 		e.Err = err.Error()
 	}

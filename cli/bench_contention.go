@@ -56,6 +56,7 @@ func benchContentionCommand() *cli.Command {
 			&cli.StringFlag{Name: "headroom", Value: "0", Usage: "memory left out of what the designs' ledger sees (for the kernel's scratch)"},
 			&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
 			&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
+			&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
 			&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "write a trace per run into `DIR` (trace-<design>-w<workers>.json)"},
@@ -126,8 +127,8 @@ func runBenchContention(c *cli.Context) error {
 			return err
 		}
 	case "emu":
-		gbps := c.Float64("copy-gbps")
-		open = func() (contentionDevice, error) { return openEmuContention(spec, gbps) }
+		gbps, freeWork := c.Float64("copy-gbps"), c.Duration("free-copy-work")
+		open = func() (contentionDevice, error) { return openEmuContention(spec, gbps, freeWork) }
 	case "gpu":
 		idx := c.Int("device")
 		open = func() (contentionDevice, error) { return openGPUContention(spec, idx) }
@@ -225,9 +226,9 @@ type emuContention struct {
 	spec contentionSpec
 }
 
-func openEmuContention(spec contentionSpec, gbps float64) (contentionDevice, error) {
+func openEmuContention(spec contentionSpec, gbps float64, freeWork time.Duration) (contentionDevice, error) {
 	d, err := emu.New(emu.Options{Name: "emulated", Capacity: spec.limit, CopyBandwidth: gbps * 1e9,
-		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond})
+		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond, FreeCopyWorkPerGiB: freeWork})
 	if err != nil {
 		return nil, err
 	}

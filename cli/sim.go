@@ -46,14 +46,16 @@ func simCommand() *cli.Command {
 func simCalibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "set a profile's stage costs from a production trace of one worker on one device",
-		Description: "Reads a trace written by cuzk prove --trace, bench prove --trace-dir or bench contention\n" +
-			"--trace-dir (gzipped or not), takes the mean of every stage's spans as its cost at the given\n" +
-			"partition size, the host→device bandwidth from its copies and a partition's device memory and\n" +
-			"copied bytes from its allocations and copies, and writes the profile; the CPU model's cores and\n" +
-			"bandwidth shares are the base profile's.",
+		Usage: "set a profile's stage costs and device figures from production traces of one worker on one device",
+		Description: "Reads traces written by cuzk prove --trace, bench prove --trace-dir or bench contention\n" +
+			"--trace-dir (gzipped or not). The first --trace gives the stage costs (the mean of every stage's\n" +
+			"spans, as its cost at the given partition size) and a partition's device memory and copied bytes;\n" +
+			"every --trace gives the device's figures: the host→device bandwidth, the copy-engine work a\n" +
+			"cudaFree leaves (from copies made soon after a free), and the host time of cudaMalloc, cudaFree,\n" +
+			"a trim and a pool regrowth. The CPU model's cores and bandwidth shares, and what no trace has ops\n" +
+			"for, are the base profile's.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "trace", Required: true, Usage: "the production trace (`FILE`, .json or .json.gz)"},
+			&cli.StringSliceFlag{Name: "trace", Required: true, Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
 			&cli.StringFlag{Name: "constraints", Required: true, Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M)"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
@@ -68,15 +70,19 @@ func simCalibrateCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("--constraints: %w", err)
 			}
-			data, err := readMaybeGzip(c.String("trace"))
-			if err != nil {
-				return fmt.Errorf("--trace: %w", err)
+			var traces []sim.Trace
+			for _, path := range c.StringSlice("trace") {
+				data, err := readMaybeGzip(path)
+				if err != nil {
+					return fmt.Errorf("--trace: %w", err)
+				}
+				traces = append(traces, sim.Trace{Name: path, JSON: data})
 			}
-			p, fits, err := sim.Calibrate(base, data, n, c.String("trace"))
+			p, fits, err := sim.Calibrate(base, traces[0].JSON, n, traces[0].Name)
 			if err != nil {
 				return err
 			}
-			p, devFits, err := sim.CalibrateDevice(p, data, n, c.String("trace"))
+			p, devFits, err := sim.CalibrateDevice(p, n, traces...)
 			if err != nil {
 				return err
 			}

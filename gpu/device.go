@@ -185,7 +185,11 @@ type Result struct {
 	// Waited is true when the operation had to wait for work of another stream
 	// (a device-wide sync, or pool reuse of a block freed on another stream).
 	Waited bool
-	Err    error
+	// Released is how many bytes the call gave back to the device: a
+	// cudaFree its buffer, a cudaMemPoolTrimTo what the pool let go; 0 for
+	// every other op.
+	Released int64
+	Err      error
 }
 
 // Info describes a device.

@@ -95,3 +95,31 @@ func TestDevicePlacesAsyncWork(t *testing.T) {
 		t.Fatalf("malloc beyond the capacity: %v, want out of memory", r.Err)
 	}
 }
+
+// A cudaFree reports the bytes it gave back and a trim what the pool let go
+// (the stand-in's pool keeps nothing, so a trim releases nothing): traces
+// carry both, and the simulator's calibration charges them by those bytes.
+func TestDeviceReportsWhatItReleases(t *testing.T) {
+	const size = 64 << 20
+	d := standInDevice(t, "268435456")
+	m := submit(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: size})
+	if m.Err != nil {
+		t.Fatal(m.Err)
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpFree, Buffer: m.Buffer}); r.Err != nil || r.Released != size {
+		t.Fatalf("cudaFree of 64 MiB: released %d bytes, error %v", r.Released, r.Err)
+	}
+	s := d.NewStream()
+	a := submit(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: size})
+	if a.Err != nil {
+		t.Fatal(a.Err)
+	}
+	for _, op := range []gpu.Op{{Kind: gpu.OpFreeAsync, Stream: s, Buffer: a.Buffer}, {Kind: gpu.OpStreamSync, Stream: s}} {
+		if r := submit(t, d, op); r.Err != nil {
+			t.Fatalf("%s: %v", op.Kind, r.Err)
+		}
+	}
+	if r := submit(t, d, gpu.Op{Kind: gpu.OpTrimPool}); r.Err != nil || r.Released != 0 {
+		t.Fatalf("a trim of the stand-in's empty pool: released %d bytes, error %v", r.Released, r.Err)
+	}
+}

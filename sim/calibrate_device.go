@@ -1,75 +1,108 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 )
 
-// DeviceFit is one device or partition figure a trace gave.
+// DeviceFit is one device or partition figure the traces gave.
 type DeviceFit struct {
 	Field string  // the profile's JSON field, e.g. "device.h2d_gbps"
 	Count int     // the trace events it came from
 	Value float64 // in the field's unit
 }
 
-// CalibrateDevice returns a copy of p with what a production trace of
-// partitions of the given size says of the device and the partition: the
-// host→device bandwidth (bytes over time of the synchronous copy_in ops),
-// the device memory a partition holds (its allocation) and how much of it
-// staging copies. Figures the trace has no ops for keep p's values; fits
-// lists the ones it set. The trace may come from any number of workers, but
-// the bandwidth is a solo one only with one worker (copies share the bus).
-func CalibrateDevice(p *Profile, traceJSON []byte, constraints int, name string) (*Profile, []DeviceFit, error) {
+// Trace is a production trace (trace.Writer's Chrome JSON) and its name.
+type Trace struct {
+	Name string
+	JSON []byte
+}
+
+// freeWindow is how long before a copy a cudaFree is looked for: a free
+// further back than this leaves nothing a copy could wait behind (the
+// H200's 2.45 ms a GiB would need 40 GiB freed).
+const freeWindowUs = 100e3
+
+// CalibrateDevice returns a copy of p with what production traces of
+// partitions of the given size say of the device and the partition. From
+// every trace: the host→device bandwidth (bytes over time of the copies
+// that no recent cudaFree delayed), the work a cudaFree leaves on the copy
+// engine (how much longer than that a copy made soon after a free took,
+// plus how long after the free it started, per GiB freed), the host time of
+// cudaMalloc, of cudaFree and of a trim by the bytes they gave back, and of
+// a cudaMallocAsync that grows the pool back right after a trim released
+// its bytes, per GiB. From the first trace: the device memory a partition holds (its
+// allocation) and how much of it staging copies. Figures the traces have no
+// ops for keep p's values; fits lists the ones set. The times are solo ones
+// only with one worker on one device (copies share the bus, a free another
+// worker's device-wide wait).
+func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []DeviceFit, error) {
 	if constraints <= 0 {
 		return nil, nil, fmt.Errorf("calibrate: partition size %d: must be positive", constraints)
 	}
-	var tr struct {
-		TraceEvents []struct {
-			Name string         `json:"name"`
-			Ph   string         `json:"ph"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
+	if len(traces) == 0 {
+		return nil, nil, fmt.Errorf("calibrate: no trace")
 	}
-	if err := json.Unmarshal(traceJSON, &tr); err != nil {
-		return nil, nil, fmt.Errorf("calibrate: trace %s: %w", name, err)
-	}
-	var copyBytes, copyUs float64
-	var copies, allocs int
-	var allocBytes, copiedBytes float64
-	for _, e := range tr.TraceEvents {
-		if e.Ph != "i" {
-			continue
+	var ops [][]traceOp
+	for _, t := range traces {
+		o, err := readTraceOps(t)
+		if err != nil {
+			return nil, nil, err
 		}
-		bytes, _ := e.Args["bytes"].(float64)
-		if errText, _ := e.Args["error"].(string); errText != "" || bytes <= 0 {
-			continue
-		}
-		switch e.Name {
-		case "copy_in":
-			took, _ := e.Args["took_us"].(float64)
-			if took > 0 {
-				copyBytes += bytes
-				copyUs += took
-			}
-			copiedBytes = math.Max(copiedBytes, bytes)
-			copies++
-		case "malloc", "malloc_async":
-			allocBytes = math.Max(allocBytes, bytes)
-			allocs++
-		}
+		ops = append(ops, o)
 	}
 	out := *p
 	var fits []DeviceFit
-	if copyUs > 0 {
-		out.Device.H2DGBps = round(copyBytes/copyUs/1e3, 2)
-		fits = append(fits, DeviceFit{"device.h2d_gbps", copies, out.Device.H2DGBps})
+	fit := func(field string, n int, v float64, to *float64) {
+		*to = v
+		fits = append(fits, DeviceFit{field, n, v})
 	}
+
+	c := fitCopies(ops)
+	if c.copies > 0 {
+		fit("device.h2d_gbps", c.copies, round(c.gbps, 2), &out.Device.H2DGBps)
+	}
+	if c.delayed > 0 {
+		fit("device.free_copy_work_ms_per_gib", c.delayed, round(c.freeWork, 3), &out.Device.FreeCopyWorkMsPerGiB)
+	}
+	h := fitHostCalls(ops)
+	if h.mallocs > 0 {
+		fit("device.malloc_ms", h.mallocs, round(h.mallocMs, 3), &out.Device.MallocMs)
+	}
+	if h.frees > 0 {
+		fit("device.free_ms_per_gib", h.frees, round(h.freeMsPerGiB, 3), &out.Device.FreeMsPerGiB)
+	}
+	if h.trims > 0 {
+		fit("device.trim_ms_per_gib", h.trims, round(h.trimMsPerGiB, 3), &out.Device.TrimMsPerGiB)
+	}
+	if h.regrowths > 0 {
+		out.Device.PoolRegrowthMs = 0
+		fit("device.pool_regrowth_ms_per_gib", h.regrowths, round(h.regrowthMsPerGiB, 3), &out.Device.PoolRegrowthMsPerGiB)
+	}
+
 	// The partition's figures are given at the reference size, which
 	// Calibrate sets to the trace's size.
 	scale := math.Pow(float64(p.ReferenceConstraints)/float64(constraints), p.Partition.Exponent)
 	if p.Partition.Exponent == 0 {
 		scale = float64(p.ReferenceConstraints) / float64(constraints)
+	}
+	var allocs, copies int
+	var allocBytes, copiedBytes float64
+	for _, o := range ops[0] {
+		if o.err {
+			continue
+		}
+		switch o.name {
+		case "copy_in":
+			copiedBytes = math.Max(copiedBytes, o.bytes)
+			copies++
+		case "malloc", "malloc_async":
+			allocBytes = math.Max(allocBytes, o.bytes)
+			allocs++
+		}
 	}
 	if allocs > 0 {
 		out.Partition.VRAMGiB = round(allocBytes/float64(gib)*scale, 4)
@@ -81,8 +114,264 @@ func CalibrateDevice(p *Profile, traceJSON []byte, constraints int, name string)
 			out.Partition.CopyGiB = 0
 		}
 	}
+	cal, err := withTraces(p.Calibration, traces)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Calibration = cal
 	if err := out.validate(); err != nil {
 		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}
 	return &out, fits, nil
+}
+
+// withTraces is the profile's calibration record with traces' names added
+// to its list of traces.
+func withTraces(cal json.RawMessage, traces []Trace) (json.RawMessage, error) {
+	m := map[string]any{}
+	if len(cal) > 0 {
+		if err := json.Unmarshal(cal, &m); err != nil {
+			return nil, fmt.Errorf("calibrate: the profile's calibration record: %w", err)
+		}
+	}
+	var names []string
+	if old, ok := m["traces"].([]any); ok {
+		for _, n := range old {
+			if s, ok := n.(string); ok {
+				names = append(names, s)
+			}
+		}
+	}
+	for _, t := range traces {
+		if !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	m["fitted"], m["traces"] = true, names
+	return json.Marshal(m)
+}
+
+// traceOp is one device op of a trace: when it started and ended (µs),
+// on which device and worker, for which partition, and its bytes.
+type traceOp struct {
+	name          string
+	device, tid   int
+	partition     string
+	start, end    float64
+	bytes         float64
+	waited, err   bool
+	bytesRecorded bool // the trace gave the op's bytes (not inferred)
+}
+
+// readTraceOps reads a trace's device ops in the order they started. A
+// cudaFree of a trace written before frees carried their bytes gets the
+// bytes of its partition's cudaMalloc on the same worker.
+func readTraceOps(t Trace) ([]traceOp, error) {
+	var tr struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Pid  int            `json:"pid"`
+			Tid  int            `json:"tid"`
+			Ts   float64        `json:"ts"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(t.JSON, &tr); err != nil {
+		return nil, fmt.Errorf("calibrate: trace %s: %w", t.Name, err)
+	}
+	var ops []traceOp
+	for _, e := range tr.TraceEvents {
+		if e.Ph != "i" {
+			continue
+		}
+		took, ok := e.Args["took_us"].(float64)
+		if !ok {
+			continue // not a device op
+		}
+		bytes, recorded := e.Args["bytes"].(float64)
+		errText, _ := e.Args["error"].(string)
+		waited, _ := e.Args["waited"].(bool)
+		part, _ := e.Args["partition"].(string)
+		ops = append(ops, traceOp{name: e.Name, device: e.Pid, tid: e.Tid, partition: part, start: e.Ts - took, end: e.Ts,
+			bytes: bytes, waited: waited, err: errText != "", bytesRecorded: recorded})
+	}
+	slices.SortStableFunc(ops, func(a, b traceOp) int { return cmp.Compare(a.start, b.start) })
+	type owner struct {
+		device, tid int
+		partition   string
+	}
+	malloced := map[owner]float64{}
+	for i, o := range ops {
+		k := owner{o.device, o.tid, o.partition}
+		switch {
+		case o.name == "malloc" && !o.err:
+			malloced[k] = o.bytes
+		case o.name == "free" && !o.bytesRecorded:
+			ops[i].bytes = malloced[k]
+		}
+	}
+	return ops, nil
+}
+
+// copyFit is what the copies of the traces said.
+type copyFit struct {
+	copies   int     // copies the bandwidth came from
+	gbps     float64 // their bytes over their time
+	delayed  int     // copies a free's work delayed
+	freeWork float64 // ms of copy-engine work a cudaFree leaves per GiB freed
+}
+
+// fitCopies takes the bandwidth from the copies no free preceded by less
+// than freeWindow, then, for each copy made sooner after a free that took
+// longer than that bandwidth says, the free's work per GiB as the extra time
+// plus the time between the free's return and the copy's start (what the
+// copy shares the engine with is what was left of that work); the median of
+// those is the figure. The bandwidth is taken again from every copy the
+// fitted work did not reach.
+func fitCopies(traces [][]traceOp) copyFit {
+	type sample struct {
+		bytes, took float64 // bytes, µs
+		gap, freed  float64 // µs since the latest free returned; its bytes (0: none)
+	}
+	var ss []sample
+	for _, ops := range traces {
+		for i, o := range ops {
+			if o.name != "copy_in" || o.err || o.bytes <= 0 || o.end <= o.start {
+				continue
+			}
+			s := sample{bytes: o.bytes, took: o.end - o.start, gap: math.Inf(1)}
+			for j := i - 1; j >= 0; j-- {
+				f := ops[j]
+				if f.name == "free" && f.device == o.device && !f.err && f.end <= o.start {
+					s.gap, s.freed = o.start-f.end, f.bytes
+					break
+				}
+			}
+			ss = append(ss, s)
+		}
+	}
+	bandwidth := func(keep func(sample) bool) (n int, bytesPerUs float64) {
+		var b, us float64
+		for _, s := range ss {
+			if keep(s) {
+				n++
+				b += s.bytes
+				us += s.took
+			}
+		}
+		if us == 0 {
+			return 0, 0
+		}
+		return n, b / us
+	}
+	var c copyFit
+	n, bw := bandwidth(func(s sample) bool { return s.freed == 0 || s.gap > freeWindowUs })
+	if n == 0 {
+		// Every copy followed a free closely: the bandwidth is theirs.
+		n, bw = bandwidth(func(sample) bool { return true })
+		c.copies, c.gbps = n, bw/1e3
+		return c
+	}
+	var perGiB []float64
+	for _, s := range ss {
+		if s.freed == 0 || s.gap > freeWindowUs {
+			continue
+		}
+		extra := s.took - s.bytes/bw
+		if extra <= math.Max(500, 0.02*s.took) {
+			continue // the free's work was done before the copy began
+		}
+		perGiB = append(perGiB, (extra+s.gap)/1e3/(s.freed/float64(gib)))
+	}
+	if len(perGiB) > 0 {
+		c.freeWork, c.delayed = median(perGiB), len(perGiB)
+		n, bw = bandwidth(func(s sample) bool { return s.freed == 0 || s.gap/1e3 >= c.freeWork*s.freed/float64(gib) })
+	}
+	c.copies, c.gbps = n, bw/1e3
+	return c
+}
+
+// hostFit is what the traces said of the host calls that free and allocate.
+type hostFit struct {
+	mallocs          int
+	mallocMs         float64
+	frees            int
+	freeMsPerGiB     float64
+	trims            int
+	trimMsPerGiB     float64
+	regrowths        int
+	regrowthMsPerGiB float64
+}
+
+// fitHostCalls takes the mean time of a cudaMalloc; of a cudaFree and of a
+// trim per GiB they gave back, over those that waited for no other stream
+// (a trace without the bytes they released gives neither); and, per GiB, of
+// a cudaMallocAsync that a trim releasing at least its bytes preceded on its
+// worker with no allocation between: the pool grows back to a size it had.
+func fitHostCalls(traces [][]traceOp) hostFit {
+	var h hostFit
+	var freeMs, freeGiB, trimMs, trimGiB, regrowMs, regrowGiB float64
+	for _, ops := range traces {
+		type worker struct{ device, tid int }
+		trimmed := map[worker]float64{} // bytes the worker's last trim released, until it allocates
+		for _, o := range ops {
+			if o.err {
+				continue
+			}
+			w := worker{o.device, o.tid}
+			took := (o.end - o.start) / 1e3
+			switch o.name {
+			case "malloc":
+				h.mallocs++
+				h.mallocMs += took
+				delete(trimmed, w)
+			case "free":
+				if !o.waited && o.bytes > 0 {
+					h.frees++
+					freeMs += took
+					freeGiB += o.bytes / float64(gib)
+				}
+			case "trim_pool":
+				if o.bytesRecorded && o.bytes > 0 {
+					h.trims++
+					trimMs += took
+					trimGiB += o.bytes / float64(gib)
+					trimmed[w] = o.bytes
+				}
+			case "malloc_async":
+				if released, ok := trimmed[w]; ok && released >= o.bytes {
+					// The trim left nothing cached: the pool grows back
+					// by the whole allocation.
+					h.regrowths++
+					regrowMs += took
+					regrowGiB += o.bytes / float64(gib)
+				}
+				delete(trimmed, w)
+			}
+		}
+	}
+	if h.mallocs > 0 {
+		h.mallocMs /= float64(h.mallocs)
+	}
+	if freeGiB > 0 {
+		h.freeMsPerGiB = freeMs / freeGiB
+	}
+	if trimGiB > 0 {
+		h.trimMsPerGiB = trimMs / trimGiB
+	}
+	if regrowGiB > 0 {
+		h.regrowthMsPerGiB = regrowMs / regrowGiB
+	}
+	return h
+}
+
+// median of vs, which it sorts.
+func median(vs []float64) float64 {
+	slices.Sort(vs)
+	m := len(vs) / 2
+	if len(vs)%2 == 0 {
+		return (vs[m-1] + vs[m]) / 2
+	}
+	return vs[m]
 }

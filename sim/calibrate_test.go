@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -92,5 +93,81 @@ func TestCalibrateRefuses(t *testing.T) {
 	buf.WriteString(`{"traceEvents":[]}`)
 	if _, _, err := Calibrate(base, buf.Bytes(), 0, "zero"); err == nil {
 		t.Error("a partition of 0 constraints was accepted")
+	}
+}
+
+// The H200's one-worker runs without CPU stages (each 1 GiB copy right after
+// the previous item's cudaFree of 6 GiB or 1 GiB) give the copy-engine work a
+// free leaves, 2.45 ms a GiB by hand (docs/cuda-facts.md), the bandwidth of
+// the copies no free delayed, and the host time of cudaMalloc and cudaFree;
+// the run with CPU stages between items says nothing of the free's work.
+func TestCalibrateDeviceFromTheCopiesAfterAFree(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Device.FreeCopyWorkMsPerGiB = 0
+	dir := "../docs/runs/h200-2026-12-01c/"
+	probes := []Trace{
+		{"6g", readTrace(t, dir+"tr-probe-after-free/trace-single-w1-staged6g.json.gz")},
+		{"1g", readTrace(t, dir+"tr-probe-after-free/trace-single-w1-staged1g.json.gz")},
+	}
+	got, fits, err := CalibrateDevice(base, 1<<20, probes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.Device
+	if math.Abs(d.FreeCopyWorkMsPerGiB-2.45) > 0.1 || math.Abs(d.H2DGBps-55.2) > 0.5 {
+		t.Errorf("free's copy work %.3f ms/GiB, bandwidth %.2f GB/s: want about 2.45 and 55.2 (fits %+v)", d.FreeCopyWorkMsPerGiB, d.H2DGBps, fits)
+	}
+	if d.FreeMsPerGiB < 0.5 || d.FreeMsPerGiB > 1.2 || d.MallocMs <= 0 || d.MallocMs > 1 {
+		t.Errorf("cudaFree %.3f ms/GiB, cudaMalloc %.3f ms: want 0.5–1.2 and under 1 (fits %+v)", d.FreeMsPerGiB, d.MallocMs, fits)
+	}
+	spaced, _, err := CalibrateDevice(base, 1<<20, Trace{"w1", readTrace(t, dir+"tr-contention-single/trace-single-w1.json.gz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spaced.Device.FreeCopyWorkMsPerGiB != 0 || math.Abs(spaced.Device.H2DGBps-55.2) > 0.5 {
+		t.Errorf("with 150 ms between a free and the next copy: free's copy work %.3f, bandwidth %.2f; want none fitted and 55.2",
+			spaced.Device.FreeCopyWorkMsPerGiB, spaced.Device.H2DGBps)
+	}
+}
+
+// A trace that carries what each trim released gives the trim's cost per
+// GiB and the cost of growing the pool back right after it, per GiB; an
+// allocation the pool met from its cache is no regrowth.
+func TestCalibrateDeviceTrimAndRegrowth(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One worker: a first growth, then per item a trim that releases the
+	// last item's 6 GiB (12 ms) and an allocation that grows it back
+	// (9 ms); the last allocation, with no trim before it, is met from the
+	// cache (0.1 ms).
+	var ev []string
+	op := func(name string, endMs, tookMs float64, bytes int64) {
+		e := fmt.Sprintf(`{"name":%q,"ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":%g,"waited":false`, name, endMs*1000, tookMs*1000)
+		if bytes > 0 {
+			e += fmt.Sprintf(`,"bytes":%d`, bytes)
+		}
+		ev = append(ev, e+"}}")
+	}
+	op("trim_pool", 0.01, 0.01, 0)
+	op("malloc_async", 10, 9.9, 6*gib)
+	for i := 1; i <= 4; i++ {
+		at := float64(i) * 1000
+		op("trim_pool", at+12, 12, 6*gib)
+		op("mem_info", at+12.1, 0.1, 0)
+		op("malloc_async", at+21.1, 9, 6*gib)
+	}
+	op("malloc_async", 6000, 0.1, 6*gib)
+	js := []byte(`{"traceEvents":[` + strings.Join(ev, ",") + `]}`)
+	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", js})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Device; math.Abs(d.TrimMsPerGiB-2) > 1e-9 || math.Abs(d.PoolRegrowthMsPerGiB-1.5) > 1e-9 || d.PoolRegrowthMs != 0 {
+		t.Errorf("trim %.4f ms/GiB, regrowth %.4f ms + %.4f ms/GiB: want 2, 0 + 1.5", d.TrimMsPerGiB, d.PoolRegrowthMs, d.PoolRegrowthMsPerGiB)
 	}
 }

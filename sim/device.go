@@ -20,7 +20,12 @@ import (
 //     host→device copies share one copy engine (the bus) the same way; the two
 //     engines run concurrently.
 //   - Host calls cost what the profile says (cudaMalloc, cudaMemGetInfo,
-//     pinned allocation, a first and a repeated pool growth).
+//     pinned allocation, a first and a repeated pool growth, a cudaFree and
+//     a trim by the bytes they give back).
+//   - A cudaFree leaves work on the copy engine when it returns
+//     (free_copy_work_ms_per_gib): the copies that follow share the engine
+//     with it, so a copy made right after a large free takes longer. What
+//     delays the copy is the bytes freed, never who freed them.
 //   - A kernel takes the profile's scratch from the pool while it runs.
 //   - With the profile's kernel_slowdown_copy or kernel_slowdown_cpu, the
 //     kernels run slower while a copy is on the copy engine or CPU stages
@@ -119,7 +124,7 @@ func (d *Device) stretchedShare(jobs []*psJob) {
 // beside every core busy.
 func (d *Device) interferenceStretch() float64 {
 	s := 1.0
-	if len(d.copier.jobs) > 0 {
+	if d.copying() {
 		s *= 1 + d.prof.KernelSlowdownCopy
 	}
 	if f := d.prof.KernelSlowdownCPU; f > 0 {
@@ -130,6 +135,17 @@ func (d *Device) interferenceStretch() float64 {
 		s *= 1 + f*min(1, want/float64(d.k.cpu.host.Cores))
 	}
 	return s
+}
+
+// copying says whether a host→device copy is on the copy engine (a free's
+// release work there is not one).
+func (d *Device) copying() bool {
+	for _, j := range d.copier.jobs {
+		if !j.background {
+			return true
+		}
+	}
+	return false
 }
 
 // restretch brings the kernels' progress up to now at the rates they had,
@@ -221,6 +237,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		}
 	}
 	c := d.m.Submit(op, tag)
+	if op.Kind == gpu.OpTrimPool {
+		after += perGiB(d.prof.TrimMsPerGiB, c.Result.Released)
+	}
 	d.dispatch()
 	if c.Item != nil && op.Async {
 		reply(0, gpu.Result{})
@@ -233,19 +252,37 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 }
 
 // growth is the host time a pool growth costs: the profile's per-call cost
-// (plus its per-GiB term) for a first growth, its repeated-growth cost for a
-// growth back to a size the pool had before.
+// (plus its per-GiB term) for a first growth, its repeated-growth cost (plus
+// its per-GiB term) for a growth back to a size the pool had before.
 func (d *Device) growth(c model.Call) time.Duration {
 	switch {
 	case c.Grew == 0:
 		return 0
 	case !c.FirstGrowth:
-		return ms(d.prof.PoolRegrowthMs)
+		return ms(d.prof.PoolRegrowthMs) + perGiB(d.prof.PoolRegrowthMsPerGiB, c.Grew)
 	}
 	return ms(d.prof.PoolGrowthMs + d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib))
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// perGiB is a cost of msPerGiB for every GiB of bytes.
+func perGiB(msPerGiB float64, bytes int64) time.Duration {
+	return ms(msPerGiB * float64(bytes) / float64(gib))
+}
+
+// leaveFreeWork puts what a cudaFree of bytes leaves to do on the copy
+// engine, where the copies after it share the engine with it.
+func (d *Device) leaveFreeWork(bytes int64) {
+	work := perGiB(d.prof.FreeCopyWorkMsPerGiB, bytes)
+	if work <= 0 {
+		return
+	}
+	label := "free " + gpu.FormatBytes(bytes)
+	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
+		d.activity("copy", 0, label, start)
+	}})
+}
 
 // dispatch carries out the model's decisions in the order it took them:
 // work starts on its engine, completed work and met waits return to the
@@ -280,7 +317,8 @@ func (d *Device) dispatch() {
 }
 
 // met returns a host wait at the current instant: the host observes what it
-// waited for, pays the call's own cost, and gets its result.
+// waited for, pays the call's own cost (a cudaFree's by the bytes it frees),
+// and gets its result; a free then leaves its work on the copy engine.
 func (d *Device) met(mw *model.Wait) {
 	w := mw.Tag.(*simWait)
 	d.k.At(d.k.now, func() {
@@ -290,11 +328,18 @@ func (d *Device) met(mw *model.Wait) {
 		if err := d.m.Observe(mw); err != nil {
 			panic(fmt.Sprintf("sim: %v", err))
 		}
-		if w.cost > 0 {
-			d.k.At(d.k.now+w.cost, func() { w.done(d.m.Return(mw)) })
+		ret := func() {
+			r := d.m.Return(mw)
+			if r.Err == nil && r.Released > 0 {
+				d.leaveFreeWork(r.Released)
+			}
+			w.done(r)
+		}
+		if cost := w.cost + perGiB(d.prof.FreeMsPerGiB, mw.Releases); cost > 0 {
+			d.k.At(d.k.now+cost, ret)
 			return
 		}
-		w.done(d.m.Return(mw))
+		ret()
 	})
 }
 

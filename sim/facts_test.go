@@ -27,6 +27,10 @@ func factsProfile(t *testing.T) *Profile {
 		q.Stages[k] = v
 	}
 	q.Stages["compute"] = StageProfile{PerConstraintNs: 1, Exponent: 1}
+	// The costs of a cudaFree measured on the H200 after seed-16g was
+	// made (docs/cuda-facts.md, "A copy after a free").
+	q.Device.FreeMsPerGiB = 0.8
+	q.Device.FreeCopyWorkMsPerGiB = 2.45
 	return &q
 }
 

@@ -15,7 +15,10 @@ type psJob struct {
 	cores     float64 // CPU model only
 	bwShare   float64 // CPU model only
 	label     string
-	done      func(start time.Duration)
+	// background marks work that shares a server without being what the
+	// server is for (a free's release work on the copy engine).
+	background bool
+	done       func(start time.Duration)
 }
 
 // psServer runs jobs by processor sharing: every active job progresses at the

@@ -16,7 +16,8 @@
 // and growing the pool keeps the host waiting.
 //
 // What it leaves out: copy engines are unlimited (copies of different streams
-// run in parallel), kernels run one at a time rather than sharing the engine,
+// run in parallel, and a copy waits for the work a cudaFree left on the copy
+// engine rather than sharing the engine with it), kernels run one at a time rather than sharing the engine,
 // blocks are byte counts rather than address ranges (no fragmentation), and
 // the default stream is not special.
 package emu
@@ -52,6 +53,11 @@ type Options struct {
 	// (docs/cuda-facts.md: 35–43 ms for 64 MiB on the H200, without
 	// waiting for the device); 0 is free.
 	HostAllocCost time.Duration
+	// FreeCopyWorkPerGiB is the work a cudaFree leaves on the copy engine
+	// per GiB freed when it returns (docs/cuda-facts.md: about 2.45 ms on
+	// the H200): a copy that starts before that work is done waits for
+	// what is left of it. 0: a free leaves nothing behind.
+	FreeCopyWorkPerGiB time.Duration
 }
 
 // Stats is a snapshot of the device's memory ledger.
@@ -77,6 +83,9 @@ type Device struct {
 	m      *model.Device
 	closed bool
 	wg     sync.WaitGroup
+	// freeWorkUntil is when the work the last cudaFrees left on the copy
+	// engine is done.
+	freeWorkUntil time.Time
 }
 
 var _ gpu.Device = (*Device)(nil)
@@ -221,6 +230,10 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 		case model.OutMet:
 			done := o.Wait.Tag.(func(gpu.Result))
 			r := d.m.Return(o.Wait)
+			if r.Err == nil && r.Released > 0 && d.opt.FreeCopyWorkPerGiB > 0 {
+				work := time.Duration(float64(d.opt.FreeCopyWorkPerGiB) * float64(r.Released) / (1 << 30))
+				d.freeWorkUntil = later(d.freeWorkUntil, time.Now()).Add(work)
+			}
 			calls = append(calls, func() { done(r) })
 		}
 	}
@@ -232,6 +245,14 @@ func (d *Device) runItem(it *model.Item) {
 	var err error
 	switch k := it.Op.Kernel; it.Op.Kind {
 	case gpu.OpCopyIn:
+		// A free's work left on the copy engine is done first; copies
+		// themselves run side by side here.
+		d.mu.Lock()
+		until := d.freeWorkUntil
+		d.mu.Unlock()
+		if wait := time.Until(until); wait > 0 {
+			time.Sleep(wait)
+		}
 		if bw := d.opt.CopyBandwidth; bw > 0 {
 			time.Sleep(time.Duration(float64(it.Op.Bytes) / bw * float64(time.Second)))
 		}
@@ -259,6 +280,13 @@ func (d *Device) runItem(it *model.Item) {
 	calls, starts := d.dispatchLocked()
 	d.mu.Unlock()
 	run(calls, starts)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // runKernel runs a kernel on the shared compute engine: two kernels of two

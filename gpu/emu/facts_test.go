@@ -27,7 +27,7 @@ func TestCUDAFacts(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, err := New(Options{Capacity: p.Bytes(), Pool: p.Policy(), CopyBandwidth: 55e9, PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond,
-			HostAllocCost: 38500 * time.Microsecond})
+			HostAllocCost: 38500 * time.Microsecond, FreeCopyWorkPerGiB: 2450 * time.Microsecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -203,10 +203,13 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 		}
 		delete(d.buffers, op.Buffer)
 		// cudaFree synchronizes the whole device before it releases memory.
-		return d.deviceWide(op, tag, func(*gpu.Result) {
+		c := d.deviceWide(op, tag, func(r *gpu.Result) {
 			d.malloced -= b.bytes
+			r.Released = b.bytes
 			d.checkLedger()
 		})
+		c.Wait.Releases = b.bytes
+		return c
 
 	case gpu.OpMallocAsync:
 		return d.mallocAsync(op)
@@ -223,9 +226,9 @@ func (d *Device) Submit(op gpu.Op, tag any) Call {
 		return Call{}
 
 	case gpu.OpTrimPool:
-		d.pool.trim(op.Bytes)
+		n := d.pool.trim(op.Bytes)
 		d.checkLedger()
-		return Call{}
+		return Call{Result: gpu.Result{Released: n}}
 
 	case gpu.OpDeviceSync:
 		return d.deviceWide(op, tag, nil)

@@ -180,6 +180,9 @@ func describe(r gpu.Result) string {
 	if r.Waited {
 		parts = append(parts, "waited for another stream")
 	}
+	if r.Released != 0 {
+		parts = append(parts, "released "+gpu.FormatBytes(r.Released))
+	}
 	if len(parts) == 0 {
 		return "ok"
 	}

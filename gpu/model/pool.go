@@ -91,13 +91,17 @@ func (p *pool) applyThreshold(threshold int64) {
 
 // trim is cudaMemPoolTrimTo(keep): release observed free memory until the pool
 // holds at most keep bytes.
-func (p *pool) trim(keep int64) {
+// trim releases observed free blocks until the pool holds keep bytes, and
+// returns how many bytes it released.
+func (p *pool) trim(keep int64) int64 {
 	if keep < 0 {
 		keep = 0
 	}
+	before := p.reserved
 	if p.reserved > keep {
 		p.releaseObserved(p.reserved - keep)
 	}
+	return before - p.reserved
 }
 
 func (p *pool) releaseObserved(n int64) {

@@ -110,6 +110,10 @@ type Wait struct {
 	// Waited is the Result.Waited the call will report: it waited for work
 	// of another stream than the one it names.
 	Waited bool
+	// Releases is how many bytes of device memory the call gives back when
+	// it returns (a cudaFree's buffer), for a driver that charges the
+	// release its costs.
+	Releases int64
 
 	targets   []target
 	errStream gpu.Stream        // whose async errors the call reports

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The one-worker runs the contention grid's profiles are calibrated on, and
+# nothing else: per family, on the whole card,
+#   traces-<family>/        every design with one worker and the family's CPU
+#                           stages (the stage costs; the pool's costs from the
+#                           designs that trim and grow it back);
+#   traces-<family>-probe/  the single design with one worker and no CPU
+#                           stages, so that each copy follows the previous
+#                           item's cudaFree at once (the work a free leaves on
+#                           the copy engine, docs/cuda-facts.md);
+# each with its table (<dir>.txt, .err). Bring $OUT back whole; then
+# contention_fit.sh fits the profiles from it and
+# `BACKEND=sim contention_grid.sh` predicts the grid.
+#   CUZK (default build/cuzk), OUT (default /tmp/contention-calibration),
+#   FAMILIES ("f3 f4"), BACKEND (gpu; emu to try the pipeline without a card).
+set -u
+CUZK=${CUZK:-build/cuzk}
+OUT=${OUT:-/tmp/contention-calibration}
+BACKEND=${BACKEND:-gpu}
+. "$(dirname "$0")/contention_families.sh"
+mkdir -p "$OUT"
+echo "cuzk $(sha256sum "$CUZK" | cut -c1-16): $("$CUZK" version | head -1)" | tee "$OUT/binary.txt"
+status=0
+run() { # name, flags...
+	local name=$1
+	shift
+	local t0
+	t0=$(date +%s)
+	"$CUZK" bench contention --backend "$BACKEND" $(backend_flags "$BACKEND") --vram-limit 140GiB --workers 1 \
+		--trace-dir "$OUT/$name" "$@" > "$OUT/$name.txt" 2> "$OUT/$name.err"
+	local rc=$?
+	[ $rc -eq 0 ] || status=1
+	echo "$BACKEND $name: exit $rc, $(( $(date +%s) - t0 )) s"
+}
+for fam in ${FAMILIES:-f3 f4}; do
+	family "$fam" || exit 2
+	run "traces-$fam" $COSTS $MEM --designs "$DESIGNS"
+	# The same kernel and memory without the CPU stages.
+	run "traces-$fam-probe" $COSTS --before 0s --after 0s $MEM --designs single
+done
+exit $status

@@ -1,0 +1,25 @@
+# The contention grid's families (docs/predictions/contention/README.md), as
+# `cuzk bench contention` flags; sourced by contention_grid.sh,
+# contention_calibrate.sh and contention_fit.sh.
+# family FAMILY sets MEM (items a run, staged and copied bytes, the kernel's
+# scratch) and COSTS (the kernel and the CPU stages before and after it).
+family() {
+	case $1 in
+	f1) MEM="--items 12 --staged 6GiB --copy 1GiB --scratch 1GiB"; COSTS="--kernel 150ms --before 100ms --after 50ms" ;;
+	f2) MEM="--items 8 --staged 10GiB --copy 3GiB --scratch 2GiB"; COSTS="--kernel 400ms --before 250ms --after 100ms" ;;
+	f3) MEM="--items 10 --staged 7GiB --copy 2GiB --scratch 512MiB"; COSTS="--kernel 250ms --before 180ms --after 60ms" ;;
+	f4) MEM="--items 16 --staged 12GiB --copy 1GiB --scratch 2GiB"; COSTS="--kernel 100ms --before 50ms --after 30ms" ;;
+	*) echo "unknown family $1" >&2; return 2 ;;
+	esac
+}
+
+# The designs of the grid.
+DESIGNS=single,split-first,split-devsync,split,budget
+
+# On the emulated backend the copy engine keeps the work a cudaFree leaves,
+# as the H200 does (docs/cuda-facts.md), so that the pipeline can be tried
+# without a card.
+backend_flags() {
+	[ "$1" = emu ] && echo "--free-copy-work 2450us"
+	return 0
+}

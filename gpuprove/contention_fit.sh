@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Fits each family's profile from contention_calibrate.sh's one-worker traces
+# (cuzk sim calibrate): the stage costs and the partition's memory from the
+# single design's run with the family's CPU stages; the device's figures
+# (bandwidth, the work a cudaFree leaves on the copy engine, the host time of
+# cudaMalloc, cudaFree, a trim and a regrowth) from every one-worker trace of
+# the family; the rest from the base profile. Writes
+# $PROFILES/h200-contention-<family>.json and the fit's log beside it.
+#   contention_fit.sh CALIBRATION_DIR
+#   CUZK (default build/cuzk), FAMILIES ("f3 f4"),
+#   PROFILES (default docs/predictions/contention),
+#   BASE (default docs/predictions/contention/h200-contention-base.json).
+set -eu
+[ $# -eq 1 ] || { echo "usage: $0 CALIBRATION_DIR" >&2; exit 2; }
+CUZK=${CUZK:-build/cuzk}
+PROFILES=${PROFILES:-docs/predictions/contention}
+BASE=${BASE:-docs/predictions/contention/h200-contention-base.json}
+mkdir -p "$PROFILES"
+for fam in ${FAMILIES:-f3 f4}; do
+	d=$1/traces-$fam
+	traces=(--trace "$d/trace-single-w1.json")
+	for t in "$d"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1.json; do
+		[ "$t" = "$d/trace-single-w1.json" ] || traces+=(--trace "$t")
+	done
+	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
+		--out "$PROFILES/h200-contention-$fam.json" 2> "$PROFILES/fit-$fam.log"
+	echo "$fam: $PROFILES/h200-contention-$fam.json"
+	cat "$PROFILES/fit-$fam.log"
+done
