@@ -105,7 +105,12 @@ func newKernelBench(c *cli.Context) (*kernelBench, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(kb.w, "GPU %d: %s, %d SMs, compute %d.%d, library %s\n", p.Index, p.Name, p.SMs, p.Major, p.Minor, d.Lib().Path())
+		build := d.Lib().BuildInfo()
+		if build == "" {
+			build = "unknown (built before cuzk_build_info)"
+		}
+		fmt.Fprintf(kb.w, "GPU %d: %s, %d SMs, compute %d.%d, library %s (build: %s)\n", p.Index, p.Name, p.SMs, p.Major, p.Minor,
+			d.Lib().Path(), build)
 	default:
 		return nil, fmt.Errorf("--backend %q: want gpu or cpu", c.String("backend"))
 	}

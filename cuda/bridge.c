@@ -8,6 +8,7 @@ const char* cz_dlerror(void) { return dlerror(); }
 void* cz_sym(void* h, const char* name) { return dlsym(h, name); }
 
 typedef int (*fn_v)(void);
+typedef const char* (*fn_s)(void);
 typedef const char* (*fn_str)(int);
 typedef int (*fn_pi)(int*);
 typedef int (*fn_props)(int, char*, int, uint64_t*, int*, int*, int*, uint64_t*);
@@ -38,6 +39,7 @@ typedef int (*fn_i_u_u_u_u)(int, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_msm_scratch)(int, int, uint64_t, int, int, uint64_t*);
 
 int cz_v(void* f) { return ((fn_v)f)(); }
+const char* cz_s(void* f) { return ((fn_s)f)(); }
 const char* cz_str(void* f, int e) { return ((fn_str)f)(e); }
 int cz_pi(void* f, int* a) { return ((fn_pi)f)(a); }
 int cz_props(void* f, int d, char* name, int len, uint64_t* mem, int* sm, int* maj, int* min, uint64_t* l2) {

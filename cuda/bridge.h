@@ -8,6 +8,7 @@ void* cz_open(const char* path);
 const char* cz_dlerror(void);
 void* cz_sym(void* h, const char* name);
 int cz_v(void* f);
+const char* cz_s(void* f);
 const char* cz_str(void* f, int e);
 int cz_pi(void* f, int* a);
 int cz_props(void* f, int d, char* name, int len, uint64_t* mem, int* sm, int* maj, int* min, uint64_t* l2);

@@ -93,6 +93,8 @@ type funcs struct {
 	groth16Mul, groth16SubDiv         unsafe.Pointer
 
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
+
+	buildInfo unsafe.Pointer // optional: nil in libraries built before it
 }
 
 var (
@@ -199,6 +201,9 @@ func open(path string) (*Lib, error) {
 		}
 		*s.dst = p
 	}
+	cname := C.CString("cuzk_build_info")
+	l.fn.buildInfo = C.cz_sym(h, cname)
+	C.free(unsafe.Pointer(cname))
 	if v := int(C.cz_v(l.fn.abiVersion)); v != abiVersion {
 		return nil, fmt.Errorf("%w: %s: ABI version %d, want %d", ErrUnavailable, path, v, abiVersion)
 	}
@@ -208,6 +213,27 @@ func open(path string) (*Lib, error) {
 
 // Path is the file the library was loaded from.
 func (l *Lib) Path() string { return l.path }
+
+// BuildInfo is the library's build-time switches, as cuzk_build_info gives
+// them ("fp_mul=2 fr_mul=2 msm_accumulate=xyzz"), or "" for a library built
+// before it had the call.
+func (l *Lib) BuildInfo() string {
+	if l.fn.buildInfo == nil {
+		return ""
+	}
+	return C.GoString(C.cz_s(l.fn.buildInfo))
+}
+
+// BuildSwitch is the value of one of BuildInfo's switches ("" if absent):
+// BuildSwitch("msm_accumulate") is "xyzz" or "affine".
+func (l *Lib) BuildSwitch(name string) string {
+	for _, w := range strings.Fields(l.BuildInfo()) {
+		if k, v, ok := strings.Cut(w, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
 
 func (l *Lib) check(op string, rc C.int) error {
 	if rc == 0 {

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	mrand "math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,31 +30,7 @@ var montModelSource embed.FS
 // conversions out of Montgomery form). The model also fails on any carry the
 // chains would lose.
 func TestEvenOddMulModel(t *testing.T) {
-	cxx := os.Getenv("CXX")
-	if cxx == "" {
-		cxx = "c++"
-	}
-	if _, err := exec.LookPath(cxx); err != nil {
-		t.Skipf("no C++ compiler (%s) for the host model: %v", cxx, err)
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"testdata/montmodel.cc", "src/ff/mont.cuh", "src/ff/mont_eo.cuh", "src/ff/mont_eo_asm.cuh",
-		"src/ff/bls12_381.cuh"} {
-		b, err := montModelSource.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "montmodel")
-	if out, err := exec.Command(cxx, "-std=c++17", "-O2", "-o", bin, filepath.Join(dir, "testdata/montmodel.cc")).CombinedOutput(); err != nil {
-		t.Fatalf("build the host model: %v\n%s", err, out)
-	}
+	bin := buildHostModel(t, montModelSource, "testdata/montmodel.cc")
 	rng := mrand.New(mrand.NewPCG(1, 2))
 	for _, f := range []struct {
 		name  string
@@ -98,14 +71,7 @@ func TestEvenOddMulModel(t *testing.T) {
 				}
 			}
 
-			cmd := exec.Command(bin)
-			cmd.Stdin = &in
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("host model: %v\n%s", err, stderr.String())
-			}
+			out := runModel(t, bin, in.Bytes())
 			sc := bufio.NewScanner(bytes.NewReader(out))
 			lines := strings.Split(in.String(), "\n")
 			n, bad := 0, 0

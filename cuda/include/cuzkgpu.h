@@ -33,6 +33,11 @@ extern "C" {
 #define CUZK_ABI_VERSION 3
 
 int cuzk_abi_version(void);
+/* The build-time switches the library was built with, as words "name=value"
+ * separated by spaces: fp_mul, fr_mul (CUZK_FP_MUL, CUZK_FR_MUL) and
+ * msm_accumulate (xyzz, or affine with CUZK_MSM_AFFINE=1). Added within ABI 3:
+ * a caller must not require it (libraries built before it lack it). */
+const char* cuzk_build_info(void);
 const char* cuzk_error_name(int err);
 const char* cuzk_error_string(int err);
 

@@ -30,6 +30,20 @@ inline cuzk::fr_t fr_from(const uint64_t* limbs) {
 extern "C" {
 
 int cuzk_abi_version(void) { return CUZK_ABI_VERSION; }
+
+#define CUZK_STR_(x) #x
+#define CUZK_STR(x) CUZK_STR_(x)
+const char* cuzk_build_info(void) {
+    return "fp_mul=" CUZK_STR(CUZK_FP_MUL) " fr_mul=" CUZK_STR(CUZK_FR_MUL) " msm_accumulate="
+#if CUZK_MSM_AFFINE
+           "affine"
+#else
+           "xyzz"
+#endif
+        ;
+}
+#undef CUZK_STR
+#undef CUZK_STR_
 const char* cuzk_error_name(int err) { return cudaGetErrorName((cudaError_t)err); }
 const char* cuzk_error_string(int err) { return cudaGetErrorString((cudaError_t)err); }
 

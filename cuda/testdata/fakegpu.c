@@ -168,6 +168,7 @@ static void drain_all(void) {
 }
 
 int cuzk_abi_version(void) { return ABI_VERSION; }
+const char* cuzk_build_info(void) { return "stand-in msm_accumulate=none"; }
 const char* cuzk_error_name(int err) {
     switch (err) {
     case OK: return "cudaSuccess";

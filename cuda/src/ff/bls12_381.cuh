@@ -48,6 +48,12 @@ struct fp_params {
                                     0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
         return o[i];
     }
+    // R^3 mod p, for the inversion (ff/inverse.cuh).
+    CUZK_HD static constexpr uint32_t r3(int i) {
+        constexpr uint32_t o[12] = {0xd94ca1e0, 0xed48ac6b, 0x03a7adf8, 0x315f831e, 0x615e29dd, 0x9a53352a,
+                                    0x921e1761, 0x34c04e5e, 0x65724728, 0x2512d435, 0x91755d4d, 0x0aa63460};
+        return o[i];
+    }
 };
 
 struct fr_params {

@@ -5,6 +5,7 @@
 // equality and zero tests compare limbs.
 #pragma once
 #include "bls12_381.cuh"
+#include "inverse.cuh"
 
 namespace cuzk {
 
@@ -74,6 +75,15 @@ struct alignas(16) fp2_t {
     CUZK_HD fp2_t& operator-=(const fp2_t& o) { return *this = *this - o; }
     CUZK_HD fp2_t& operator*=(const fp2_t& o) { return *this = *this * o; }
 };
+
+// (c0 + c1 u)^-1 = (c0 - c1 u) / (c0^2 + c1^2): one Fp inversion (0 for 0).
+CUZK_HD fp2_t inverse(const fp2_t& a) {
+    const fp_t n = inverse(a.c0.sqr() + a.c1.sqr());
+    fp2_t r;
+    r.c0 = a.c0 * n;
+    r.c1 = (a.c1 * n).neg();
+    return r;
+}
 
 static_assert(sizeof(fp2_t) == 96, "fp2_t must match gnark's E2");
 

@@ -20,6 +20,11 @@
 // reduction mod r: zero scalars are dropped, the points whose scalar is one
 // are summed with plain additions, and only the other scalars go through the
 // steps above, reading their points through an index array.
+//
+// Built with CUZK_MSM_AFFINE=1, step (3) adds in affine coordinates with
+// batched inversions instead (msm/affine.cuh, k_accumulate_affine): the same
+// chunks, slots and fixup, with chunks of 256 entries and a list per resident
+// thread taken from the scratch.
 #pragma once
 #include <cuda_runtime.h>
 #include <cub/device/device_partition.cuh>
@@ -32,6 +37,15 @@
 #include "../ec/xyzz.cuh"
 #include "../arena.cuh"
 #include "../prof.cuh"
+
+// 1: bucket accumulation in affine coordinates with batched inversions
+// (msm/affine.cuh); 0 (the default): mixed XYZZ additions (k_accumulate).
+#ifndef CUZK_MSM_AFFINE
+#define CUZK_MSM_AFFINE 0
+#endif
+#if CUZK_MSM_AFFINE
+#include "affine.cuh"
+#endif
 
 namespace cuzk {
 namespace msm {
@@ -68,6 +82,28 @@ struct min_blocks<fp2_t> {
 #define CUZK_MSM_BOUNDS __launch_bounds__(128, min_blocks<F>::value)
 #else
 #define CUZK_MSM_BOUNDS
+#endif
+#if CUZK_MSM_AFFINE
+// The affine accumulation's own register cap on G1 (G2 keeps
+// CUZK_MSM_G2_MIN_BLOCKS): at 3 blocks (168 registers) its XYZZ tail spills
+// its accumulator around the products, at 2 (222 registers) nothing spills
+// but fewer warps hide the latencies; the card decides.
+#ifndef CUZK_MSM_AFFINE_MIN_BLOCKS
+#define CUZK_MSM_AFFINE_MIN_BLOCKS CUZK_MSM_MIN_BLOCKS
+#endif
+template <class F>
+struct affine_min_blocks {
+    static constexpr int value = CUZK_MSM_AFFINE_MIN_BLOCKS;
+};
+template <>
+struct affine_min_blocks<fp2_t> {
+    static constexpr int value = CUZK_MSM_G2_MIN_BLOCKS;
+};
+#if CUZK_MSM_AFFINE_MIN_BLOCKS > 0
+#define CUZK_MSM_AFFINE_BOUNDS __launch_bounds__(128, affine_min_blocks<F>::value)
+#else
+#define CUZK_MSM_AFFINE_BOUNDS
+#endif
 #endif
 constexpr int CHUNK = 128;            // sorted entries per accumulating thread (default)
 constexpr uint64_t BATCH_ENTRIES = 1ull << 28;  // digits sorted at once (4 arrays of 4 B each)
@@ -257,6 +293,19 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
     }
 }
 
+#if CUZK_MSM_AFFINE
+// k_accumulate's work by affine additions with batched inversions: G
+// resident threads, each taking chunks s, s + G, ... with its own list
+// (msm/affine.cuh). The same outputs: buckets of the runs inside a chunk, two
+// slots a chunk.
+template <class F>
+__global__ void CUZK_MSM_AFFINE_BOUNDS k_accumulate_affine(const __grid_constant__ affine::job<F> J, uint64_t nchunks) {
+    const uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= J.G) return;
+    for (uint64_t t = s; t < nchunks; t += J.G) affine::chunk(J, t, s);
+}
+#endif
+
 // Adds up partial sums of buckets whose runs crossed chunk boundaries, one
 // level of a tree: the input is m (key, partial) pairs sorted by key with no
 // gaps (a chunk with nothing open emits a key with the point at infinity);
@@ -398,6 +447,11 @@ struct pip_shape {
     uint32_t nseg = 0, fan = 0;
     uint64_t fsz = 0;    // fixup level entries
     size_t temp_bytes = 0;
+#if CUZK_MSM_AFFINE
+    uint32_t min_pairs = 0;  // the affine accumulation's (see msm/affine.cuh)
+    uint64_t threads = 0;    // its resident threads, each with a list
+    uint64_t list_bytes = 0; // the lists of min(threads, nthr_max) threads
+#endif
 };
 
 inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t st, pip_shape* s) {
@@ -416,7 +470,11 @@ inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t s
     const uint64_t big = n > BATCH_ENTRIES ? n : BATCH_ENTRIES;
     s->Mcap = (uint64_t)s->nw * n < big ? (uint64_t)s->nw * n : big;
     // Tuning knobs for experiments; the defaults are the measured best.
+#if CUZK_MSM_AFFINE
+    s->chunk = env_int("CUZK_MSM_AFFINE_CHUNK", affine::DEFAULT_CHUNK, 1, 4096);
+#else
     s->chunk = env_int("CUZK_MSM_CHUNK", CHUNK, 1, 4096);
+#endif
     const int seg_bits = env_int("CUZK_MSM_SEG_BITS", 5, 0, 12);
     s->nthr_max = (s->Mcap + s->chunk - 1) / s->chunk;
     s->logLs = s->c - 1 < seg_bits ? s->c - 1 : seg_bits;
@@ -425,6 +483,33 @@ inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t s
     s->fsz = 2 * ((2 * s->nthr_max + FIXUP_FANIN - 1) / FIXUP_FANIN);
     uint32_t* none = nullptr;
     return cub::DeviceRadixSort::SortPairs(nullptr, s->temp_bytes, none, none, none, none, (int)n, 0, s->c, st);
+}
+
+// pip_shape_for and what depends on the point type: the affine
+// accumulation's threads (as many as the device holds at once, or
+// CUZK_MSM_AFFINE_THREADS) and their lists.
+template <class F>
+inline cudaError_t pip_shape_of(uint64_t n, int window_override, cudaStream_t st, pip_shape* s) {
+    cudaError_t err = pip_shape_for(n, window_override, st, s);
+#if CUZK_MSM_AFFINE
+    if (err != cudaSuccess) return err;
+    s->min_pairs = (uint32_t)env_int("CUZK_MSM_AFFINE_MIN_PAIRS", affine::DEFAULT_MIN_PAIRS, 1, 1 << 20);
+    const int forced = env_int("CUZK_MSM_AFFINE_THREADS", 0, 1, 1 << 24);
+    if (forced > 0) {
+        s->threads = (uint64_t)forced;
+    } else {
+        int dev = 0, sms = 0, per_sm = 0;
+        if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
+        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
+        if ((err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_accumulate_affine<F>, 128, 0)) !=
+            cudaSuccess)
+            return err;
+        s->threads = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)sms * 128;
+    }
+    const uint64_t G = s->threads < s->nthr_max ? s->threads : s->nthr_max;
+    s->list_bytes = affine::region_layout(G, s->chunk, sizeof(F)).bytes;
+#endif
+    return err;
 }
 
 // One Pippenger call's device temporaries, carved from the caller's scratch.
@@ -436,14 +521,32 @@ struct pip_bufs {
     xyzz_t<F> *fv_a = nullptr, *fv_b = nullptr;
     int* flags = nullptr;
     void* temp = nullptr;
+#if CUZK_MSM_AFFINE
+    char* lists = nullptr;  // the affine accumulation's, over keys_in and vals_in
+#endif
 };
 
 template <class F>
 inline cudaError_t pip_carve(const pip_shape& s, arena& a, pip_bufs<F>& b) {
     cudaError_t err;
 #define CUZK_TAKE(x) do { if ((err = (x)) != cudaSuccess) return err; } while (0)
+#if CUZK_MSM_AFFINE
+    // The unsorted digits are dead once sorted, so the accumulation's lists
+    // share their block, which is as large as the larger of the two (both
+    // grow with n, so the sizing's bound over the split's counts holds).
+    {
+        const uint64_t half = (s.Mcap * 4 + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
+        const uint64_t bytes = 2 * half > s.list_bytes ? 2 * half : s.list_bytes;
+        CUZK_TAKE(a.take(&b.lists, bytes));
+        if (b.lists) {
+            b.keys_in = reinterpret_cast<uint32_t*>(b.lists);
+            b.vals_in = reinterpret_cast<uint32_t*>(b.lists + half);
+        }
+    }
+#else
     CUZK_TAKE(a.take(&b.keys_in, s.Mcap));
     CUZK_TAKE(a.take(&b.vals_in, s.Mcap));
+#endif
     CUZK_TAKE(a.take(&b.keys_out, s.Mcap));
     CUZK_TAKE(a.take(&b.vals_out, s.Mcap));
     CUZK_TAKE(a.take(&b.slot_keys, 2 * s.nthr_max));
@@ -468,7 +571,7 @@ inline cudaError_t pip_scratch(uint64_t n, int window_override, uint64_t* bytes)
     if (n == 0) return cudaSuccess;
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
     pip_shape s;
-    cudaError_t err = pip_shape_for(n, window_override, nullptr, &s);
+    cudaError_t err = pip_shape_of<F>(n, window_override, nullptr, &s);
     if (err != cudaSuccess) return err;
     arena count;
     pip_bufs<F> b;
@@ -515,7 +618,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
     }
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
     pip_shape s;
-    cudaError_t err = pip_shape_for(n, window_override, st, &s);
+    cudaError_t err = pip_shape_of<F>(n, window_override, st, &s);
     if (err != cudaSuccess) return err;
     pip_bufs<F> b;
     if ((err = pip_carve(s, scratch, b)) != cudaSuccess) return err;
@@ -544,8 +647,33 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
         prof.mark("sort");
         const uint64_t M = (uint64_t)wc * n;
         const uint64_t nthr = (M + chunk - 1) / chunk;
+#if CUZK_MSM_AFFINE
+        {
+            affine::job<F> J;
+            J.keys = b.keys_out;
+            J.vals = b.vals_out;
+            J.M = M;
+            J.n = n;
+            J.w0 = (uint32_t)w0;
+            J.Bw = Bw;
+            J.points = points;
+            J.buckets = b.buckets;
+            J.slot_keys = b.slot_keys;
+            J.slots = b.slots;
+            J.G = s.threads < nthr ? s.threads : nthr;
+            J.E = chunk;
+            J.min_pairs = s.min_pairs;
+            const affine::layout l = affine::region_layout(J.G, chunk, sizeof(F));
+            J.lkey = reinterpret_cast<uint32_t*>(b.lists + l.key);
+            J.lx = reinterpret_cast<F*>(b.lists + l.x);
+            J.ly = reinterpret_cast<F*>(b.lists + l.y);
+            J.lpre = reinterpret_cast<F*>(b.lists + l.pre);
+            k_accumulate_affine<F><<<nblocks(J.G, 128), 128, 0, st>>>(J, nthr);
+        }
+#else
         k_accumulate<F><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, n, w0, Bw, points, b.buckets,
                                                          b.slot_keys, b.slots, nthr, chunk);
+#endif
         CUZK_TRY(cudaGetLastError());
         prof.mark("accumulate");
         CUZK_TRY(cudaMemsetAsync(b.flags, 0, MAX_FIXUP_LEVELS * sizeof(int), st));
