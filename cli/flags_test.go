@@ -25,6 +25,7 @@ func TestNumericFlagsRefused(t *testing.T) {
 		{[]string{"sim", "--scenario", "phase9", "--vram-gib", "-1"}, "--vram-gib -1: must be more than 0"},
 		{[]string{"bench", "prove", "--runs", "0"}, "--runs 0: must be at least 1"},
 		{[]string{"bench", "prove", "--jobs", "0"}, "--jobs 0: must be 1 to 1000"},
+		{[]string{"bench", "prove", "--key-tier", "tape"}, "--key-tier tape: want auto, device, pinned, host or disk"},
 		{[]string{"bench", "msm", "--bits-fraction", "1.5"}, "--bits-fraction 1.5: must be 0 to 1"},
 	} {
 		_, stderr, err := run(t, c.args...)
