@@ -3,6 +3,7 @@ package gpuprove_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestCUDAFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer spin.close()
-	datadriven.RunTest(t, "../gpu/testdata/cuda_facts.txt", func(t *testing.T, td *datadriven.TestData) string {
+	datadriven.RunTest(t, factsFile(), func(t *testing.T, td *datadriven.TestData) string {
 		p, err := facts.Parse(td)
 		if err != nil {
 			t.Fatal(err)
@@ -205,4 +206,14 @@ func (s *spinner) copy(bytes int64) *gpu.Kernel {
 		}
 		return s.cd.CopyInAsync(pl.Buffer, s.host, 0, min(bytes, s.host.Len()), pl.Stream)
 	}}}
+}
+
+// factsFile is the probe file the test replays: gpu/testdata/cuda_facts.txt,
+// or $CUZK_FACTS_FILE, a probe of one's own (the same format) to see what a
+// card or the simulator does with a sequence before it becomes a fact.
+func factsFile() string {
+	if f := os.Getenv("CUZK_FACTS_FILE"); f != "" {
+		return f
+	}
+	return "../gpu/testdata/cuda_facts.txt"
 }
