@@ -35,36 +35,26 @@ const (
 )
 
 // stdHints are the gnark hints computed natively, by name, with the number
-// of inputs each takes (-1: any).
+// of inputs each takes and of outputs (0: any).
 var stdHints = map[string]struct {
-	kind   stdHint
-	inputs int
+	kind            stdHint
+	inputs, outputs int
 }{
-	nBitsHint: {stdBits, 1},
-	"github.com/consensys/gnark/std/math/uints.xorHint":          {stdXor, 2},
-	"github.com/consensys/gnark/std/math/uints.andHint":          {stdAnd, 2},
-	"github.com/consensys/gnark/std/math/uints.orHint":           {stdOr, 2},
-	"github.com/consensys/gnark/std/math/bitslice.partitionHint": {stdPartition, 2},
-	"github.com/consensys/gnark/std/rangecheck.DecomposeHint":    {stdDecompose, 3},
-	"github.com/consensys/gnark/std/math/uints.toBytes":          {stdToBytes, 2},
+	nBitsHint: {stdBits, 1, 0},
+	"github.com/consensys/gnark/std/math/uints.xorHint":          {stdXor, 2, 1},
+	"github.com/consensys/gnark/std/math/uints.andHint":          {stdAnd, 2, 1},
+	"github.com/consensys/gnark/std/math/uints.orHint":           {stdOr, 2, 1},
+	"github.com/consensys/gnark/std/math/bitslice.partitionHint": {stdPartition, 2, 2},
+	"github.com/consensys/gnark/std/rangecheck.DecomposeHint":    {stdDecompose, 3, 0},
+	"github.com/consensys/gnark/std/math/uints.toBytes":          {stdToBytes, 2, 0},
 }
 
 // stdHintOf is the native form of the hint named name with in inputs and
 // out outputs, stdNone if there is none.
 func stdHintOf(name string, in, out int) stdHint {
 	h, ok := stdHints[name]
-	if !ok || h.inputs != in {
+	if !ok || h.inputs != in || (h.outputs != 0 && h.outputs != out) {
 		return stdNone
-	}
-	switch h.kind {
-	case stdXor, stdAnd, stdOr:
-		if out != 1 {
-			return stdNone
-		}
-	case stdPartition:
-		if out != 2 {
-			return stdNone
-		}
 	}
 	return h.kind
 }
