@@ -43,8 +43,8 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
 		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "gpu: where the keys' points are kept, as prove's --key-tier: auto, device, pinned, host or disk (streamed from the key set's points file, written next to the keys on first use)",
 			Action: func(_ *cli.Context, v string) error {
-				if !slices.Contains([]string{"auto", gpuprove.TierDevice, gpuprove.TierPinned, gpuprove.TierHost, gpuprove.TierDisk}, v) {
-					return fmt.Errorf("--key-tier %s: want auto, device, pinned, host or disk", v)
+				if err := gpuprove.CheckKeyTier(v); err != nil {
+					return fmt.Errorf("--key-tier %s: %w", v, err)
 				}
 				return nil
 			}},

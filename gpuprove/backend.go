@@ -117,15 +117,23 @@ const DefaultKeysPinnedLimit = 64 << 30
 // DefaultPinnedLimit is the pinned staging memory a backend keeps by default.
 const DefaultPinnedLimit = 32 << 30
 
+// CheckKeyTier says whether tier names a key tier: "" or "auto" (the
+// planner's choice), TierDevice, TierPinned, TierHost or TierDisk.
+func CheckKeyTier(tier string) error {
+	switch tier {
+	case "", "auto", TierDevice, TierPinned, TierHost, TierDisk:
+		return nil
+	}
+	return fmt.Errorf("want auto, %s, %s, %s or %s", TierDevice, TierPinned, TierHost, TierDisk)
+}
+
 // NewBackend returns a backend on the given devices.
 func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("gpu backend: no devices")
 	}
-	switch opt.KeyTier {
-	case "", "auto", TierDevice, TierPinned, TierHost, TierDisk:
-	default:
-		return nil, fmt.Errorf("gpu backend: key tier %q: want auto, %s, %s, %s or %s", opt.KeyTier, TierDevice, TierPinned, TierHost, TierDisk)
+	if err := CheckKeyTier(opt.KeyTier); err != nil {
+		return nil, fmt.Errorf("gpu backend: key tier %q: %w", opt.KeyTier, err)
 	}
 	if c := opt.ChunkPoints; c < 0 || c&(c-1) != 0 {
 		return nil, fmt.Errorf("gpu backend: chunk of %d points: want a power of two", c)
