@@ -232,18 +232,25 @@ func (c *unregisteredHint) Define(api frontend.API) error {
 	return nil
 }
 
-func TestUnregisteredHint(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &unregisteredHint{})
+// gadgetProgram compiles a small test circuit to an R1CS and lays it out.
+func gadgetProgram(t *testing.T, c frontend.Circuit) (*Program, *cs.R1CS) {
+	t.Helper()
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := ccs.(*cs.R1CS)
-	w := fr.Vector{fr.NewElement(41), fr.NewElement(42)} // X, Y: both secret
 	p, err := Compile(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Solve(w)
+	return p, r
+}
+
+func TestUnregisteredHint(t *testing.T) {
+	p, r := gadgetProgram(t, &unregisteredHint{})
+	w := fr.Vector{fr.NewElement(41), fr.NewElement(42)} // X, Y: both secret
+	_, err := p.Solve(w)
 	if !errors.Is(err, ErrMissingHint) || !strings.Contains(err.Error(), "privateHint") {
 		t.Fatalf("without the hint: got %v, want ErrMissingHint naming privateHint", err)
 	}
@@ -378,15 +385,7 @@ func (c *divCircuit) Define(api frontend.API) error {
 // other factor is not zero, left at zero where both sides are zero, and a
 // failure where only the other factor is.
 func TestUnknownFactorMatchesGnark(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &divCircuit{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ccs.(*cs.R1CS)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r := gadgetProgram(t, &divCircuit{})
 	factors := 0
 	for _, o := range p.ops {
 		if o.kind == opR1C && (o.at == inL || o.at == inR) {
@@ -558,15 +557,7 @@ func (c *rangeCircuit) Define(api frontend.API) error {
 // of limbs: the count fails, in both solvers, where the honest
 // decomposition solves as gnark does.
 func TestLookupOutOfTable(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &rangeCircuit{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ccs.(*cs.R1CS)
-	p, err := Compile(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r := gadgetProgram(t, &rangeCircuit{})
 	native := 0
 	for _, h := range p.hints {
 		if h.table != nil {
