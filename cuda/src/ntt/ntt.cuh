@@ -240,11 +240,35 @@ __device__ __forceinline__ void dif_reg_stages(fr_t (&x)[1 << RB], int base, int
     }
 }
 
+// The sub-transform (column) of thread tid of block blk: in the last group
+// (sb = 0) a block's columns are sigma = blk + c * 2^(log_n - k - logC),
+// whose natural indices bitrev(sigma) are C consecutive ones, so each store
+// of a warp fills runs of C elements; earlier groups take C consecutive
+// offsets, adjacent in memory.
+__device__ __forceinline__ uint32_t column_sigma(uint32_t tid, uint32_t blk, int log_n, int k, int logC, int sb) {
+    const uint32_t c = tid & ((1u << logC) - 1);
+    return sb == 0 ? blk + (c << (log_n - k - logC)) : (blk << logC) + c;
+}
+// The thread and block index, read from the special registers where the
+// asm stands (volatile: not merged with an earlier read).
+__device__ __forceinline__ uint32_t tid_reread() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t ctaid_reread() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(r));
+    return r;
+}
+
 // One group of k DIF stages, RB at a time in registers; the arguments and
 // their meaning are k_dif_group's. The block has 2^(k + logC - RB) threads.
-// Two blocks of 256 threads per SM bound it to 128 registers, which radix 8
-// fits without spilling (unbounded it takes 152, one block per SM); radix 4
-// takes about 100 (80, three blocks, spills).
+// Two blocks of 256 threads per SM bound it to 128 registers. With nvcc 11.8
+// (-Xptxas -v) radix 4 fits them without spilling and radix 8 spills one word,
+// stored once and loaded once per thread; both once spilled more (radix 4:
+// 8 bytes stored, 32 loaded, 64-bit element indices and k % np kept through
+// the passes).
 template <int RB>
 __global__ void __launch_bounds__(RADIX_THREADS, RB == 1 ? 3 : 2)
 k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k, int logC,
@@ -258,31 +282,31 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
     const int c = tid & ((1 << logC) - 1), rest = tid >> logC;
 
     const int sb = b - k;  // log2 of the stride S
-    const uint64_t S = 1ull << sb;
-    // In the last group (sb = 0) a block's columns are the sub-transforms
-    // sigma = blockIdx + c * 2^(log_n - k - logC), whose natural indices
-    // bitrev(sigma) are C consecutive ones: each store of a warp fills runs of
-    // C elements. Earlier groups take C consecutive offsets, adjacent in memory.
-    const uint64_t sigma =
-        sb == 0 ? blockIdx.x + ((uint64_t)c << (log_n - k - logC)) : ((uint64_t)blockIdx.x << logC) + c;
-    const uint64_t ilo = sigma & (S - 1);
-    const uint64_t g0 = ((sigma >> sb) << b) + ilo;  // position ih is element g0 + ih * S
+    // Indices in 32 bits (n <= 2^MAX_LOG_N): with 64-bit ones ptxas kept g0
+    // and ilo in local memory across the passes at radix 4 and 8.
+    static_assert(MAX_LOG_N < 32, "element indices must fit 32 bits");
+    const uint32_t S = 1u << sb;
+    const uint32_t sigma = column_sigma(tid, blockIdx.x, log_n, k, logC, sb);
+    const uint32_t g0 = ((sigma >> sb) << b) + (sigma & (S - 1));  // position ih is element g0 + ih * S
 
     const int np = (k + RB - 1) / RB;
     fr_t x[R];
     int top = k - 1, low = 0, base = 0;
     for (int pass = 0; pass < np; pass++) {
-        const int bot = top + 1 - (k / np + (pass < k % np ? 1 : 0));
+        // The top + 1 stages left, spread evenly over the np - pass passes
+        // left, the longer first: k / np + 1 stages in the first k % np
+        // passes, k / np in the rest (k % np, kept, was spilled at radix 4).
+        const int bot = top + 1 - (top + np - pass) / (np - pass);
         low = top + 1 - RB > 0 ? top + 1 - RB : 0;
         const int nhi = k - low - RB;  // bits of ih above the window
         base = (rest >> nhi) | ((rest & ((1 << nhi) - 1)) << (low + RB));
         if (pass == 0) {
 #pragma unroll
-            for (int m = 0; m < R; m++) x[m] = ld(src + g0 + ((uint64_t)(base | m << low) << sb));
+            for (int m = 0; m < R; m++) x[m] = ld(src + (g0 + ((uint32_t)(base | m << low) << sb)));
             if (GL) {
 #pragma unroll
                 for (int m = 0; m < R; m++) {
-                    const uint64_t g = g0 + ((uint64_t)(base | m << low) << sb);
+                    const uint32_t g = g0 + ((uint32_t)(base | m << low) << sb);
                     x[m] = x[m] * (ld(GH + (g >> SPLIT_BITS)) * ld(GL + (g & (SPLIT - 1))));
                 }
             }
@@ -306,20 +330,23 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         top = bot - 1;
     }
 
-    const uint64_t half = 1ull << (log_n - 1);
+    const uint32_t half = 1u << (log_n - 1);
+    // Read again rather than kept through the passes: kept, it was the one
+    // value ptxas spilled to local memory at radix 4.
+    const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
 #pragma unroll
     for (int m = 0; m < R; m++) {
         const int ih = base | m << low;
-        const uint64_t g = g0 + ((uint64_t)ih << sb);
+        const uint32_t g = g0 + ((uint32_t)ih << sb);
         fr_t v = x[m];
         if (sb > 0) {
-            const uint64_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
+            const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
             if (E) v = v * (E >= half ? ld(W + (E - half)).neg() : ld(W + E));
         }
         if (final_mode < 0) {
             st(dst + g, v);
         } else {
-            const uint64_t nat = __brevll(g) >> (64 - log_n);
+            const uint32_t nat = __brev(g) >> (32 - log_n);
             if (final_mode == 1)
                 v = v * s;
             else if (final_mode == 2)
