@@ -25,7 +25,7 @@ trap 'rm -rf "$out"' EXIT
 cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="$PER_CLK" '
 	/Function :/ {
 		f = $3
-		k = (f ~ /butterfly/ ? "bfly" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
+		k = (f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
 		k = k (f ~ /Li2E/ ? 2 : 1)
 		next
 	}
@@ -40,11 +40,11 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 	}
 	function d(arr, x) { return arr[x 2] - arr[x 1] }
 	END {
-		split("fr bfly fp fp2", ks, " ")
-		split("Fr product|Fr butterfly (add, sub, product)|Fp product|Fp2 product (3 Fp)", names, "|")
+		split("fr bfly frr bflyr fp fp2", ks, " ")
+		split("Fr product|Fr butterfly (add, sub, product)|Fr product, REDCR (CUZK_NTT_MUL=1)|Fr butterfly, REDCR|Fp product|Fp2 product (3 Fp)", names, "|")
 		printf "| operation | SASS instructions | IMAD.WIDE* | other IMAD* | IMAD as move/add | IADD3* | IMAD results |\n"
 		printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-		for (i = 1; i <= 4; i++) {
+		for (i = 1; i <= 6; i++) {
 			x = ks[i]
 			res[x] = d(r, x)
 			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
@@ -70,6 +70,10 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		}
 		for (g = 0; g < G; g++) print pass[g]
 		ntt(sprintf("Fr NTT 2^%d forward (radix 4)", L), prods, 4.68)
+		# REDCR: the measured time scaled by the IMAD results, as if the
+		# kernel stayed at the same fraction of the peak (an estimate).
+		rr = prods * res["frr"]
+		printf "| Fr NTT 2^%d forward (radix 4, CUZK_NTT_MUL=1) | %.1f M Fr | %.2f G | %.2f | (%.2f if at the same fraction) | |\n", L, prods / 1e6, rr / 1e9, rr / peak * 1e3, 4.68 * res["frr"] / res["fr"]
 		# The inverse coset scales each output by GIH[i >> 12] * GIL[i & 4095]: two more.
 		ntt(sprintf("Fr NTT 2^%d inverse coset", L), prods + 2 * 2 ^ L, 5.32)
 		# MSM: the bucket accumulation alone, one mixed XYZZ addition

@@ -35,6 +35,31 @@ __global__ void butterfly(fr_t* x, const fr_t* w) {
     x[2 * i + 1] = b;
 }
 
+// The Fr product and butterfly with REDCR (fr_t::mul_eo_lowr, CUZK_NTT_MUL=1).
+template <int K>
+__global__ void mul_lowr(fr_t* x, const fr_t* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fr_t a = x[i];
+    const fr_t b = y[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = fr_t::mul_eo_lowr(a, b);
+    x[i] = a;
+}
+template <int K>
+__global__ void butterfly_lowr(fr_t* x, const fr_t* w) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fr_t a = x[2 * i], b = x[2 * i + 1];
+    const fr_t r = w[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const fr_t s = a + b;
+        b = fr_t::mul_eo_lowr(a - b, r);
+        a = s;
+    }
+    x[2 * i] = a;
+    x[2 * i + 1] = b;
+}
+
 template __global__ void mul<fr_t, 1>(fr_t*, const fr_t*);
 template __global__ void mul<fr_t, 2>(fr_t*, const fr_t*);
 template __global__ void mul<fp_t, 1>(fp_t*, const fp_t*);
@@ -43,3 +68,7 @@ template __global__ void mul<fp2_t, 1>(fp2_t*, const fp2_t*);
 template __global__ void mul<fp2_t, 2>(fp2_t*, const fp2_t*);
 template __global__ void butterfly<1>(fr_t*, const fr_t*);
 template __global__ void butterfly<2>(fr_t*, const fr_t*);
+template __global__ void mul_lowr<1>(fr_t*, const fr_t*);
+template __global__ void mul_lowr<2>(fr_t*, const fr_t*);
+template __global__ void butterfly_lowr<1>(fr_t*, const fr_t*);
+template __global__ void butterfly_lowr<2>(fr_t*, const fr_t*);

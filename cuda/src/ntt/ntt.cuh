@@ -73,6 +73,17 @@ __global__ void k_expand(fr_t* out, const fr_t* hi, const fr_t* lo, uint64_t cou
     st(out + t, ld(hi + (t >> SPLIT_BITS)) * ld(lo + (t & (SPLIT - 1))));
 }
 
+// The Fr product of the transform kernels, by CUZK_NTT_MUL: MV = 0 the
+// field's own (operator*), 1 the even/odd one with REDCR (fr_t::mul_eo_lowr,
+// ff/mont_eo.cuh). Both give the same bits.
+template <int MV>
+__device__ __forceinline__ fr_t fmul(const fr_t& a, const fr_t& b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (MV == 1) return fr_t::mul_eo_lowr(a, b);
+#endif
+    return a * b;
+}
+
 __device__ __forceinline__ uint32_t brev_bits(uint32_t x, int bits) {
     return bits ? (__brev(x) >> (32 - bits)) : 0;
 }
@@ -83,6 +94,7 @@ __device__ __forceinline__ uint32_t brev_bits(uint32_t x, int bits) {
 // dst must differ from src unless one block holds the whole vector. final_mode
 // < 0 marks a group that is not the last; otherwise it is the scale mode of
 // k_bitrev_scale, applied at the natural index.
+template <int MV>
 __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k,
                             int logC, const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode,
                             fr_t s, const fr_t* __restrict__ GIH, const fr_t* __restrict__ GIL) {
@@ -106,7 +118,7 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
         const uint64_t sigma = sigma0 + c;
         const uint64_t g = ((sigma >> sb) << b) + (sigma & (S - 1)) + ((uint64_t)ih << sb);
         fr_t x = ld(src + g);
-        if (GL) x = x * (ld(GH + (g >> SPLIT_BITS)) * ld(GL + (g & (SPLIT - 1))));
+        if (GL) x = fmul<MV>(x, fmul<MV>(ld(GH + (g >> SPLIT_BITS)), ld(GL + (g & (SPLIT - 1)))));
         smem[ih * C + c] = x;
     }
     __syncthreads();
@@ -120,7 +132,7 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
             const fr_t x0 = smem[i0 * C + c], x1 = smem[i1 * C + c];
             smem[i0 * C + c] = x0 + x1;
             fr_t y = x0 - x1;
-            if (j) y = y * roots[j << (k - 1 - lh)];
+            if (j) y = fmul<MV>(y, roots[j << (k - 1 - lh)]);
             smem[i1 * C + c] = y;
         }
         __syncthreads();
@@ -140,7 +152,7 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
             if (E) {
                 // w^(n/2) = -1 halves the table.
                 fr_t w = E >= half ? ld(W + (E - half)).neg() : ld(W + E);
-                x = x * w;
+                x = fmul<MV>(x, w);
             }
         }
         if (final_mode < 0) {
@@ -148,9 +160,9 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
         } else {
             const uint64_t nat = __brevll(g) >> (64 - log_n);
             if (final_mode == 1)
-                x = x * s;
+                x = fmul<MV>(x, s);
             else if (final_mode == 2)
-                x = x * (ld(GIH + (nat >> SPLIT_BITS)) * ld(GIL + (nat & (SPLIT - 1))));
+                x = fmul<MV>(x, fmul<MV>(ld(GIH + (nat >> SPLIT_BITS)), ld(GIL + (nat & (SPLIT - 1)))));
             st(dst + nat, x);
         }
     }
@@ -217,7 +229,7 @@ __device__ __forceinline__ fr_t lds_planes(const uint4* p, int tile, int e) {
 }
 
 // The stages top..bot of one pass on the thread's elements (see above).
-template <int RB>
+template <int RB, int MV>
 __device__ __forceinline__ void dif_reg_stages(fr_t (&x)[1 << RB], int base, int low, int top, int bot, int k,
                                                const fr_t* roots) {
     constexpr int R = 1 << RB;
@@ -234,7 +246,7 @@ __device__ __forceinline__ void dif_reg_stages(fr_t (&x)[1 << RB], int base, int
             const fr_t a = x[m0], d = x[m0 | h];
             x[m0] = a + d;
             fr_t y = a - d;
-            if (mj || jlo) y = y * roots[(jlo | mj << low) << (k - 1 - lh)];
+            if (mj || jlo) y = fmul<MV>(y, roots[(jlo | mj << low) << (k - 1 - lh)]);
             x[m0 | h] = y;
         }
     }
@@ -269,7 +281,7 @@ __device__ __forceinline__ uint32_t ctaid_reread() {
 // stored once and loaded once per thread; both once spilled more (radix 4:
 // 8 bytes stored, 32 loaded, 64-bit element indices and k % np kept through
 // the passes).
-template <int RB>
+template <int RB, int MV>
 __global__ void __launch_bounds__(RADIX_THREADS, RB == 1 ? 3 : 2)
 k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k, int logC,
               const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode, fr_t s,
@@ -307,7 +319,7 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
 #pragma unroll
                 for (int m = 0; m < R; m++) {
                     const uint32_t g = g0 + ((uint32_t)(base | m << low) << sb);
-                    x[m] = x[m] * (ld(GH + (g >> SPLIT_BITS)) * ld(GL + (g & (SPLIT - 1))));
+                    x[m] = fmul<MV>(x[m], fmul<MV>(ld(GH + (g >> SPLIT_BITS)), ld(GL + (g & (SPLIT - 1)))));
                 }
             }
             // Queued behind the data loads so that their latencies overlap.
@@ -320,7 +332,7 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
 #pragma unroll
             for (int m = 0; m < R; m++) x[m] = lds_planes(rsm, tile, rslot(base | m << low, c, logC));
         }
-        dif_reg_stages<RB>(x, base, low, top, bot, k, roots);
+        dif_reg_stages<RB, MV>(x, base, low, top, bot, k, roots);
         // Each slot belongs to one thread in every pass, so a pass overwrites
         // only what it read itself: one barrier per exchange.
         if (pass + 1 < np) {
@@ -341,16 +353,16 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         fr_t v = x[m];
         if (sb > 0) {
             const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
-            if (E) v = v * (E >= half ? ld(W + (E - half)).neg() : ld(W + E));
+            if (E) v = fmul<MV>(v, E >= half ? ld(W + (E - half)).neg() : ld(W + E));
         }
         if (final_mode < 0) {
             st(dst + g, v);
         } else {
             const uint32_t nat = __brev(g) >> (32 - log_n);
             if (final_mode == 1)
-                v = v * s;
+                v = fmul<MV>(v, s);
             else if (final_mode == 2)
-                v = v * (ld(GIH + (nat >> SPLIT_BITS)) * ld(GIL + (nat & (SPLIT - 1))));
+                v = fmul<MV>(v, fmul<MV>(ld(GIH + (nat >> SPLIT_BITS)), ld(GIL + (nat & (SPLIT - 1)))));
             st(dst + nat, v);
         }
     }
@@ -379,6 +391,7 @@ inline rshape radix_shape(int L, int k, int rb, int tile_bits) {
 
 // In-place bit reversal with the final scale. mode 0: none; 1: times s;
 // 2: times GIH[i >> 12] * GIL[i & 4095].
+template <int MV>
 __global__ void k_bitrev_scale(fr_t* d, int log_n, int mode, fr_t s, const fr_t* __restrict__ GIH,
                                const fr_t* __restrict__ GIL) {
     const uint64_t n = 1ull << log_n;
@@ -388,11 +401,11 @@ __global__ void k_bitrev_scale(fr_t* d, int log_n, int mode, fr_t s, const fr_t*
     if (r < i) return;
     fr_t x = ld(d + i), y = ld(d + r);
     if (mode == 1) {
-        x = x * s;
-        y = y * s;
+        x = fmul<MV>(x, s);
+        y = fmul<MV>(y, s);
     } else if (mode == 2) {
-        y = y * (ld(GIH + (i >> SPLIT_BITS)) * ld(GIL + (i & (SPLIT - 1))));
-        x = x * (ld(GIH + (r >> SPLIT_BITS)) * ld(GIL + (r & (SPLIT - 1))));
+        y = fmul<MV>(y, fmul<MV>(ld(GIH + (i >> SPLIT_BITS)), ld(GIL + (i & (SPLIT - 1)))));
+        x = fmul<MV>(x, fmul<MV>(ld(GIH + (r >> SPLIT_BITS)), ld(GIL + (r & (SPLIT - 1)))));
     }
     st(d + i, y);
     if (r != i) st(d + r, x);
@@ -500,10 +513,11 @@ inline uint64_t domain_bytes(int log_n) {
 }
 
 // Queues k_dif_group_r for one group; the arguments are k_dif_group's.
+template <int MV>
 inline cudaError_t launch_dif_r(const rshape& r, unsigned grid, cudaStream_t st, const fr_t* src, fr_t* dst,
                                 const fr_t* W, int log_n, int b, int k, const fr_t* GH, const fr_t* GL,
                                 int final_mode, fr_t s, const fr_t* GIH, const fr_t* GIL) {
-    auto kern = r.rb == 3 ? k_dif_group_r<3> : r.rb == 2 ? k_dif_group_r<2> : k_dif_group_r<1>;
+    auto kern = r.rb == 3 ? k_dif_group_r<3, MV> : r.rb == 2 ? k_dif_group_r<2, MV> : k_dif_group_r<1, MV>;
     if (r.shmem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)r.shmem);
         if (e != cudaSuccess) return e;
@@ -519,14 +533,15 @@ inline cudaError_t launch_dif_r(const rshape& r, unsigned grid, cudaStream_t st,
 // scratch_bytes(log_n) bytes; the transform returns once queued, so the
 // caller keeps it until the stream has run. Without scratch (nullptr) it
 // runs in place, with a bit-reversal pass at the end.
-inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
-                             uint64_t scratch_len, cudaStream_t st) {
+template <int MV>
+inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
+                                uint64_t scratch_len, cudaStream_t st) {
     const int L = dom.log_n;
     const fr_t* W = inverse ? dom.Winv : dom.W;
     const int mode = inverse ? (coset ? 2 : 1) : 0;
     if (L == 0) {
         if (mode != 0)
-            k_bitrev_scale<<<1, 32, 0, st>>>(d, 0, mode, dom.n_inv, dom.GIH, dom.GIL);
+            k_bitrev_scale<MV><<<1, 32, 0, st>>>(d, 0, mode, dom.n_inv, dom.GIH, dom.GIL);
         return cudaGetLastError();
     }
     phase_timer prof(st);
@@ -565,7 +580,7 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
         // into natural order; in place the radix-2 kernel does every group.
         if (rb && !in_place) {
             const rshape r = radix_shape(L, k, rb, tile_bits);
-            cudaError_t e = launch_dif_r(r, (unsigned)(dom.n >> (k + r.logC)), st, src, dst, W, L, b, k,
+            cudaError_t e = launch_dif_r<MV>(r, (unsigned)(dom.n >> (k + r.logC)), st, src, dst, W, L, b, k,
                                          pre ? dom.GH : nullptr, pre ? dom.GL : nullptr, last ? mode : -1,
                                          dom.n_inv, dom.GIH, dom.GIL);
             if (e != cudaSuccess) return e;
@@ -581,22 +596,32 @@ inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool co
         const unsigned grid = (unsigned)(dom.n >> (k + logC));
         const size_t shmem = (size_t)(tile + (1 << (k - 1))) * sizeof(fr_t);
         if (shmem > 48 * 1024) {
-            cudaError_t e = cudaFuncSetAttribute(k_dif_group, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+            cudaError_t e = cudaFuncSetAttribute(k_dif_group<MV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
             if (e != cudaSuccess) return e;
         }
-        k_dif_group<<<grid, threads, shmem, st>>>(src, dst, W, L, b, k, logC, pre ? dom.GH : nullptr,
+        k_dif_group<MV><<<grid, threads, shmem, st>>>(src, dst, W, L, b, k, logC, pre ? dom.GH : nullptr,
                                                   pre ? dom.GL : nullptr, last ? mode : -1, dom.n_inv, dom.GIH,
                                                   dom.GIL);
         prof.mark(gi == 0 ? "group0" : gi == 1 ? "group1" : "group2+");
         b -= k;
     }
     if (in_place) {
-        k_bitrev_scale<<<blocks_for(dom.n, 256), 256, 0, st>>>(d, L, mode, dom.n_inv, dom.GIH, dom.GIL);
+        k_bitrev_scale<MV><<<blocks_for(dom.n, 256), 256, 0, st>>>(d, L, mode, dom.n_inv, dom.GIH, dom.GIL);
         prof.mark("bitrev");
     }
     cudaError_t e = cudaGetLastError();
     prof.report(inverse ? "intt" : "ntt", dom.n, L);
     return e;
+}
+
+// CUZK_NTT_MUL picks the Fr product of every kernel of the transform: 0
+// (the default) the field's own, 1 the even/odd product with REDCR
+// (ff/mont_eo.cuh), 14 fewer IMAD results per product. Same bits either way.
+inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
+                             uint64_t scratch_len, cudaStream_t st) {
+    if (env_int("CUZK_NTT_MUL", 0, 0, 1) == 1)
+        return transform_mv<1>(dom, d, inverse, coset, scratch_buf, scratch_len, st);
+    return transform_mv<0>(dom, d, inverse, coset, scratch_buf, scratch_len, st);
 }
 
 inline cudaError_t groth16_h(const domain_t& dom, fr_t* a, const fr_t* b, const fr_t* c, cudaStream_t st) {
