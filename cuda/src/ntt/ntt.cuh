@@ -547,12 +547,12 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     phase_timer prof(st);
     // Knobs for tuning experiments (defaults: the measured best).
     const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
-    // CUZK_NTT_RADIX=4 (the default) or 8: the groups run k_dif_group_r, 2
-    // or 3 stages per shared-memory round trip, its tiles full blocks; 2:
-    // k_dif_group, one stage per round trip. With the even/odd multiply,
-    // radix 4 was the fastest on the H200 (2^24 forward: 4.68 ms against 4.91
-    // at radix 2 and 4.76 at radix 8).
-    const int radix = env_int("CUZK_NTT_RADIX", 4, 2, 8);
+    // CUZK_NTT_RADIX=8 (the default) or 4: the groups run k_dif_group_r, 3
+    // or 2 stages per shared-memory round trip, its tiles full blocks; 2:
+    // k_dif_group, one stage per round trip. With REDCR (CUZK_NTT_MUL=1),
+    // radix 8 was the fastest on the H200 (2^24 forward: 4.22 ms against 4.28
+    // at radix 4 and 4.54 at radix 2; inverse coset 4.73, 4.84, 4.97).
+    const int radix = env_int("CUZK_NTT_RADIX", 8, 2, 8);
     const int rb = radix == 8 ? 3 : radix == 4 ? 2 : 0;
     const int tile_bits = env_int("CUZK_NTT_TILE_BITS", rb ? RADIX_THREAD_BITS + rb : TILE_BITS, 6, 11);
     const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
@@ -614,12 +614,14 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     return e;
 }
 
-// CUZK_NTT_MUL picks the Fr product of every kernel of the transform: 0
-// (the default) the field's own, 1 the even/odd product with REDCR
-// (ff/mont_eo.cuh), 14 fewer IMAD results per product. Same bits either way.
+// CUZK_NTT_MUL picks the Fr product of every kernel of the transform: 1
+// (the default) the even/odd product with REDCR (ff/mont_eo.cuh), 16 fewer
+// IMAD results per product, 0 the field's own. Same bits either way. On the
+// H200 REDCR took the 2^24 forward transform from 4.74 to 4.28 ms at radix 4
+// and from 4.75 to 4.22 at radix 8.
 inline cudaError_t transform(const domain_t& dom, fr_t* d, bool inverse, bool coset, fr_t* scratch_buf,
                              uint64_t scratch_len, cudaStream_t st) {
-    if (env_int("CUZK_NTT_MUL", 0, 0, 1) == 1)
+    if (env_int("CUZK_NTT_MUL", 1, 0, 1) == 1)
         return transform_mv<1>(dom, d, inverse, coset, scratch_buf, scratch_len, st);
     return transform_mv<0>(dom, d, inverse, coset, scratch_buf, scratch_len, st);
 }
