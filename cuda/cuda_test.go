@@ -218,6 +218,22 @@ func gnarkNTT(dom *fft.Domain, v []fr.Element, inverse, coset bool) []fr.Element
 	return out
 }
 
+// nttVariants are the kernel choices one library build makes at run time,
+// as the environment variables that pick them: every group kernel
+// (CUZK_NTT_RADIX) with every Fr product (CUZK_NTT_MUL). The tests run each
+// against gnark-crypto, so the card checks every variant it times.
+var nttVariants = []struct{ radix, mul string }{
+	{"2", "0"}, {"4", "0"}, {"8", "0"}, {"2", "1"}, {"4", "1"}, {"8", "1"},
+}
+
+// setNTTVariant selects variant v for the rest of the test.
+func setNTTVariant(t *testing.T, radix, mul string) {
+	t.Setenv("CUZK_NTT_RADIX", radix)
+	t.Setenv("CUZK_NTT_MUL", mul)
+}
+
+// TestNTT: every size up to 2^20, forward and inverse, on the subgroup and on
+// the coset, in every kernel variant, agrees with gnark-crypto.
 func TestNTT(t *testing.T) {
 	d := testDevice(t)
 	maxLog := 20
@@ -239,19 +255,23 @@ func TestNTT(t *testing.T) {
 			for _, coset := range []bool{false, true} {
 				in := randomFr(n)
 				want := gnarkNTT(gd, in, inverse, coset)
-				if err := CopyIn(d, buf, in, DefaultStream); err != nil {
-					t.Fatal(err)
-				}
-				if err := dom.NTT(buf, inverse, coset, DefaultStream); err != nil {
-					t.Fatal(err)
-				}
-				got := make([]fr.Element, n)
-				if err := CopyOut(d, got, buf, DefaultStream); err != nil {
-					t.Fatal(err)
-				}
-				for i := range want {
-					if !got[i].Equal(&want[i]) {
-						t.Fatalf("2^%d inverse=%v coset=%v: element %d differs from gnark-crypto", logN, inverse, coset, i)
+				for _, v := range nttVariants {
+					setNTTVariant(t, v.radix, v.mul)
+					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
+						t.Fatal(err)
+					}
+					if err := dom.NTT(buf, inverse, coset, DefaultStream); err != nil {
+						t.Fatal(err)
+					}
+					got := make([]fr.Element, n)
+					if err := CopyOut(d, got, buf, DefaultStream); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if !got[i].Equal(&want[i]) {
+							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_RADIX=%s CUZK_NTT_MUL=%s: element %d differs from gnark-crypto",
+								logN, inverse, coset, v.radix, v.mul, i)
+						}
 					}
 				}
 			}

@@ -24,7 +24,8 @@ var montModelSource embed.FS
 // (src/ff/mont_eo.cuh, CUZK_MUL=2) without a GPU: testdata/montmodel.cc runs
 // its schedule with an interpreter of the same PTX carry chains, built here
 // with the host's C++ compiler, and every product must equal a·b·R⁻¹ mod p
-// from math/big, fully reduced, on Fr and Fp: edge values (0, 1, 2, p−1, p−2,
+// from math/big, fully reduced, on Fr (with REDC and with REDCR, the
+// reduction CUZK_NTT_MUL=1 gives the NTT) and Fp: edge values (0, 1, 2, p−1, p−2,
 // (p±1)/2, R mod p, powers of two and their neighbours, limbs of all ones),
 // every pair of them, random pairs, and values up to 2^(32N)−1 times 1 (the
 // conversions out of Montgomery form). The model also fails on any carry the
@@ -36,7 +37,7 @@ func TestEvenOddMulModel(t *testing.T) {
 		name  string
 		p     *big.Int
 		limbs int
-	}{{"fr", fr.Modulus(), 8}, {"fp", fp.Modulus(), 12}} {
+	}{{"fr", fr.Modulus(), 8}, {"frr", fr.Modulus(), 8}, {"fp", fp.Modulus(), 12}} {
 		t.Run(f.name, func(t *testing.T) {
 			var in bytes.Buffer
 			var want []*big.Int

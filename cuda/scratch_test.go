@@ -176,8 +176,9 @@ func TestNTTInCallerScratch(t *testing.T) {
 
 // TestNTTInPlace: without scratch the NTT runs in place (groups that write
 // where they read, then a bit-reversal pass with the inverse's scale) and
-// agrees with gnark-crypto in all four modes, at sizes of one group (which
-// never needed scratch) and of several.
+// agrees with gnark-crypto in all four modes and with either Fr product
+// (CUZK_NTT_MUL), at sizes of one group (which never needed scratch) and of
+// several.
 func TestNTTInPlace(t *testing.T) {
 	d := testDevice(t)
 	for _, logN := range []int{1, 9, 10, 13, 18, 20} {
@@ -195,19 +196,25 @@ func TestNTTInPlace(t *testing.T) {
 			for _, coset := range []bool{false, true} {
 				in := randomFr(n)
 				want := gnarkNTT(gd, in, inverse, coset)
-				if err := CopyIn(d, buf, in, DefaultStream); err != nil {
-					t.Fatal(err)
-				}
-				if err := dom.NTTIn(buf, Scratch{}, inverse, coset, DefaultStream); err != nil {
-					t.Fatalf("2^%d in place: %v", logN, err)
-				}
-				got := make([]fr.Element, n)
-				if err := CopyOut(d, got, buf, DefaultStream); err != nil {
-					t.Fatal(err)
-				}
-				for i := range want {
-					if !got[i].Equal(&want[i]) {
-						t.Fatalf("2^%d in place, inverse=%v coset=%v: element %d differs from gnark-crypto", logN, inverse, coset, i)
+				// In place every group runs k_dif_group whatever the radix:
+				// only the product varies.
+				for _, mul := range []string{"0", "1"} {
+					setNTTVariant(t, "4", mul)
+					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
+						t.Fatal(err)
+					}
+					if err := dom.NTTIn(buf, Scratch{}, inverse, coset, DefaultStream); err != nil {
+						t.Fatalf("2^%d in place: %v", logN, err)
+					}
+					got := make([]fr.Element, n)
+					if err := CopyOut(d, got, buf, DefaultStream); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if !got[i].Equal(&want[i]) {
+							t.Fatalf("2^%d in place, inverse=%v coset=%v CUZK_NTT_MUL=%s: element %d differs from gnark-crypto",
+								logN, inverse, coset, mul, i)
+						}
 					}
 				}
 			}

@@ -9,7 +9,8 @@
 // anything read it, and an instruction without .cc whose result overflows 32
 // bits (each is a carry the schedule claims cannot happen).
 //
-// Input, one product a line: "fr A B" or "fp A B", A and B in hex. Output: the
+// Input, one product a line: "fr A B", "frr A B" (Fr with the REDCR
+// reduction, mont_eo.cuh's LOWR) or "fp A B", A and B in hex. Output: the
 // product A B R^-1 mod p in hex, one line each. The Go test
 // (montmodel_test.go) builds this with the host's C++ compiler and compares
 // with math/big.
@@ -156,6 +157,14 @@ struct eo_model {
         }
     }
     template <class P>
+    static void redcr(uint32_t (&ev)[P::N], uint32_t (&od)[P::N]) {
+        uint32_t p[P::N], m, h;
+        for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
+        static const program pr = parse(CUZK_EO8_REDCR);
+        uint32_t* ops[] = {CUZK_EO8_REDCR_POINTERS};
+        run(pr, ops, sizeof ops / sizeof ops[0]);
+    }
+    template <class P>
     static void fin(uint32_t (&t)[P::N], uint32_t (&u)[P::N], uint32_t& mask, const uint32_t (&ev0)[P::N],
                     const uint32_t (&od0)[P::N]) {
         uint32_t ev[P::N], od[P::N], p[P::N];
@@ -192,12 +201,12 @@ bool from_hex(const char* s, uint32_t (&x)[N]) {
     return true;
 }
 
-template <class P>
+template <class P, bool LOWR = false>
 bool product(const char* as, const char* bs) {
     constexpr int N = P::N;
     uint32_t a[N], b[N], r[N];
     if (!from_hex<N>(as, a) || !from_hex<N>(bs, b)) return false;
-    cuzk::eo_mul<P, eo_model>(r, a, b);
+    cuzk::eo_mul<P, eo_model, LOWR>(r, a, b);
     for (int i = N - 1; i >= 0; i--) std::printf("%08x", r[i]);
     std::printf("\n");
     return true;
@@ -210,6 +219,7 @@ int main() {
     while (std::scanf("%7s %127s %127s", field, as, bs) == 3) {
         bool ok;
         if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
+        else if (std::strcmp(field, "frr") == 0) ok = product<cuzk::fr_params, true>(as, bs);
         else if (std::strcmp(field, "fp") == 0) ok = product<cuzk::fp_params>(as, bs);
         else ok = false;
         if (!ok) {

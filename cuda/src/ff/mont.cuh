@@ -184,6 +184,13 @@ struct alignas(16) mont_t {
         eo_mul<P, eo_ptx>(r.v, a.v, b.v);
         return r;
     }
+    // The even/odd product with REDCR (mont_eo.cuh), for Fr only: the same
+    // result as mul_eo. The NTT picks it with CUZK_NTT_MUL=1.
+    static __device__ __forceinline__ mont_t mul_eo_lowr(const mont_t& a, const mont_t& b) {
+        mont_t r;
+        eo_mul<P, eo_ptx, true>(r.v, a.v, b.v);
+        return r;
+    }
 
     static __device__ __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];

@@ -50,6 +50,31 @@
 #define CUZK_EO8_REDC_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]) : "r"(m), "n"(P::mod(0)), "n"(P::mod(1)), "n"(P::mod(2)), "n"(P::mod(3)), "n"(P::mod(4)), "n"(P::mod(5)), "n"(P::mod(6)), "n"(P::mod(7))
 #define CUZK_EO8_REDC_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &m, &p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7]
 
+// REDCR: ev, od in/out; m, h out (m scratch for the caller); p immediates
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 od0 od1 od2 od3 od4 od5 od6 od7 m h p0 p1 p2 p3 p4 p5 p6 p7
+#define CUZK_EO8_REDCR \
+    "sub.cc.u32 %16, 0, %0;\n\t" \
+    "subc.u32 %17, %16, 0;\n\t" \
+    "add.cc.u32 %8, %8, %0;\n\t" \
+    "addc.cc.u32 %9, %9, %17;\n\t" \
+    "madc.lo.cc.u32 %10, %16, %21, %10;\n\t" \
+    "madc.hi.cc.u32 %11, %16, %21, %11;\n\t" \
+    "madc.lo.cc.u32 %12, %16, %23, %12;\n\t" \
+    "madc.hi.cc.u32 %13, %16, %23, %13;\n\t" \
+    "madc.lo.cc.u32 %14, %16, %25, %14;\n\t" \
+    "madc.hi.u32 %15, %16, %25, %15;\n\t" \
+    "add.cc.u32 %0, %0, %16;\n\t" \
+    "addc.cc.u32 %1, %1, 0;\n\t" \
+    "madc.lo.cc.u32 %2, %16, %20, %2;\n\t" \
+    "madc.hi.cc.u32 %3, %16, %20, %3;\n\t" \
+    "madc.lo.cc.u32 %4, %16, %22, %4;\n\t" \
+    "madc.hi.cc.u32 %5, %16, %22, %5;\n\t" \
+    "madc.lo.cc.u32 %6, %16, %24, %6;\n\t" \
+    "madc.hi.cc.u32 %7, %16, %24, %7;\n\t" \
+    "addc.u32 %15, %15, 0;\n\t"
+#define CUZK_EO8_REDCR_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "=r"(m), "=r"(h) : "n"(P::mod(0)), "n"(P::mod(1)), "n"(P::mod(2)), "n"(P::mod(3)), "n"(P::mod(4)), "n"(P::mod(5)), "n"(P::mod(6)), "n"(P::mod(7))
+#define CUZK_EO8_REDCR_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &m, &h, &p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7]
+
 // FINAL: t, u, mask out; ev, od in; p immediates
 //   t0 t1 t2 t3 t4 t5 t6 t7 u0 u1 u2 u3 u4 u5 u6 u7 mask ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 od0 od1 od2 od3 od4 od5 od6 od7 p0 p1 p2 p3 p4 p5 p6 p7
 #define CUZK_EO8_FINAL \

@@ -22,6 +22,7 @@ type block struct {
 	name, doc string
 	ops       []string // operand names in %-number order: "ev3", "a1", "p0"...
 	inout     []string // the accumulators the block updates in place ("+r")
+	outs      []string // further outputs ("=r"), besides t, u and mask
 	lines     []string
 }
 
@@ -36,7 +37,7 @@ func (b *block) operands() string {
 	for _, o := range b.ops {
 		v := arrayRef(o)
 		switch {
-		case o == "mask" || o[0] == 't' || o[0] == 'u':
+		case o == "mask" || o[0] == 't' || o[0] == 'u' || contains(b.outs, o):
 			outs = append(outs, fmt.Sprintf("\"=r\"(%s)", v))
 		case contains(b.inout, strings.TrimRight(o, "0123456789")):
 			outs = append(outs, fmt.Sprintf("\"+r\"(%s)", v))
@@ -166,6 +167,33 @@ func blocks(n int) []block {
 	redc.mulAdd("ev", self("ev"), "m", 0, "p", n, false, true)
 	redc.ins("addc.u32", fmt.Sprintf("od%d", n-1), fmt.Sprintf("od%d", n-1), "0")
 
+	// REDCR: REDC for a modulus whose two low limbs are 1 and 2^32 - 1 (Fr)
+	// and whose INV is therefore 2^32 - 1: m = -ev0, m * p0 = m, and
+	// m * p1 = m * 2^32 - m has low limb -m = ev0 and high limb m - [m != 0]
+	// (the borrow of -ev0). The same values go into the same chains as in
+	// REDC, so the same carries come out; what changes is that neither
+	// limb takes a multiply-add, and m is computed here.
+	redcr := block{name: "REDCR", doc: "ev, od in/out; m, h out (m scratch for the caller); p immediates", inout: []string{"ev", "od"}, outs: []string{"m", "h"}, ops: cat(names("ev", n), names("od", n), []string{"m", "h"}, names("p", n))}
+	redcr.ins("sub.cc.u32", "m", "0", "ev0")
+	redcr.ins("subc.u32", "h", "m", "0")
+	redcr.ins("add.cc.u32", "od0", "od0", "ev0")
+	redcr.ins("addc.cc.u32", "od1", "od1", "h")
+	for j := 3; j < n; j += 2 {
+		redcr.ins("madc.lo.cc.u32", fmt.Sprintf("od%d", j-1), "m", fmt.Sprintf("p%d", j), fmt.Sprintf("od%d", j-1))
+		hi := "madc.hi.cc.u32"
+		if j+2 >= n {
+			hi = "madc.hi.u32"
+		}
+		redcr.ins(hi, fmt.Sprintf("od%d", j), "m", fmt.Sprintf("p%d", j), fmt.Sprintf("od%d", j))
+	}
+	redcr.ins("add.cc.u32", "ev0", "ev0", "m")
+	redcr.ins("addc.cc.u32", "ev1", "ev1", "0")
+	for j := 2; j < n; j += 2 {
+		redcr.ins("madc.lo.cc.u32", fmt.Sprintf("ev%d", j), "m", fmt.Sprintf("p%d", j), fmt.Sprintf("ev%d", j))
+		redcr.ins("madc.hi.cc.u32", fmt.Sprintf("ev%d", j+1), "m", fmt.Sprintf("p%d", j), fmt.Sprintf("ev%d", j+1))
+	}
+	redcr.ins("addc.u32", fmt.Sprintf("od%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+
 	fin := block{name: "FINAL", doc: "t, u, mask out; ev, od in; p immediates", ops: cat(names("t", n), names("u", n), []string{"mask"}, names("ev", n), names("od", n), names("p", n))}
 	fin.ins("add.cc.u32", "t0", "od0", "ev1")
 	for k := 1; k < n-1; k++ {
@@ -177,6 +205,9 @@ func blocks(n int) []block {
 		fin.ins("subc.cc.u32", fmt.Sprintf("u%d", k), fmt.Sprintf("t%d", k), fmt.Sprintf("p%d", k))
 	}
 	fin.ins("subc.u32", "mask", "0", "0")
+	if n == 8 {
+		return []block{ab, redc, redcr, fin}
+	}
 	return []block{ab, redc, fin}
 }
 

@@ -1,0 +1,93 @@
+#!/bin/sh
+# IMAD work per operation, from the SASS of cuda/testdata/imadprobe.cu (K = 2
+# chained operations less K = 1), and the fraction of the H200's IMAD peak
+# that each measured kernel time reaches (docs/benchmarks.md, "IMAD peak"):
+#   cuda/imad_count.sh [extra nvcc flags, e.g. -DCUZK_MUL=0]
+# Needs nvcc and cuobjdump, no GPU. Counts depend on the CUDA version.
+#
+# An IMAD result is one 32-bit multiply-add result, the unit of the CUDA
+# programming guide's throughput table (64 per clock per SM on compute 9.0):
+# IMAD.WIDE* (a 64-bit product) counts two; IMAD, IMAD.X, IMAD.HI* one, and so
+# do IMAD.MOV/IMAD.IADD/IMAD.SHL, moves and adds that ptxas puts on the same
+# pipe. IADD3 and the other integer ALU instructions issue elsewhere and are
+# listed, not counted.
+set -e
+cd "$(dirname "$0")/.."
+NVCC=${NVCC:-nvcc}
+ARCH=${CUDA_ARCH:-sm_90}
+SMS=${SMS:-132}
+MHZ=${MHZ:-1980}
+PER_CLK=${PER_CLK:-64}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$NVCC" -O3 -std=c++17 -cubin -gencode=arch=compute_${ARCH#sm_},code=$ARCH -DCUZK_FP_NOINLINE=0 "$@" \
+	-o "$out/probe.cubin" cuda/testdata/imadprobe.cu
+cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="$PER_CLK" '
+	/Function :/ {
+		f = $3
+		k = (f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
+		k = k (f ~ /Li2E/ ? 2 : 1)
+		next
+	}
+	/^ +\/\*[0-9a-f]+\*\/ / {
+		op = $2; if (op ~ /^@/) op = $3
+		if (op ~ /^NOP/) next
+		n[k]++
+		if (op ~ /^IMAD\.WIDE/) { w[k]++; r[k] += 2 }
+		else if (op ~ /^IMAD\.(MOV|IADD|SHL)/) { mv[k]++; r[k]++ }
+		else if (op ~ /^IMAD/) { m[k]++; r[k]++ }
+		else if (op ~ /^IADD3/) a[k]++
+	}
+	function d(arr, x) { return arr[x 2] - arr[x 1] }
+	END {
+		split("fr bfly frr bflyr fp fp2", ks, " ")
+		split("Fr product|Fr butterfly (add, sub, product)|Fr product, REDCR (CUZK_NTT_MUL=1)|Fr butterfly, REDCR|Fp product|Fp2 product (3 Fp)", names, "|")
+		printf "| operation | SASS instructions | IMAD.WIDE* | other IMAD* | IMAD as move/add | IADD3* | IMAD results |\n"
+		printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+		for (i = 1; i <= 6; i++) {
+			x = ks[i]
+			res[x] = d(r, x)
+			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
+		}
+		peak = sms * perclk * mhz * 1e6
+		printf "\npeak: %d SMs x %d IMAD results/clock x %d MHz = %.2f x 10^12 per second\n\n", sms, perclk, mhz, peak / 1e12
+		# Fr NTT, 2^L: groups of stages as ntt.cuh cuts them (at most 9 per
+		# group); a product per butterfly whose root index is not zero, one
+		# per element between groups whose twiddle exponent is not zero.
+		printf "| kernel call | products | IMAD results | at peak ms | measured ms | fraction of peak |\n"
+		printf "| --- | ---: | ---: | ---: | ---: | ---: |\n"
+		L = 24; G = int((L + 8) / 9); b = L; prods = 0
+		for (g = 0; g < G; g++) {
+			k = int(L / G) + (g < L % G ? 1 : 0)
+			gp = 0
+			for (lh = 0; lh < k; lh++) gp += 2 ^ (L - 1) * (1 - 2 ^ -lh)
+			sb = b - k
+			if (sb > 0) gp += 2 ^ L * (1 - 2 ^ -sb) * (1 - 2 ^ -k)
+			pass[g] = sprintf("| Fr NTT 2^%d forward, pass %d (%d stages%s) | %.1f M Fr | %.2f G | %.2f | | |", L, g, k,
+				sb > 0 ? ", twiddles" : ", no twiddles", gp / 1e6, gp * res["fr"] / 1e9, gp * res["fr"] / peak * 1e3)
+			prods += gp
+			b -= k
+		}
+		for (g = 0; g < G; g++) print pass[g]
+		ntt(sprintf("Fr NTT 2^%d forward (radix 4)", L), prods, 4.68)
+		# REDCR: the measured time scaled by the IMAD results, as if the
+		# kernel stayed at the same fraction of the peak (an estimate).
+		rr = prods * res["frr"]
+		printf "| Fr NTT 2^%d forward (radix 4, CUZK_NTT_MUL=1) | %.1f M Fr | %.2f G | %.2f | (%.2f if at the same fraction) | |\n", L, prods / 1e6, rr / 1e9, rr / peak * 1e3, 4.68 * res["frr"] / res["fr"]
+		# The inverse coset scales each output by GIH[i >> 12] * GIL[i & 4095]: two more.
+		ntt(sprintf("Fr NTT 2^%d inverse coset", L), prods + 2 * 2 ^ L, 5.32)
+		# MSM: the bucket accumulation alone, one mixed XYZZ addition
+		# (madd-2008-s, 8M + 2S, squarings as products) per point and window;
+		# against the whole call, so a lower bound for that kernel.
+		msm("G1 MSM 2^24, c = 20 (13 windows), accumulation", 13 * 2 ^ 24 * 10, "fp", 117.94)
+		msm("G1 MSM 2^20, c = 16 (16 windows), accumulation", 16 * 2 ^ 20 * 10, "fp", 11.72)
+		msm("G2 MSM 2^20, c = 16 (16 windows), accumulation", 16 * 2 ^ 20 * (8 * 3 + 2 * 2), "fp", 34.16)
+	}
+	function ntt(name, p, ms,   rr) {
+		rr = p * res["fr"]
+		printf "| %s | %.1f M Fr | %.2f G | %.2f | %.2f | %.0f %% |\n", name, p / 1e6, rr / 1e9, rr / peak * 1e3, ms, rr / peak * 1e3 / ms * 100
+	}
+	function msm(name, p, f, ms,   rr) {
+		rr = p * res[f]
+		printf "| %s | %.0f M Fp | %.1f G | %.1f | %.2f | %.0f %% |\n", name, p / 1e6, rr / 1e9, rr / peak * 1e3, ms, rr / peak * 1e3 / ms * 100
+	}'

@@ -1,0 +1,74 @@
+// The kernels cuda/imad_count.sh reads the SASS of: each chains K copies of
+// one operation, so count(K = 2) - count(K = 1) is one operation with its
+// operands in registers. Built with the Fp product inline
+// (-DCUZK_FP_NOINLINE=0) so that its instructions are counted where used.
+#include "../src/ff/bls12_381.cuh"
+#include "../src/ff/fp2.cuh"
+
+using namespace cuzk;
+
+// One Montgomery product.
+template <class F, int K>
+__global__ void mul(F* x, const F* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    F a = x[i];
+    const F b = y[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = a * b;
+    x[i] = a;
+}
+
+// One radix-2 DIF butterfly with its product: (a + b, (a - b) w), as the
+// NTT kernels run it.
+template <int K>
+__global__ void butterfly(fr_t* x, const fr_t* w) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fr_t a = x[2 * i], b = x[2 * i + 1];
+    const fr_t r = w[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const fr_t s = a + b;
+        b = (a - b) * r;
+        a = s;
+    }
+    x[2 * i] = a;
+    x[2 * i + 1] = b;
+}
+
+// The Fr product and butterfly with REDCR (fr_t::mul_eo_lowr, CUZK_NTT_MUL=1).
+template <int K>
+__global__ void mul_lowr(fr_t* x, const fr_t* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fr_t a = x[i];
+    const fr_t b = y[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = fr_t::mul_eo_lowr(a, b);
+    x[i] = a;
+}
+template <int K>
+__global__ void butterfly_lowr(fr_t* x, const fr_t* w) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fr_t a = x[2 * i], b = x[2 * i + 1];
+    const fr_t r = w[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const fr_t s = a + b;
+        b = fr_t::mul_eo_lowr(a - b, r);
+        a = s;
+    }
+    x[2 * i] = a;
+    x[2 * i + 1] = b;
+}
+
+template __global__ void mul<fr_t, 1>(fr_t*, const fr_t*);
+template __global__ void mul<fr_t, 2>(fr_t*, const fr_t*);
+template __global__ void mul<fp_t, 1>(fp_t*, const fp_t*);
+template __global__ void mul<fp_t, 2>(fp_t*, const fp_t*);
+template __global__ void mul<fp2_t, 1>(fp2_t*, const fp2_t*);
+template __global__ void mul<fp2_t, 2>(fp2_t*, const fp2_t*);
+template __global__ void butterfly<1>(fr_t*, const fr_t*);
+template __global__ void butterfly<2>(fr_t*, const fr_t*);
+template __global__ void mul_lowr<1>(fr_t*, const fr_t*);
+template __global__ void mul_lowr<2>(fr_t*, const fr_t*);
+template __global__ void butterfly_lowr<1>(fr_t*, const fr_t*);
+template __global__ void butterfly_lowr<2>(fr_t*, const fr_t*);
