@@ -99,7 +99,30 @@ type DeviceProfile struct {
 	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a
 	// trim costs nothing.
 	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
-	Source       string  `json:"source,omitempty"`
+	// PoolOpsSerialize makes the stream-ordered pool do its mapping work
+	// one call at a time, device-wide: a pool growth or a trim that
+	// releases memory holds the pool for the host time it costs, and every
+	// other pool call waits for it first — a cudaMallocAsync or a trim on
+	// another thread, the scratch a kernel's host code allocates before
+	// the kernel runs, and the return of that scratch when the kernel
+	// ends, which holds the kernel's completion (and its stream) until
+	// the pool is free. The H200: a 1 GiB growth took 12.5 ms beside a
+	// 12 GiB one against 1.5-1.7 ms alone, and the contention grid's
+	// kernels started and ended with other workers' trims and growths
+	// (docs/cuda-facts.md). false: pool calls on different streams
+	// overlap.
+	PoolOpsSerialize bool `json:"pool_ops_serialize,omitempty"`
+	// MallocWaitsFreeWork makes a cudaMalloc that needs bytes a cudaFree
+	// gave back while that free's copy-engine work is still pending
+	// (free_copy_work_ms_per_gib) wait for that work to end, oldest free
+	// first, before it costs malloc_ms. An allocation that fits in memory
+	// no pending free returned does not wait. The H200, F4 under 16 GiB:
+	// a cudaMalloc of the 12 GiB another worker had just freed took
+	// 33.9 ms against 3.75 ms idle, and 0.8 ms on the whole card
+	// (docs/cuda-facts.md). false: a free's work only shares the copy
+	// engine.
+	MallocWaitsFreeWork bool   `json:"malloc_waits_free_work,omitempty"`
+	Source              string `json:"source,omitempty"`
 }
 
 // PartitionProfile describes the device memory one partition holds.
