@@ -44,6 +44,24 @@ type Profile struct {
 // HostProfile describes the host CPU.
 type HostProfile struct {
 	Cores int `json:"cores"`
+	// Handoff, when set, orders the actors' messages as the production
+	// runtime's scheduler does (handoff.go); nil: every message is handled
+	// at once, depth first, in the order it is sent.
+	Handoff *HandoffProfile `json:"handoff,omitempty"`
+}
+
+// HandoffProfile is the order in which actors woken by one handler run.
+// In production each actor with mail runs on a goroutine of its own, and Go
+// runs the goroutine made last on a processor first (its runnext slot),
+// unless an idle processor steals an older one first.
+type HandoffProfile struct {
+	// NewestFirst is the share of choices where the actor woken last runs
+	// first; otherwise the one woken earliest does. `cuzk sim calibrate`
+	// fits it from one-worker traces: a worker that releases one lock and
+	// asks for the next in one handler (split's mem then compute), and
+	// which of the two lock actors took its message first.
+	NewestFirst float64 `json:"newest_first"`
+	Source      string  `json:"source,omitempty"`
 }
 
 // DeviceProfile describes one GPU and the cost of its calls.
@@ -190,6 +208,9 @@ func (p *Profile) validate() error {
 	}
 	if p.Host.Cores <= 0 {
 		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
+	}
+	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.NewestFirst) || h.NewestFirst < 0 || h.NewestFirst > 1) {
+		return fmt.Errorf("field host.handoff.newest_first: must be in [0, 1], got %g", h.NewestFirst)
 	}
 	d := p.Device
 	for _, f := range []struct {
