@@ -43,6 +43,7 @@ func benchContentionCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
 			&cli.StringFlag{Name: "profile", Usage: "sim: the calibrated profile (`FILE` or embedded name)"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "sim: predict each row as the mean of the runs of seeds 1..N (counts: their median)", Action: intAtLeast("seeds", 1)},
 			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
 			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
@@ -123,7 +124,7 @@ func runBenchContention(c *cli.Context) error {
 	var simulated *contentionSim
 	switch c.String("backend") {
 	case "sim":
-		if simulated, err = newContentionSim(c.String("profile"), spec); err != nil {
+		if simulated, err = newContentionSim(c.String("profile"), spec, c.Int("seeds")); err != nil {
 			return err
 		}
 	case "emu":
