@@ -93,6 +93,10 @@ type contentionRow struct {
 	DeviceWaited int // device ops that reported waiting for another stream
 	// Errors counts why attempts failed (retried or failed for good).
 	Errors map[string]int
+	// Seeds is how many simulated runs the row is the mean of (sim only),
+	// and SeedRange their lowest and highest items/s.
+	Seeds     int
+	SeedRange [2]float64
 }
 
 func runBenchContention(c *cli.Context) error {
@@ -477,6 +481,9 @@ var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
 // printContentionErrors says why a run's attempts failed, the most frequent
 // reasons first, so that a failed row is never a bare number.
 func printContentionErrors(w io.Writer, r contentionRow) {
+	if r.Seeds > 1 {
+		fmt.Fprintf(w, "%s × %d: %d seeds, items/s %.2f to %.2f\n", r.Design, r.Workers, r.Seeds, r.SeedRange[0], r.SeedRange[1])
+	}
 	msgs := slices.Collect(maps.Keys(r.Errors))
 	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })
 	for i, m := range msgs {

@@ -225,7 +225,8 @@ func TestContentionMeanOfSeeds(t *testing.T) {
 		{Design: "split", Workers: 3, ItemsPerS: 5, GPUBusyPct: 70, OOMPreStage: 0, Proved: 9},
 	}
 	got := meanRow(rows)
-	if got.ItemsPerS != 4 || got.GPUBusyPct != 80 || got.OOMPreStage != 0 || got.Proved != 10 || got.Design != "split" {
+	if got.ItemsPerS != 4 || got.GPUBusyPct != 80 || got.OOMPreStage != 0 || got.Proved != 10 || got.Design != "split" ||
+		got.Seeds != 3 || got.SeedRange != [2]float64{3, 5} {
 		t.Errorf("mean of three seeds: %+v", got)
 	}
 	if one := meanRow(rows[1:2]); one.OOMPreStage != 2 || one.ItemsPerS != 4 {
