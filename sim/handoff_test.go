@@ -9,20 +9,27 @@ import (
 )
 
 // Of two actors one handler wakes, the one woken last runs first when the
-// share is 1 and the one woken first when it is 0; everything runs before
-// Schedule returns to the timeline.
+// share is 1 and the one woken first when it is 0; both run after what was
+// already due at that instant (here, another event scheduled before them).
 func TestHandoffOrder(t *testing.T) {
 	for _, c := range []struct {
 		share float64
 		want  []string
-	}{{1, []string{"handler", "b", "a"}}, {0, []string{"handler", "a", "b"}}} {
-		h := newHandoff(HandoffProfile{NewestFirst: c.share}, 1)
+	}{{1, []string{"handler", "due", "b", "a"}}, {0, []string{"handler", "due", "a", "b"}}} {
+		var timeline []func()
 		var ran []string
+		h := newHandoff(HandoffProfile{NewestFirst: c.share}, 1, func(fn func()) { timeline = append(timeline, fn) })
 		h.Schedule(func() {
 			ran = append(ran, "handler")
+			timeline = append(timeline, func() { ran = append(ran, "due") })
 			h.Schedule(func() { ran = append(ran, "a") })
 			h.Schedule(func() { ran = append(ran, "b") })
 		})
+		for len(timeline) > 0 {
+			fn := timeline[0]
+			timeline = timeline[1:]
+			fn()
+		}
 		if !slices.Equal(ran, c.want) {
 			t.Errorf("newest first %g: ran %v, want %v", c.share, ran, c.want)
 		}

@@ -79,7 +79,7 @@ func NewKernelWith(p *Profile, vram []int64, mem DeviceMemory, pool gpu.PoolPoli
 	}
 	var disp actor.Dispatcher = actor.NewSynchronizedDispatcher(mailboxThroughput)
 	if h := p.Host.Handoff; h != nil {
-		k.handoff = newHandoff(*h, seed)
+		k.handoff = newHandoff(*h, seed, func(fn func()) { k.At(k.now, fn) })
 		disp = k.handoff
 	}
 	k.props = []actor.PropsOption{actor.WithDispatcher(disp)}
