@@ -353,7 +353,8 @@ func (d *Device) leaveFreeWork(bytes int64) {
 	d.dirty = append(d.dirty, fw)
 	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
 		d.activity("copy", 0, label, start)
-		// The free engine's work ends in the order it was left.
+		// Frees of different sizes share the engine, so their work may
+		// end out of order: drop this one wherever it is.
 		for i, f := range d.dirty {
 			if f == fw {
 				d.dirty = append(d.dirty[:i], d.dirty[i+1:]...)
