@@ -43,6 +43,7 @@ func benchContentionCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
 			&cli.StringFlag{Name: "profile", Usage: "sim: the calibrated profile (`FILE` or embedded name)"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "sim: predict each row as the mean of the runs of seeds 1..N (counts: their median)", Action: intAtLeast("seeds", 1)},
 			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
 			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
@@ -92,6 +93,10 @@ type contentionRow struct {
 	DeviceWaited int // device ops that reported waiting for another stream
 	// Errors counts why attempts failed (retried or failed for good).
 	Errors map[string]int
+	// Seeds is how many simulated runs the row is the mean of (sim only),
+	// and SeedRange their lowest and highest items/s.
+	Seeds     int
+	SeedRange [2]float64
 }
 
 func runBenchContention(c *cli.Context) error {
@@ -123,7 +128,7 @@ func runBenchContention(c *cli.Context) error {
 	var simulated *contentionSim
 	switch c.String("backend") {
 	case "sim":
-		if simulated, err = newContentionSim(c.String("profile"), spec); err != nil {
+		if simulated, err = newContentionSim(c.String("profile"), spec, c.Int("seeds")); err != nil {
 			return err
 		}
 	case "emu":
@@ -476,6 +481,9 @@ var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
 // printContentionErrors says why a run's attempts failed, the most frequent
 // reasons first, so that a failed row is never a bare number.
 func printContentionErrors(w io.Writer, r contentionRow) {
+	if r.Seeds > 1 {
+		fmt.Fprintf(w, "%s × %d: %d seeds, items/s %.2f to %.2f\n", r.Design, r.Workers, r.Seeds, r.SeedRange[0], r.SeedRange[1])
+	}
 	msgs := slices.Collect(maps.Keys(r.Errors))
 	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })
 	for i, m := range msgs {

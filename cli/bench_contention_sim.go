@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/sim"
@@ -16,9 +18,10 @@ import (
 type contentionSim struct {
 	profile *sim.Profile
 	spec    contentionSpec
+	seeds   int
 }
 
-func newContentionSim(path string, spec contentionSpec) (*contentionSim, error) {
+func newContentionSim(path string, spec contentionSpec, seeds int) (*contentionSim, error) {
 	if path == "" {
 		return nil, errors.New("bench contention --backend sim: --profile is required (a profile from cuzk sim calibrate)")
 	}
@@ -36,15 +39,72 @@ func newContentionSim(path string, spec contentionSpec) (*contentionSim, error) 
 		// the smallest amount it can say.
 		p.Partition.CopyGiB = 1.0 / gib
 	}
-	return &contentionSim{profile: p, spec: spec}, nil
+	return &contentionSim{profile: p, spec: spec, seeds: max(seeds, 1)}, nil
 }
 
-// run simulates one design with n workers and reads its events as a device
-// run's are read; wall is the virtual time the job took.
-func (c *contentionSim) run(design string, n int, tracePath string) (row contentionRow, err error) {
+// run predicts one design with n workers: with one seed, one simulated run;
+// with more, the mean of the runs of seeds 1..N (meanRow), since where the
+// profile draws (jitter, the order of handoffs) one run is one draw of what
+// the card may do. The trace is seed 1's.
+func (c *contentionSim) run(design string, n int, tracePath string) (contentionRow, error) {
+	var rows []contentionRow
+	for seed := uint64(1); seed <= uint64(c.seeds); seed++ {
+		row, err := c.runSeed(design, n, seed, tracePath)
+		if err != nil {
+			return row, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		rows = append(rows, row)
+		tracePath = ""
+	}
+	return meanRow(rows), nil
+}
+
+// meanRow is the rows of one configuration's seeds as one row: the mean of
+// the rates and of the busy share, the median of each count (so that an
+// outcome such as an OOM is predicted when most seeds had it), the range of
+// the rates, and seed 1's lock waits and errors.
+func meanRow(rows []contentionRow) contentionRow {
+	if len(rows) == 1 {
+		return rows[0]
+	}
+	out := rows[0]
+	var items, busy float64
+	var wall time.Duration
+	for _, r := range rows {
+		items += r.ItemsPerS
+		busy += r.GPUBusyPct
+		wall += r.Wall
+	}
+	n := len(rows)
+	out.ItemsPerS, out.GPUBusyPct, out.Wall = items/float64(n), busy/float64(n), wall/time.Duration(n)
+	out.Seeds, out.SeedRange = n, [2]float64{rows[0].ItemsPerS, rows[0].ItemsPerS}
+	for _, r := range rows {
+		out.SeedRange[0], out.SeedRange[1] = min(out.SeedRange[0], r.ItemsPerS), max(out.SeedRange[1], r.ItemsPerS)
+	}
+	med := func(get func(contentionRow) int) int {
+		vs := make([]int, n)
+		for i, r := range rows {
+			vs[i] = get(r)
+		}
+		slices.Sort(vs)
+		return vs[n/2]
+	}
+	out.Proved = med(func(r contentionRow) int { return r.Proved })
+	out.Failed = med(func(r contentionRow) int { return r.Failed })
+	out.Retries = med(func(r contentionRow) int { return r.Retries })
+	out.OOMPreStage = med(func(r contentionRow) int { return r.OOMPreStage })
+	out.OOMFallback = med(func(r contentionRow) int { return r.OOMFallback })
+	out.Fallbacks = med(func(r contentionRow) int { return r.Fallbacks })
+	out.DeviceWaited = med(func(r contentionRow) int { return r.DeviceWaited })
+	return out
+}
+
+// runSeed simulates one design with n workers from seed and reads its
+// events as a device run's are read; wall is the virtual time the job took.
+func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath string) (row contentionRow, err error) {
 	gib := float64(int64(1) << 30)
 	vram := min(float64(c.spec.limit)/gib, c.profile.Device.VRAMGiB)
-	sc, err := sim.NewScenario(sim.Scenario{Name: "contention", Seed: 1, Devices: 1, VRAMGiB: vram,
+	sc, err := sim.NewScenario(sim.Scenario{Name: "contention", Seed: seed, Devices: 1, VRAMGiB: vram,
 		HeadroomGiB: float64(c.spec.headroom) / gib, Design: design, WorkersPerDevice: n, MaxAttempts: c.spec.maxAttempts,
 		Jobs: []sim.JobConfig{{ID: "bench", Partitions: c.spec.items, Size: c.spec.size}}}, c.profile)
 	if err != nil {

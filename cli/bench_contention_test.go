@@ -214,3 +214,22 @@ func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
 		}
 	}
 }
+
+// A prediction over several seeds is the mean of their rates and busy
+// shares and the median of their counts, so that an OOM a single seed met
+// does not make the row's outcome.
+func TestContentionMeanOfSeeds(t *testing.T) {
+	rows := []contentionRow{
+		{Design: "split", Workers: 3, ItemsPerS: 3, GPUBusyPct: 80, OOMPreStage: 0, Proved: 10},
+		{Design: "split", Workers: 3, ItemsPerS: 4, GPUBusyPct: 90, OOMPreStage: 2, Proved: 10},
+		{Design: "split", Workers: 3, ItemsPerS: 5, GPUBusyPct: 70, OOMPreStage: 0, Proved: 9},
+	}
+	got := meanRow(rows)
+	if got.ItemsPerS != 4 || got.GPUBusyPct != 80 || got.OOMPreStage != 0 || got.Proved != 10 || got.Design != "split" ||
+		got.Seeds != 3 || got.SeedRange != [2]float64{3, 5} {
+		t.Errorf("mean of three seeds: %+v", got)
+	}
+	if one := meanRow(rows[1:2]); one.OOMPreStage != 2 || one.ItemsPerS != 4 {
+		t.Errorf("one seed is that seed's row: %+v", one)
+	}
+}

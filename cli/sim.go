@@ -92,6 +92,9 @@ func simCalibrateCommand() *cli.Command {
 			for _, f := range fits {
 				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, p.Stages[f.Stage].PerConstraintNs)
 			}
+			if p.Jitter != base.Jitter {
+				fmt.Fprintf(c.App.ErrWriter, "jitter     the stages' run-to-run variation → %g\n", p.Jitter)
+			}
 			for _, f := range devFits {
 				fmt.Fprintf(c.App.ErrWriter, "%-20s %3d ops → %g\n", f.Field, f.Count, f.Value)
 			}

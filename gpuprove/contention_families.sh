@@ -9,6 +9,8 @@ family() {
 	f2) MEM="--items 8 --staged 10GiB --copy 3GiB --scratch 2GiB"; COSTS="--kernel 400ms --before 250ms --after 100ms" ;;
 	f3) MEM="--items 10 --staged 7GiB --copy 2GiB --scratch 512MiB"; COSTS="--kernel 250ms --before 180ms --after 60ms" ;;
 	f4) MEM="--items 16 --staged 12GiB --copy 1GiB --scratch 2GiB"; COSTS="--kernel 100ms --before 50ms --after 30ms" ;;
+	f5) MEM="--items 10 --staged 6656MiB --copy 3GiB --scratch 1GiB"; COSTS="--kernel 200ms --before 150ms --after 80ms" ;;
+	f6) MEM="--items 14 --staged 11GiB --copy 512MiB --scratch 1536MiB"; COSTS="--kernel 120ms --before 60ms --after 40ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }

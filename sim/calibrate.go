@@ -9,6 +9,10 @@ import (
 	"slices"
 )
 
+// jitterMinMs is the shortest mean stage a coefficient of variation is read
+// from.
+const jitterMinMs = 1.0
+
 // StageFit is what a trace said of one stage: how many spans it had and
 // their mean length.
 type StageFit struct {
@@ -23,7 +27,10 @@ type StageFit struct {
 // per_constraint_ns at that size (base_ms 0, exponent and the CPU model's
 // cores and bandwidth share kept). The spans must be solo costs, so a stage's
 // spans may not overlap: record the trace with one worker on one device.
-// name is the trace's name, recorded as each stage's source.
+// name is the trace's name, recorded as each stage's source. The profile's
+// jitter becomes the spans' run-to-run variation: the root mean square of
+// the coefficients of variation of the stages whose mean is at least
+// jitterMinMs (shorter ones vary by the clock's resolution).
 func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Profile, []StageFit, error) {
 	if constraints <= 0 {
 		return nil, nil, fmt.Errorf("calibrate: partition size %d: must be positive", constraints)
@@ -50,6 +57,8 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 	out.Stages = make(map[string]StageProfile, len(p.Stages))
 	out.ReferenceConstraints = constraints
 	var fits []StageFit
+	var cv2 float64 // the squared coefficients of variation of the stages long enough to read one from
+	var cvs int
 	for _, st := range slices.Sorted(maps.Keys(p.Stages)) {
 		ss := spans[st]
 		if len(ss) == 0 {
@@ -65,6 +74,15 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 			sum += s.end - s.start
 		}
 		mean := sum / float64(len(ss)) / 1000 // µs → ms
+		if len(ss) > 1 && mean >= jitterMinMs {
+			var sq float64
+			for _, s := range ss {
+				d := (s.end-s.start)/1000 - mean
+				sq += d * d
+			}
+			cv2 += sq / float64(len(ss)-1) / (mean * mean)
+			cvs++
+		}
 		sp := p.Stages[st]
 		sp.BaseMs = 0
 		sp.PerConstraintNs = math.Round(mean*1e6/float64(constraints)*1e4) / 1e4
@@ -72,6 +90,9 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 		sp.Source = fmt.Sprintf("mean of %d spans, trace %s (one worker), partitions of %d constraints", len(ss), name, constraints)
 		out.Stages[st] = sp
 		fits = append(fits, StageFit{Stage: st, Count: len(ss), MeanMs: mean})
+	}
+	if cvs > 0 {
+		out.Jitter = math.Min(0.5, math.Round(math.Sqrt(cv2/float64(cvs))*1e4)/1e4)
 	}
 	cal, err := json.Marshal(map[string]any{"fitted": true, "traces": []string{name}})
 	if err != nil {

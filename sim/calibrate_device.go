@@ -34,7 +34,8 @@ const freeWindowUs = 100e3
 // plus how long after the free it started, per GiB freed), the host time of
 // cudaMalloc, of cudaFree and of a trim by the bytes they gave back, and of
 // a cudaMallocAsync that grows the pool back right after a trim released
-// its bytes, per GiB. From the first trace: the device memory a partition holds (its
+// its bytes, per GiB; and the order of two lock actors one handler wakes
+// (fitHandoff). From the first trace: the device memory a partition holds (its
 // allocation) and how much of it staging copies. Figures the traces have no
 // ops for keep p's values; fits lists the ones set. The times are solo ones
 // only with one worker on one device (copies share the bus, a free another
@@ -81,6 +82,17 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 	if h.regrowths > 0 {
 		out.Device.PoolRegrowthMs = 0
 		fit("device.pool_regrowth_ms_per_gib", h.regrowths, round(h.regrowthMsPerGiB, 3), &out.Device.PoolRegrowthMsPerGiB)
+	}
+
+	hf, err := fitHandoff(traces)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hf.pairs > 0 {
+		share := round(float64(hf.newestFirst)/float64(hf.pairs), 3)
+		out.Host.Handoff = &HandoffProfile{NewestFirst: share,
+			Source: fmt.Sprintf("%d of %d lock handoffs in one handler ran the lock asked for last first", hf.newestFirst, hf.pairs)}
+		fits = append(fits, DeviceFit{"host.handoff.newest_first", hf.pairs, share})
 	}
 
 	// The partition's figures are given at the reference size, which
@@ -222,13 +234,19 @@ type copyFit struct {
 	freeWork float64 // ms of copy-engine work a cudaFree leaves per GiB freed
 }
 
+// saturatedShare is how much longer than alone a copy beside a free's work
+// must take for the work to have outlasted it (equal sharing doubles it).
+const saturatedShare = 0.9
+
 // fitCopies takes the bandwidth from the copies no free preceded by less
 // than freeWindow, then, for each copy made sooner after a free that took
 // longer than that bandwidth says, the free's work per GiB as the extra time
 // plus the time between the free's return and the copy's start (what the
 // copy shares the engine with is what was left of that work); the median of
-// those is the figure. The bandwidth is taken again from every copy the
-// fitted work did not reach.
+// those is the figure. A copy the work outlasted (about twice its solo
+// time) bounds the work from below only and is left out; when every copy
+// was, the profile keeps its figure. The bandwidth is taken again from
+// every copy the fitted work did not reach.
 func fitCopies(traces [][]traceOp) copyFit {
 	type sample struct {
 		bytes, took float64 // bytes, µs
@@ -278,9 +296,17 @@ func fitCopies(traces [][]traceOp) copyFit {
 		if s.freed == 0 || s.gap > freeWindowUs {
 			continue
 		}
-		extra := s.took - s.bytes/bw
+		solo := s.bytes / bw
+		extra := s.took - solo
 		if extra <= math.Max(500, 0.02*s.took) {
 			continue // the free's work was done before the copy began
+		}
+		if extra >= saturatedShare*solo {
+			// Sharing the engine, a copy is delayed by the work left or
+			// by its own length, whichever is less: this one was as long
+			// again as alone, so the work outlasted it and says only
+			// that it was at least that much.
+			continue
 		}
 		perGiB = append(perGiB, (extra+s.gap)/1e3/(s.freed/float64(gib)))
 	}

@@ -171,3 +171,132 @@ func TestCalibrateDeviceTrimAndRegrowth(t *testing.T) {
 		t.Errorf("trim %.4f ms/GiB, regrowth %.4f ms + %.4f ms/GiB: want 2, 0 + 1.5", d.TrimMsPerGiB, d.PoolRegrowthMs, d.PoolRegrowthMsPerGiB)
 	}
 }
+
+// traceBuilder writes a synthetic production trace: named threads, spans
+// and device ops, in trace.Writer's format.
+type traceBuilder struct{ ev []string }
+
+func (b *traceBuilder) thread(tid int, name string) {
+	b.ev = append(b.ev, fmt.Sprintf(`{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":%q}}`, tid, name))
+}
+
+func (b *traceBuilder) span(tid int, name, partition string, startMs, durMs float64) {
+	b.ev = append(b.ev, fmt.Sprintf(`{"name":%q,"ph":"X","pid":0,"tid":%d,"ts":%g,"dur":%g,"args":{"partition":%q}}`,
+		name, tid, startMs*1000, durMs*1000, partition))
+}
+
+func (b *traceBuilder) op(name string, endMs, tookMs float64, bytes int64) {
+	b.ev = append(b.ev, fmt.Sprintf(`{"name":%q,"ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":%g,"waited":false,"bytes":%d}}`,
+		name, endMs*1000, tookMs*1000, bytes))
+}
+
+func (b *traceBuilder) json() []byte {
+	return []byte(`{"traceEvents":[` + strings.Join(b.ev, ",") + `]}`)
+}
+
+// The order of two lock actors one handler wakes comes from the lease spans:
+// a worker's release of mem_mtx (the end of the mem lock's span) and its
+// request for compute_mtx (the start of its wait), 20 µs apart either way;
+// a request made long after a release is no handoff. On the H200's
+// one-worker split run the compute lock took the request first in 15 of 16.
+func TestCalibrateHandoffFromLockSpans(t *testing.T) {
+	var b traceBuilder
+	b.thread(0, "worker 0")
+	b.thread(1001, "lock mem")
+	b.thread(1002, "lock compute")
+	for i, askFirst := range []bool{true, true, true, false} {
+		p := fmt.Sprintf("bench/%d", i)
+		at := float64(i) * 100
+		b.span(1001, "w0 "+p, p, at, 10)
+		ask := at + 10 - 0.02
+		if !askFirst {
+			ask = at + 10 + 0.02
+		}
+		b.span(0, "wait compute", p, ask, 0.01)
+		b.span(0, "wait mem", p, at+50, 0.01) // the next request, long after
+	}
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got.Host.Handoff; h == nil || h.NewestFirst != 0.75 {
+		t.Errorf("handoff %+v, want newest first 0.75 (3 of 4)", h)
+	}
+	js, err := os.ReadFile("../docs/runs/h200-2026-12-01d/contention-calibration/traces-f4/trace-split-w1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = CalibrateDevice(base, 1<<20, Trace{"h200", js})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got.Host.Handoff; h == nil || h.NewestFirst != round(15.0/16, 3) {
+		t.Errorf("the H200's split run: handoff %+v, want 15 of 16", h)
+	}
+}
+
+// The profile's jitter is the stages' run-to-run variation: the root mean
+// square of the coefficients of variation of the stages of 1 ms or more
+// (synthesize 9, 10, 11 ms: 0.1; compute 20 ms each time: 0).
+func TestCalibrateJitter(t *testing.T) {
+	var b traceBuilder
+	for i, synth := range []float64{9, 10, 11} {
+		at := float64(i) * 100
+		b.span(0, "synthesize", "bench/0", at, synth)
+		b.span(0, "prep", "bench/0", at+12, 0.01)
+		b.span(0, "compute", "bench/0", at+13, 20)
+		b.span(0, "b_g2", "bench/0", at+34, 0.01+0.005*float64(i))
+		b.span(0, "finalize", "bench/0", at+35, 0.2)
+	}
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Calibrate(base, b.json(), 1<<20, "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := math.Round(math.Sqrt(0.01/2)*1e4) / 1e4; got.Jitter != want {
+		t.Errorf("jitter %g, want %g", got.Jitter, want)
+	}
+}
+
+// A copy beside a free's work is delayed by the work left or by its own
+// length, whichever is less. Copies after frees of 4 GiB (8 ms of work at
+// 2 ms a GiB) beside 20 ms copies give the work; copies after frees of
+// 12 GiB that took twice their solo time say only that the work outlasted
+// them, and give nothing.
+func TestCalibrateFreeWorkOutlastingTheCopy(t *testing.T) {
+	fit := func(freed int64, tookMs float64) float64 {
+		var b traceBuilder
+		// 1 GiB copies alone: 20 ms.
+		for i := range 3 {
+			b.op("copy_in", float64(i)*1000+20, 20, gib)
+		}
+		for i := range 3 {
+			at := float64(i)*1000 + 500
+			b.op("free", at, 1, freed)
+			b.op("copy_in", at+tookMs, tookMs, gib)
+		}
+		base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Device.FreeCopyWorkMsPerGiB
+	}
+	if got := fit(4*gib, 28); math.Abs(got-2) > 1e-9 {
+		t.Errorf("4 GiB freed, copies 8 ms longer: %g ms a GiB, want 2", got)
+	}
+	base, _ := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if got := fit(12*gib, 40); got != base.Device.FreeCopyWorkMsPerGiB {
+		t.Errorf("12 GiB freed, copies twice as long: %g ms a GiB, want the base's %g kept", got, base.Device.FreeCopyWorkMsPerGiB)
+	}
+}

@@ -31,6 +31,13 @@ import (
 //     kernels run slower while a copy is on the copy engine or CPU stages
 //     keep the host's cores busy (interferenceStretch): what slows a kernel
 //     is what runs beside it, never who runs it.
+//   - With the profile's pool_ops_serialize, the pool does its mapping work
+//     one call at a time (poolHold): a growth or a trim holds the pool for
+//     what it costs, and the other pool calls — on any thread, a kernel's
+//     scratch before it runs and when it ends — wait for it.
+//   - With malloc_waits_free_work, a cudaMalloc that needs the bytes of a
+//     cudaFree whose copy-engine work is pending waits for that work
+//     (mallocWait).
 //   - An Async copy or launch returns to the host at once; its completion is
 //     seen by a later synchronization.
 //
@@ -46,6 +53,19 @@ type Device struct {
 	copier  *psServer
 
 	deviceWaitDur time.Duration
+
+	// poolFree is when the pool's mapping work queued so far ends
+	// (pool_ops_serialize).
+	poolFree time.Duration
+	// dirty are the cudaFrees whose copy-engine work is still pending,
+	// oldest first (malloc_waits_free_work).
+	dirty []*freeWork
+}
+
+// freeWork is what one cudaFree left on the copy engine.
+type freeWork struct {
+	bytes   int64
+	waiters []func()
 }
 
 var _ gpu.Device = (*Device)(nil)
@@ -206,6 +226,17 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	case gpu.OpMalloc:
 		if op.Bytes > 0 {
 			after = ms(d.prof.MallocMs)
+			if d.prof.MallocWaitsFreeWork {
+				if fw := d.mallocWait(op.Bytes); fw != nil {
+					c := d.m.Submit(op, nil)
+					if c.Result.Err != nil {
+						reply(0, c.Result)
+						return
+					}
+					fw.waiters = append(fw.waiters, func() { reply(d.k.now-now+after, c.Result) })
+					return
+				}
+			}
 		}
 	case gpu.OpCopyIn:
 		work := float64(op.Bytes) / (d.prof.H2DGBps * 1e9) * 1e9
@@ -237,8 +268,15 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		}
 	}
 	c := d.m.Submit(op, tag)
-	if op.Kind == gpu.OpTrimPool {
-		after += perGiB(d.prof.TrimMsPerGiB, c.Result.Released)
+	var hold time.Duration // host time the call spends on the pool's mapping work
+	switch op.Kind {
+	case gpu.OpTrimPool:
+		hold = perGiB(d.prof.TrimMsPerGiB, c.Result.Released)
+	case gpu.OpMallocAsync:
+		hold = d.growth(c)
+	}
+	if d.prof.PoolOpsSerialize && (op.Kind == gpu.OpTrimPool || op.Kind == gpu.OpMallocAsync) {
+		hold = d.poolHold(hold)
 	}
 	d.dispatch()
 	if c.Item != nil && op.Async {
@@ -248,7 +286,39 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	if c.Item != nil || c.Wait != nil {
 		return // completes through the model's outputs
 	}
-	reply(after+d.growth(c), c.Result)
+	reply(after+hold, c.Result)
+}
+
+// poolHold queues a pool call made now whose own mapping work takes cost:
+// it starts when the work queued before it ends, and holds the pool for
+// cost. It returns how long after now the call is done.
+func (d *Device) poolHold(cost time.Duration) time.Duration {
+	start := max(d.k.now, d.poolFree)
+	if cost > 0 {
+		d.poolFree = start + cost
+	}
+	return start - d.k.now + cost
+}
+
+// mallocWait is the pending free whose work a cudaMalloc of bytes made now
+// must wait for: the allocation needs more than the memory no pending free
+// gave back, and the frees' work ends oldest first. nil: it need not wait.
+func (d *Device) mallocWait(bytes int64) *freeWork {
+	var dirty int64
+	for _, f := range d.dirty {
+		dirty += f.bytes
+	}
+	short := bytes - (d.m.Free() - dirty)
+	if short <= 0 || bytes > d.m.Free() {
+		return nil // fits in clean memory, or not at all (an OOM at once)
+	}
+	for _, f := range d.dirty {
+		short -= f.bytes
+		if short <= 0 {
+			return f
+		}
+	}
+	return d.dirty[len(d.dirty)-1]
 }
 
 // growth is the host time a pool growth costs: the profile's per-call cost
@@ -279,8 +349,21 @@ func (d *Device) leaveFreeWork(bytes int64) {
 		return
 	}
 	label := "free " + gpu.FormatBytes(bytes)
+	fw := &freeWork{bytes: bytes}
+	d.dirty = append(d.dirty, fw)
 	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
 		d.activity("copy", 0, label, start)
+		// Frees of different sizes share the engine, so their work may
+		// end out of order: drop this one wherever it is.
+		for i, f := range d.dirty {
+			if f == fw {
+				d.dirty = append(d.dirty[:i], d.dirty[i+1:]...)
+				break
+			}
+		}
+		for _, w := range fw.waiters {
+			w()
+		}
 	}})
 }
 
@@ -293,15 +376,35 @@ func (d *Device) dispatch() {
 		case model.OutStart:
 			it := o.Item
 			w := it.Tag.(*simItem)
-			// Growing the pool for the kernel's scratch is host time
-			// inside the kernel's run.
-			w.work += float64(d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth}))
-			w.engine.add(&psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
-				d.activity(w.name, it.Stream, w.label, start)
+			grow := d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth})
+			finish := func() {
 				if err := d.m.Finish(it); err != nil {
 					panic(fmt.Sprintf("sim: %v", err))
 				}
 				d.dispatch()
+			}
+			if d.prof.PoolOpsSerialize && it.Op.Kind == gpu.OpCompute && it.Op.Kernel.Scratch > 0 {
+				// The kernel's host code allocates its scratch before
+				// it launches, behind the pool's work in flight, and
+				// its scratch goes back to the pool as it ends, which
+				// its stream cannot pass while the pool is held.
+				job := &psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
+					d.activity(w.name, it.Stream, w.label, start)
+					if d.poolFree > d.k.now {
+						d.k.At(d.poolFree, finish)
+						return
+					}
+					finish()
+				}}
+				d.k.At(d.k.now+d.poolHold(grow), func() { w.engine.add(job) })
+				continue
+			}
+			// Growing the pool for the kernel's scratch is host time
+			// inside the kernel's run.
+			w.work += float64(grow)
+			w.engine.add(&psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
+				d.activity(w.name, it.Stream, w.label, start)
+				finish()
 			}})
 		case model.OutComplete:
 			w := o.Item.Tag.(*simItem)

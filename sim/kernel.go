@@ -40,6 +40,7 @@ type Kernel struct {
 	mem     DeviceMemory
 	pool    gpu.PoolPolicy
 	faults  *faultState
+	handoff *handoff // nil: the synchronized dispatcher
 	events  int64
 	// onDevice, when set, is told of engine activity for the timeline.
 	onDevice func(DeviceActivity)
@@ -76,9 +77,12 @@ func NewKernelWith(p *Profile, vram []int64, mem DeviceMemory, pool gpu.PoolPoli
 		pool:    pool,
 		faults:  &faultState{},
 	}
-	k.props = []actor.PropsOption{
-		actor.WithDispatcher(actor.NewSynchronizedDispatcher(mailboxThroughput)),
+	var disp actor.Dispatcher = actor.NewSynchronizedDispatcher(mailboxThroughput)
+	if h := p.Host.Handoff; h != nil {
+		k.handoff = newHandoff(*h, seed, func(fn func()) { k.At(k.now, fn) })
+		disp = k.handoff
 	}
+	k.props = []actor.PropsOption{actor.WithDispatcher(disp)}
 	k.boot()
 	return k
 }
@@ -87,6 +91,9 @@ func NewKernelWith(p *Profile, vram []int64, mem DeviceMemory, pool gpu.PoolPoli
 // CPU state, as after a process start. Events of earlier incarnations are
 // dropped when they come due.
 func (k *Kernel) boot() {
+	if k.handoff != nil {
+		k.handoff.reset()
+	}
 	k.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))

@@ -44,6 +44,24 @@ type Profile struct {
 // HostProfile describes the host CPU.
 type HostProfile struct {
 	Cores int `json:"cores"`
+	// Handoff, when set, orders the actors' messages as the production
+	// runtime's scheduler does (handoff.go); nil: every message is handled
+	// at once, depth first, in the order it is sent.
+	Handoff *HandoffProfile `json:"handoff,omitempty"`
+}
+
+// HandoffProfile is the order in which actors woken by one handler run.
+// In production each actor with mail runs on a goroutine of its own, and Go
+// runs the goroutine made last on a processor first (its runnext slot),
+// unless an idle processor steals an older one first.
+type HandoffProfile struct {
+	// NewestFirst is the share of choices where the actor woken last runs
+	// first; otherwise the one woken earliest does. `cuzk sim calibrate`
+	// fits it from one-worker traces: a worker that releases one lock and
+	// asks for the next in one handler (split's mem then compute), and
+	// which of the two lock actors took its message first.
+	NewestFirst float64 `json:"newest_first"`
+	Source      string  `json:"source,omitempty"`
 }
 
 // DeviceProfile describes one GPU and the cost of its calls.
@@ -99,7 +117,30 @@ type DeviceProfile struct {
 	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a
 	// trim costs nothing.
 	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
-	Source       string  `json:"source,omitempty"`
+	// PoolOpsSerialize makes the stream-ordered pool do its mapping work
+	// one call at a time, device-wide: a pool growth or a trim that
+	// releases memory holds the pool for the host time it costs, and every
+	// other pool call waits for it first — a cudaMallocAsync or a trim on
+	// another thread, the scratch a kernel's host code allocates before
+	// the kernel runs, and the return of that scratch when the kernel
+	// ends, which holds the kernel's completion (and its stream) until
+	// the pool is free. The H200: a 1 GiB growth took 12.5 ms beside a
+	// 12 GiB one against 1.5-1.7 ms alone, and the contention grid's
+	// kernels started and ended with other workers' trims and growths
+	// (docs/cuda-facts.md). false: pool calls on different streams
+	// overlap.
+	PoolOpsSerialize bool `json:"pool_ops_serialize,omitempty"`
+	// MallocWaitsFreeWork makes a cudaMalloc that needs bytes a cudaFree
+	// gave back while that free's copy-engine work is still pending
+	// (free_copy_work_ms_per_gib) wait for that work to end, oldest free
+	// first, before it costs malloc_ms. An allocation that fits in memory
+	// no pending free returned does not wait. The H200, F4 under 16 GiB:
+	// a cudaMalloc of the 12 GiB another worker had just freed took
+	// 33.9 ms against 3.75 ms idle, and 0.8 ms on the whole card
+	// (docs/cuda-facts.md). false: a free's work only shares the copy
+	// engine.
+	MallocWaitsFreeWork bool   `json:"malloc_waits_free_work,omitempty"`
+	Source              string `json:"source,omitempty"`
 }
 
 // PartitionProfile describes the device memory one partition holds.
@@ -167,6 +208,9 @@ func (p *Profile) validate() error {
 	}
 	if p.Host.Cores <= 0 {
 		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
+	}
+	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.NewestFirst) || h.NewestFirst < 0 || h.NewestFirst > 1) {
+		return fmt.Errorf("field host.handoff.newest_first: must be in [0, 1], got %g", h.NewestFirst)
 	}
 	d := p.Device
 	for _, f := range []struct {

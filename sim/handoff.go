@@ -1,0 +1,90 @@
+package sim
+
+import "math/rand/v2"
+
+// handoff is the simulator's dispatcher when the profile orders handoffs
+// (host.handoff): the production runtime's order of the actors that handlers
+// wake, at one virtual instant.
+//
+// In production each actor with mail runs on a goroutine that protoactor
+// starts when the mail arrives. What is already runnable runs on the other
+// processors meanwhile, and Go puts the goroutine made last in its
+// processor's runnext slot, ahead of those made before it, which wait in the
+// processor's queue unless an idle processor steals one. So here:
+//
+//   - the actors a handler wakes run after the handler, as an event of the
+//     timeline at the same instant, behind what was already due then (a
+//     completion another device call delivered at that instant runs first);
+//   - of the actors one handler woke, the one woken last runs first with the
+//     share newest_first, else the one woken first, and so on.
+//
+// Split-devsync meets this step by step:
+//  1. A's copy ends under mem_mtx; compute_mtx is free.
+//  2. A's handler releases mem_mtx (waking the mem lock), then asks for
+//     compute_mtx (waking the compute lock).
+//  3. The compute lock runs first and grants A, whose launch reaches the
+//     device; the mem lock then grants B, whose cudaDeviceSynchronize
+//     finds A's new kernel on the card and waits for all of it.
+//
+// And when a kernel ends, the stream sync of the worker that launched it and
+// another worker's device sync return together: the second worker's trim
+// (one handler away) reaches the pool before the next kernel's scratch
+// allocation (three: the first worker, the compute lock, the next worker).
+// Run depth first, as the synchronized dispatcher does, both came the other
+// way round.
+//
+// The draws come from the dispatcher's own seeded source, so that a run
+// replays from its seed and a profile without a handoff order draws nothing.
+type handoff struct {
+	newestFirst float64
+	rng         *rand.Rand
+	at          func(func()) // schedules on the timeline, at the current instant
+	running     bool
+	woken       []func() // by the handler running, in order
+}
+
+func newHandoff(h HandoffProfile, seed uint64, at func(func())) *handoff {
+	return &handoff{newestFirst: h.NewestFirst, rng: rand.New(rand.NewPCG(seed, 0x6375_7a6b_6861_6e64)), at: at}
+}
+
+// Schedule implements actor.Dispatcher: called from a handler it records fn
+// as woken by it; otherwise it runs fn now.
+func (h *handoff) Schedule(fn func()) {
+	if h.running {
+		h.woken = append(h.woken, fn)
+		return
+	}
+	h.run(fn)
+}
+
+// run runs one handler and schedules what it woke.
+func (h *handoff) run(fn func()) {
+	h.running = true
+	fn()
+	h.running = false
+	woken := h.woken
+	h.woken = nil
+	if len(woken) > 0 {
+		h.at(func() { h.runWoken(woken) })
+	}
+}
+
+// runWoken runs the actors one handler woke, in the runtime's order.
+func (h *handoff) runWoken(woken []func()) {
+	for len(woken) > 0 {
+		i := 0
+		if len(woken) == 1 || h.rng.Float64() < h.newestFirst {
+			i = len(woken) - 1
+		}
+		fn := woken[i]
+		woken = append(woken[:i], woken[i+1:]...)
+		h.run(fn)
+	}
+}
+
+// reset drops what an ended process incarnation left to run (its events
+// are dropped by the timeline).
+func (h *handoff) reset() { h.woken = nil }
+
+// Throughput implements actor.Dispatcher.
+func (h *handoff) Throughput() int { return mailboxThroughput }

@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+// Of two actors one handler wakes, the one woken last runs first when the
+// share is 1 and the one woken first when it is 0; both run after what was
+// already due at that instant (here, another event scheduled before them).
+func TestHandoffOrder(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  []string
+	}{{1, []string{"handler", "due", "b", "a"}}, {0, []string{"handler", "due", "a", "b"}}} {
+		var timeline []func()
+		var ran []string
+		h := newHandoff(HandoffProfile{NewestFirst: c.share}, 1, func(fn func()) { timeline = append(timeline, fn) })
+		h.Schedule(func() {
+			ran = append(ran, "handler")
+			timeline = append(timeline, func() { ran = append(ran, "due") })
+			h.Schedule(func() { ran = append(ran, "a") })
+			h.Schedule(func() { ran = append(ran, "b") })
+		})
+		for len(timeline) > 0 {
+			fn := timeline[0]
+			timeline = timeline[1:]
+			fn()
+		}
+		if !slices.Equal(ran, c.want) {
+			t.Errorf("newest first %g: ran %v, want %v", c.share, ran, c.want)
+		}
+	}
+}
+
+// devsyncObserver records the device-wide syncs of a run: whether each
+// waited for another stream's work, and how long it took.
+type devsyncObserver struct{ syncs []actors.Event }
+
+func (o *devsyncObserver) Observe(e actors.Event) {
+	if e.Kind == actors.EvDeviceOp && e.Op == "device_sync" {
+		o.syncs = append(o.syncs, e)
+	}
+}
+
+// split-devsync, two workers whose CPU stages end together: the first
+// stages, releases mem_mtx and asks for the free compute_mtx in one handler,
+// and the second, granted mem_mtx, syncs the device. In the production
+// runtime's order (the lock asked for last runs first) the first worker's
+// launch comes before that sync, which waits for the whole kernel; handled
+// depth first, the sync comes first and finds the device idle.
+func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
+	const kernel = 100 * time.Millisecond
+	run := func(h *HandoffProfile) []actors.Event {
+		p := interferenceProfile(t, 0, 0)
+		p.Host.Handoff = h
+		p.Partition = PartitionProfile{VRAMGiB: 1, Exponent: 1, CopyGiB: 0.01}
+		for _, st := range []string{"synthesize", "prep", "b_g2", "finalize"} {
+			sp := p.Stages[st]
+			sp.BaseMs, sp.PerConstraintNs = 0, 0
+			p.Stages[st] = sp
+		}
+		p.Stages["synthesize"] = StageProfile{BaseMs: 10, Cores: 1}
+		p.Stages["compute"] = StageProfile{BaseMs: float64(kernel / time.Millisecond)}
+		sc, err := NewScenario(Scenario{Name: "tie", Seed: 1, Devices: 1, VRAMGiB: 16, Design: "split-devsync",
+			WorkersPerDevice: 2, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &devsyncObserver{}
+		if _, err := Run(sc, Options{Observer: o}); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.syncs) != 2 {
+			t.Fatalf("%d device syncs, want one a partition", len(o.syncs))
+		}
+		return o.syncs
+	}
+	newest := run(&HandoffProfile{NewestFirst: 1})
+	if s := newest[1]; !s.Waited || s.Took < kernel*9/10 {
+		t.Errorf("newest first: the second worker's sync waited %v for %v, want the kernel's %v", s.Waited, s.Took, kernel)
+	}
+	inline := run(nil)
+	if s := inline[1]; s.Waited || s.Took > time.Millisecond {
+		t.Errorf("depth first: the second worker's sync waited %v for %v, want the device idle", s.Waited, s.Took)
+	}
+}

@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// poolRig is one simulated device of interferenceProfile (1 GB/s; a kernel
+// of n constraints runs n ns) whose pool growths cost 1 ms a GiB, first or
+// again, and whose trims cost trimMs a GiB released, with calls made at
+// given times on given streams.
+type poolRig struct {
+	t *testing.T
+	k *Kernel
+	d *Device
+}
+
+func newPoolRig(t *testing.T, serialize bool, trimMs float64) *poolRig {
+	p := interferenceProfile(t, 0, 0)
+	p.Device.PoolGrowthMs, p.Device.PoolGrowthMsPerGiB = 0, 1
+	p.Device.PoolRegrowthMs, p.Device.PoolRegrowthMsPerGiB = 0, 1
+	p.Device.TrimMsPerGiB = trimMs
+	p.Device.PoolOpsSerialize = serialize
+	k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
+	return &poolRig{t: t, k: k, d: k.Devices()[0]}
+}
+
+// at makes op on stream s at time at; took, if not nil, gets how long the
+// call took, r its result.
+func (g *poolRig) at(at time.Duration, s gpu.Stream, op gpu.Op, took *time.Duration, r *gpu.Result) {
+	g.k.At(at, func() {
+		called := g.k.Now()
+		op.Stream = s
+		g.d.Submit(op, func(res gpu.Result) {
+			if res.Err != nil {
+				g.t.Errorf("%s: %v", op.Kind, res.Err)
+			}
+			if took != nil {
+				*took = g.k.Now() - called
+			}
+			if r != nil {
+				*r = res
+			}
+		})
+	})
+}
+
+func (g *poolRig) run() { g.k.RunUntil(time.Hour, func() bool { return false }) }
+
+func kernelOf(d time.Duration, scratch int64) *gpu.Kernel {
+	return &gpu.Kernel{Partition: "k", Size: int(d), Scratch: scratch}
+}
+
+// Two growths on two streams: with the pool's work serialized the second,
+// made 1 ms into the first's 12 ms, starts when the first ends and returns
+// 11 + 1 ms after it was made; without, it takes its own 1 ms.
+func TestPoolGrowthsRunOneAtATime(t *testing.T) {
+	for _, c := range []struct {
+		serialize bool
+		want      time.Duration
+	}{{true, 12 * time.Millisecond}, {false, time.Millisecond}} {
+		g := newPoolRig(t, c.serialize, 0)
+		a, b := g.d.NewStream(), g.d.NewStream()
+		var big, small time.Duration
+		g.at(0, a, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 12 * gib}, &big, nil)
+		g.at(time.Millisecond, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: gib}, &small, nil)
+		g.run()
+		if !near(big, 12*time.Millisecond) || !near(small, c.want) {
+			t.Errorf("serialized %v: the 12 GiB growth took %v, the 1 GiB one beside it %v; want 12 ms and %v", c.serialize, big, small, c.want)
+		}
+	}
+}
+
+// A kernel with scratch on one stream, another stream's trim and growth on
+// the pool: the kernel's end (its scratch going back to the pool) waits for
+// a trim in flight, and its start (its scratch's allocation) for a growth in
+// flight, so that the stream sync behind it returns that much later. A
+// kernel without scratch makes no pool call and is not held.
+func TestKernelWaitsForThePoolsWork(t *testing.T) {
+	const trimMs = 2
+	run := func(serialize bool, scratch int64) (first, second time.Duration) {
+		g := newPoolRig(t, serialize, trimMs)
+		a, b := g.d.NewStream(), g.d.NewStream()
+		var buf gpu.Result
+		// 0–12 ms: b grows the pool by 10 GiB, frees them and syncs, so
+		// that a trim can release them.
+		g.at(0, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 10 * gib}, nil, &buf)
+		g.k.At(11*time.Millisecond, func() {
+			g.at(11*time.Millisecond, b, gpu.Op{Kind: gpu.OpFreeAsync, Buffer: buf.Buffer}, nil, nil)
+		})
+		g.at(12*time.Millisecond, b, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
+		// 20 ms: a 50 ms kernel; its scratch comes from b's freed block,
+		// so it costs no growth and it would end at 70 ms.
+		g.at(20*time.Millisecond, a, gpu.Op{Kind: gpu.OpCompute, Kernel: kernelOf(50*time.Millisecond, scratch), Async: true}, nil, nil)
+		g.at(20*time.Millisecond, a, gpu.Op{Kind: gpu.OpStreamSync}, &first, nil)
+		// 60 ms: b trims what is left of its block (10 GiB less the
+		// scratch), trimMs a GiB.
+		g.at(60*time.Millisecond, b, gpu.Op{Kind: gpu.OpTrimPool}, nil, nil)
+		// 100 ms: b allocates 9 GiB: the 1 GiB block the first kernel's
+		// scratch left in the pool and 8 GiB of growth (8 ms); 1 ms into
+		// it, a launches a second 50 ms kernel, whose scratch then grows
+		// the pool by 1 GiB (1 ms).
+		g.at(100*time.Millisecond, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 9 * gib}, nil, nil)
+		g.at(101*time.Millisecond, a, gpu.Op{Kind: gpu.OpCompute, Kernel: kernelOf(50*time.Millisecond, scratch), Async: true}, nil, nil)
+		g.at(101*time.Millisecond, a, gpu.Op{Kind: gpu.OpStreamSync}, &second, nil)
+		g.run()
+		return first, second
+	}
+	trimEnd := 60*time.Millisecond + time.Duration(float64(10*gib-gib)/float64(gib)*trimMs*float64(time.Millisecond))
+	for _, c := range []struct {
+		what              string
+		serialize         bool
+		scratch           int64
+		first, secondWant time.Duration
+	}{
+		{"serialized", true, gib, trimEnd - 20*time.Millisecond, (108 + 1 + 50 - 101) * time.Millisecond},
+		// Unserialized, the scratch's growth is host time inside the
+		// kernel's run.
+		{"not serialized", false, gib, 50 * time.Millisecond, 51 * time.Millisecond},
+		{"serialized, no scratch", true, 0, 50 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		first, second := run(c.serialize, c.scratch)
+		if !near(first, c.first) || !near(second, c.secondWant) {
+			t.Errorf("%s: the kernel beside a trim took %v to its sync, want %v; beside a growth %v, want %v",
+				c.what, first, c.first, second, c.secondWant)
+		}
+	}
+}
+
+// A cudaMalloc of the bytes a cudaFree has just given back waits for the
+// free's copy-engine work (12 GiB at 2 ms a GiB: 24 ms) and then costs its
+// own 1 ms; an allocation that fits in memory no pending free gave back
+// costs only its own; without the rule neither waits.
+func TestMallocWaitsForAFreesWork(t *testing.T) {
+	run := func(wait bool, total, bytes int64) time.Duration {
+		p := interferenceProfile(t, 0, 0)
+		p.Device.ContextMiB = 0
+		p.Device.FreeMsPerGiB, p.Device.FreeCopyWorkMsPerGiB, p.Device.MallocMs = 0, 2, 1
+		p.Device.MallocWaitsFreeWork = wait
+		k := NewKernel(p, []int64{total}, gpu.DefaultPoolPolicy(), 1)
+		g := &poolRig{t: t, k: k, d: k.Devices()[0]}
+		s := g.d.NewStream()
+		held := g.d.m.Submit(gpu.Op{Kind: gpu.OpMalloc, Bytes: 12 * gib}, nil).Result.Buffer
+		var took time.Duration
+		g.at(0, s, gpu.Op{Kind: gpu.OpFree, Buffer: held}, nil, nil)
+		g.at(time.Millisecond, s, gpu.Op{Kind: gpu.OpMalloc, Bytes: bytes}, &took, nil)
+		g.run()
+		return took
+	}
+	for _, c := range []struct {
+		what         string
+		wait         bool
+		total, bytes int64
+		want         time.Duration
+	}{
+		{"16 GiB card, the freed 12 GiB again", true, 16 * gib, 12 * gib, 24 * time.Millisecond},
+		{"16 GiB card, 2 GiB", true, 16 * gib, 2 * gib, time.Millisecond},
+		{"32 GiB card, 12 GiB", true, 32 * gib, 12 * gib, time.Millisecond},
+		{"16 GiB card, the freed 12 GiB, no rule", false, 16 * gib, 12 * gib, time.Millisecond},
+	} {
+		if got := run(c.wait, c.total, c.bytes); !near(got, c.want) {
+			t.Errorf("%s: the cudaMalloc took %v, want %v", c.what, got, c.want)
+		}
+	}
+}
