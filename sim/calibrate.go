@@ -35,20 +35,13 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 	if constraints <= 0 {
 		return nil, nil, fmt.Errorf("calibrate: partition size %d: must be positive", constraints)
 	}
-	var tr struct {
-		TraceEvents []struct {
-			Name string  `json:"name"`
-			Ph   string  `json:"ph"`
-			Ts   float64 `json:"ts"`
-			Dur  float64 `json:"dur"`
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(traceJSON, &tr); err != nil {
-		return nil, nil, fmt.Errorf("calibrate: trace %s: %w", name, err)
+	events, err := readTraceEvents(traceJSON, name)
+	if err != nil {
+		return nil, nil, err
 	}
 	type span struct{ start, end float64 }
 	spans := map[string][]span{}
-	for _, e := range tr.TraceEvents {
+	for _, e := range events {
 		if _, ok := p.Stages[e.Name]; ok && e.Ph == "X" {
 			spans[e.Name] = append(spans[e.Name], span{e.Ts, e.Ts + e.Dur})
 		}
@@ -103,4 +96,27 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}
 	return &out, fits, nil
+}
+
+// traceEvent is one event of a production trace (Chrome's trace format), as
+// the calibration reads it.
+type traceEvent struct {
+	Name string         `json:"name"`
+	Ph   string         `json:"ph"`
+	Pid  int            `json:"pid"`
+	Tid  int            `json:"tid"`
+	Ts   float64        `json:"ts"`
+	Dur  float64        `json:"dur"`
+	Args map[string]any `json:"args"`
+}
+
+// readTraceEvents decodes the events of the trace named name.
+func readTraceEvents(traceJSON []byte, name string) ([]traceEvent, error) {
+	var tr struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(traceJSON, &tr); err != nil {
+		return nil, fmt.Errorf("calibrate: trace %s: %w", name, err)
+	}
+	return tr.TraceEvents, nil
 }

@@ -179,21 +179,12 @@ type traceOp struct {
 // cudaFree of a trace written before frees carried their bytes gets the
 // bytes of its partition's cudaMalloc on the same worker.
 func readTraceOps(t Trace) ([]traceOp, error) {
-	var tr struct {
-		TraceEvents []struct {
-			Name string         `json:"name"`
-			Ph   string         `json:"ph"`
-			Pid  int            `json:"pid"`
-			Tid  int            `json:"tid"`
-			Ts   float64        `json:"ts"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(t.JSON, &tr); err != nil {
-		return nil, fmt.Errorf("calibrate: trace %s: %w", t.Name, err)
+	events, err := readTraceEvents(t.JSON, t.Name)
+	if err != nil {
+		return nil, err
 	}
 	var ops []traceOp
-	for _, e := range tr.TraceEvents {
+	for _, e := range events {
 		if e.Ph != "i" {
 			continue
 		}

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 )
@@ -28,22 +26,12 @@ type handoffFit struct {
 func fitHandoff(traces []Trace) (handoffFit, error) {
 	var h handoffFit
 	for _, t := range traces {
-		var tr struct {
-			TraceEvents []struct {
-				Name string         `json:"name"`
-				Ph   string         `json:"ph"`
-				Pid  int            `json:"pid"`
-				Tid  int            `json:"tid"`
-				Ts   float64        `json:"ts"`
-				Dur  float64        `json:"dur"`
-				Args map[string]any `json:"args"`
-			} `json:"traceEvents"`
-		}
-		if err := json.Unmarshal(t.JSON, &tr); err != nil {
-			return h, fmt.Errorf("calibrate: trace %s: %w", t.Name, err)
+		events, err := readTraceEvents(t.JSON, t.Name)
+		if err != nil {
+			return h, err
 		}
 		threads := map[[2]int]string{}
-		for _, e := range tr.TraceEvents {
+		for _, e := range events {
 			if e.Ph == "M" && e.Name == "thread_name" {
 				name, _ := e.Args["name"].(string)
 				threads[[2]int{e.Pid, e.Tid}] = name
@@ -56,7 +44,7 @@ func fitHandoff(traces []Trace) (handoffFit, error) {
 		}
 		released := map[lease][]float64{} // when each lock took a release, by partition
 		asked := map[lease][]float64{}    // when each lock took a request
-		for _, e := range tr.TraceEvents {
+		for _, e := range events {
 			if e.Ph != "X" {
 				continue
 			}
