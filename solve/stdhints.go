@@ -64,14 +64,14 @@ type limbs = [4]uint64
 
 // runStd computes h natively into w, and reports false (having written
 // nothing) where gnark's function must run instead.
-func (p *Program) runStd(h *hint, w fr.Vector) bool {
+func (p *Program) runStd(h *hint, v *values) bool {
 	var in [3]limbs
 	for i, ts := range h.inputs {
-		var v fr.Element
-		p.eval(0, ts, w, &v)
-		in[i] = v.Bits()
+		var x fr.Element
+		p.eval(0, ts, v, &x)
+		in[i] = x.Bits()
 	}
-	out := w[h.out0 : h.out0+h.n]
+	out := v.w[h.out0 : h.out0+h.n]
 	switch h.std {
 	case stdBits:
 		for i := range out {
