@@ -129,7 +129,9 @@ func (c *kindsCircuit) Define(api frontend.API) error {
 	var l, r frontend.Variable = 3, 0
 	for i := range c.X {
 		xy := api.Mul(c.X[i], c.Y[i])
-		l = api.Add(l, api.Mul(c.X[i], 1<<i), api.Mul(xy, -2))
+		// (1 − x)·3y: one term and a constant each side
+		nxy := api.Mul(api.Sub(1, c.X[i]), api.Mul(3, c.Y[i]))
+		l = api.Add(l, api.Mul(c.X[i], 1<<i), api.Mul(xy, -2), nxy)
 		r = api.Sub(r, api.Mul(c.Y[i], new(big.Int).Lsh(big.NewInt(1), uint(i*12))))
 		// x + y − 2xy, the XOR of bits, times a third value
 		api.AssertIsEqual(api.Mul(api.Sub(api.Add(c.X[i], c.Y[i]), api.Mul(2, xy)), c.Y[(i+1)%len(c.Y)]),

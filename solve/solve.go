@@ -85,6 +85,7 @@ const (
 	leGeneral   = iota
 	leWire      // one wire, coefficient 1, no constant
 	leConstWire // a constant plus one wire with coefficient 1
+	leTerm      // a constant (maybe zero) plus one term: 1 − b, 2·x
 )
 
 type hint struct {
@@ -397,10 +398,13 @@ func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool, constIdx 
 			}
 		}
 		shape := uint8(leGeneral)
-		if ts := p.terms[lo:]; len(ts) == 1 && ts[0].coef == constraint.CoeffIdOne {
-			shape = leWire
-			if ki != 0 {
-				shape = leConstWire
+		if ts := p.terms[lo:]; len(ts) == 1 {
+			shape = leTerm
+			if ts[0].coef == constraint.CoeffIdOne {
+				shape = leWire
+				if ki != 0 {
+					shape = leConstWire
+				}
 			}
 		}
 		return ki, shape, nil
@@ -671,6 +675,15 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 				a.Add(&p.consts[o.kl], &w[x])
 			}
 			ka = kindOf(a)
+		case leTerm:
+			// a bit's term from a table, as eval would, without its call
+			t := terms[o.l]
+			if k, s := kind[t.wire], p.small[t.coef]; k < kindAny && s >= -smallSums && s <= smallSums {
+				a.Add(&p.consts[o.kl], &smallValue[s*int64(k)+smallSums])
+				ka = kindOf(a)
+			} else {
+				ka = p.eval(o.kl, terms[o.l:o.r], &v, a)
+			}
 		default:
 			ka = p.eval(o.kl, terms[o.l:o.r], &v, a)
 		}
@@ -690,6 +703,14 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 				b.Add(&p.consts[o.kr], &w[x])
 			}
 			kb = kindOf(b)
+		case leTerm:
+			t := terms[o.r]
+			if k, s := kind[t.wire], p.small[t.coef]; k < kindAny && s >= -smallSums && s <= smallSums {
+				b.Add(&p.consts[o.kr], &smallValue[s*int64(k)+smallSums])
+				kb = kindOf(b)
+			} else {
+				kb = p.eval(o.kr, terms[o.r:o.o], &v, b)
+			}
 		default:
 			kb = p.eval(o.kr, terms[o.r:o.o], &v, b)
 		}
@@ -706,7 +727,13 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 			kind[o.x] = kc
 			continue
 		}
-		kc := p.eval(o.ko, terms[o.o:o.end], &v, c)
+		var kc uint8
+		if o.o == o.end && o.ko == 0 {
+			// O is zero: the checks of bits, b·(1 − b) = 0
+			*c = fr.Element{}
+		} else {
+			kc = p.eval(o.ko, terms[o.o:o.end], &v, c)
+		}
 		var t fr.Element // the unknown term's value, coef·x
 		switch o.at {
 		case inNone:
@@ -942,9 +969,10 @@ func (p *Program) eval(k uint32, ts []term, v *values, r *fr.Element) uint8 {
 		return kindOf(&acc)
 	}
 	var sum int64
+	kinds, small := v.kind, p.small // loaded once: Go does not hoist them
 	for _, t := range ts {
-		kd := v.kind[t.wire]
-		s := p.small[t.coef]
+		kd := kinds[t.wire]
+		s := small[t.coef]
 		if kd == kindAny || s == notSmall {
 			switch kd {
 			case kindZero:
