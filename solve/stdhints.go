@@ -74,12 +74,14 @@ func (p *Program) runStd(h *hint, v *values) bool {
 	out := v.w[h.out0 : h.out0+h.n]
 	switch h.std {
 	case stdBits:
+		// From the table, not by a branch on each bit: they are as good
+		// as random.
 		for i := range out {
-			if i < 256 && in[0][i/64]>>(i%64)&1 == 1 {
-				out[i].SetOne()
-			} else {
-				out[i].SetZero()
+			var bit uint64
+			if i < 256 {
+				bit = in[0][i/64] >> (i % 64) & 1
 			}
+			out[i] = bitValue[bit]
 		}
 	case stdXor, stdAnd, stdOr:
 		var r limbs
