@@ -797,9 +797,9 @@ var bitValue = [2]fr.Element{{}, one}
 
 // values are a solve's wires: their values w and beside them their kinds.
 // A wire of kind 0 or 1 has that value; one of kindAny may have any. A
-// circuit of bits reads its bits from kind, 1 byte each against a value's
-// 32 (at 2^22 the kinds are 4 MiB and the values 128 MiB): they stay in
-// cache, where the values did not, even with one solve alone.
+// circuit of bits reads its bits from kind, a byte each against a value's
+// 32 (porep-sha at 2^22: 3 MiB of kinds, 96 MiB of values), so that what
+// it reads stays in cache where the values cannot.
 type values struct {
 	w    fr.Vector
 	kind []uint8
