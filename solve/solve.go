@@ -668,13 +668,17 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 				*a = w[x]
 			}
 		case leConstWire:
+			// A wire of any value plus a constant is said to be any
+			// value: kindAny is never wrong, and mimc's rounds
+			// (x + k)·… need no kindOf on their chain.
 			x := terms[o.l].wire
 			if k := kind[x]; k < kindAny {
 				a.Add(&p.consts[o.kl], &bitValue[k])
+				ka = kindOf(a)
 			} else {
 				a.Add(&p.consts[o.kl], &w[x])
+				ka = kindAny
 			}
-			ka = kindOf(a)
 		case leTerm:
 			// a bit's term from a table, as eval would, without its call
 			t := terms[o.l]
@@ -699,10 +703,11 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 			x := terms[o.r].wire
 			if k := kind[x]; k < kindAny {
 				b.Add(&p.consts[o.kr], &bitValue[k])
+				kb = kindOf(b)
 			} else {
 				b.Add(&p.consts[o.kr], &w[x])
+				kb = kindAny
 			}
-			kb = kindOf(b)
 		case leTerm:
 			t := terms[o.r]
 			if k, s := kind[t.wire], p.small[t.coef]; k < kindAny && s >= -smallSums && s <= smallSums {
@@ -717,10 +722,17 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 		if o.at == inO && o.o == o.end && o.ko == 0 && o.xcoef == constraint.CoeffIdOne {
 			// x = a·b, the most common constraint: nothing else to add.
 			var kc uint8
-			if ka|kb < kindAny {
+			switch {
+			case ka|kb < kindAny:
 				kc = ka & kb
 				*c = bitValue[kc]
-			} else {
+			case ka&kb == kindAny:
+				// mimc's chains: no call to mulKinds, which is not
+				// inlined; the product of two values of any kind is
+				// said to be any.
+				c.Mul(a, b)
+				kc = kindAny
+			default:
 				kc = mulKinds(c, a, b, ka, kb)
 			}
 			w[o.x] = *c
@@ -796,7 +808,8 @@ const (
 var bitValue = [2]fr.Element{{}, one}
 
 // values are a solve's wires: their values w and beside them their kinds.
-// A wire of kind 0 or 1 has that value; one of kindAny may have any. A
+// A wire of kind 0 or 1 has that value; one of kindAny may have any (a
+// value of 0 or 1 said to be any only takes the longer way). A
 // circuit of bits reads its bits from kind, a byte each against a value's
 // 32 (porep-sha at 2^22: 3 MiB of kinds, 96 MiB of values), so that what
 // it reads stays in cache where the values cannot.
@@ -974,10 +987,14 @@ func (p *Program) eval(k uint32, ts []term, v *values, r *fr.Element) uint8 {
 		kd := kinds[t.wire]
 		s := small[t.coef]
 		if kd == kindAny || s == notSmall {
-			switch kd {
-			case kindZero:
-			case kindOne:
+			switch {
+			case kd == kindZero:
+			case kd == kindOne:
 				acc.Add(&acc, &p.coefs[t.coef])
+			case t.coef == constraint.CoeffIdOne: // addTerm's, without the call
+				acc.Add(&acc, &v.w[t.wire])
+			case t.coef == constraint.CoeffIdMinusOne:
+				acc.Sub(&acc, &v.w[t.wire])
 			default:
 				p.addTerm(&acc, t, &v.w[t.wire])
 			}
