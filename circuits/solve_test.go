@@ -2,7 +2,10 @@ package circuits_test
 
 import (
 	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -112,4 +115,71 @@ func BenchmarkSolve(b *testing.B) {
 			b.ReportMetric(100*float64(bits)/float64(len(res.W)), "%bits")
 		})
 	}
+}
+
+// BenchmarkSolvePoRepSHA times the solve of one porep-sha partition at the
+// sizes of the PoRep-scale runs, in wall time and in the CPU time of the
+// whole process per constraint (what a machine full of concurrent solves
+// pays; other load on the machine does not count in it):
+//
+//	go test -run - -bench 'SolvePoRepSHA/2\^20' -benchtime 5x ./circuits/
+//
+// 2^22 compiles in one to two minutes on two cores, in about 4 GiB.
+func BenchmarkSolvePoRepSHA(b *testing.B) {
+	for _, lg := range []int{20, 22} {
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			c, err := circuits.Lookup("porep-sha")
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := c.Layout(1 << lg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ccs, err := circuits.Compile(c, l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := solve.Compile(ccs.(*cs.R1CS))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ccs = nil
+			a, err := c.Assign(l, []byte("bench"), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+			if err != nil {
+				b.Fatal(err)
+			}
+			vec := w.Vector().(fr.Vector)
+			res, err := p.Solve(vec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC() // the compile's garbage is not the solve's
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if err := p.SolveInto(vec, res); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu := cpuTime() - cpu0
+			n := float64(b.N)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/float64(p.Constraints()), "ns/constraint")
+			b.ReportMetric(float64(cpu.Nanoseconds())/n/float64(p.Constraints()), "cpu-ns/constraint")
+			b.ReportMetric(cpu.Seconds()/n, "cpu-s/partition")
+		})
+	}
+}
+
+// cpuTime is the user and system time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

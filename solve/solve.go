@@ -21,6 +21,7 @@ package solve
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"runtime"
@@ -84,6 +85,7 @@ const (
 	leGeneral   = iota
 	leWire      // one wire, coefficient 1, no constant
 	leConstWire // a constant plus one wire with coefficient 1
+	leTerm      // a constant (maybe zero) plus one term: 1 − b, 2·x
 )
 
 type hint struct {
@@ -126,6 +128,7 @@ type Program struct {
 	nbWires, nbConstraints int
 	nbPublic, nbSecret     int // as in the system, the constant wire included in nbPublic
 	coefs                  []fr.Element
+	small                  []int64               // coefficient id → its value when small, else notSmall (see eval)
 	consts                 []fr.Element          // the constant parts of linear expressions; consts[0] is zero
 	inv                    map[uint32]fr.Element // coefficient id → its inverse, for unknowns' coefficients other than ±1
 	terms                  []term
@@ -180,6 +183,7 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 		inv:           map[uint32]fr.Element{},
 		q:             ecc.BLS12_381.ScalarField(),
 	}
+	p.small = smallCoefs(p.coefs)
 	solved := make([]bool, p.nbWires)
 	for i := 0; i < p.nbPublic+p.nbSecret; i++ {
 		solved[i] = true
@@ -394,10 +398,13 @@ func (p *Program) addR1C(cid uint32, c *constraint.R1C, solved []bool, constIdx 
 			}
 		}
 		shape := uint8(leGeneral)
-		if ts := p.terms[lo:]; len(ts) == 1 && ts[0].coef == constraint.CoeffIdOne {
-			shape = leWire
-			if ki != 0 {
-				shape = leConstWire
+		if ts := p.terms[lo:]; len(ts) == 1 {
+			shape = leTerm
+			if ts[0].coef == constraint.CoeffIdOne {
+				shape = leWire
+				if ki != 0 {
+					shape = leConstWire
+				}
 			}
 		}
 		return ki, shape, nil
@@ -444,6 +451,8 @@ func (p *Program) Wires() int { return p.nbWires }
 // values of each constraint's L, R and O.
 type Result struct {
 	W, A, B, C fr.Vector
+
+	kind []uint8 // the kinds of W's values (see values)
 }
 
 // Solve solves the system for a witness laid out as gnark's: the public
@@ -500,10 +509,11 @@ func (p *Program) get() *Result {
 
 func (p *Program) newResult() *Result {
 	return &Result{
-		W: make(fr.Vector, p.nbWires),
-		A: make(fr.Vector, p.nbConstraints),
-		B: make(fr.Vector, p.nbConstraints),
-		C: make(fr.Vector, p.nbConstraints),
+		W:    make(fr.Vector, p.nbWires),
+		A:    make(fr.Vector, p.nbConstraints),
+		B:    make(fr.Vector, p.nbConstraints),
+		C:    make(fr.Vector, p.nbConstraints),
+		kind: make([]uint8, p.nbWires),
 	}
 }
 
@@ -552,8 +562,12 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 		return fmt.Errorf("result vectors of %d, %d, %d, %d elements for %d wires and %d constraints",
 			len(res.W), len(res.A), len(res.B), len(res.C), p.nbWires, p.nbConstraints)
 	}
+	if len(res.kind) != p.nbWires {
+		res.kind = make([]uint8, p.nbWires)
+	}
 	res.W[0].SetOne()
 	copy(res.W[1:], witness)
+	(&values{w: res.W, kind: res.kind}).mark(0, uint32(1+len(witness)))
 	for _, s := range p.segs {
 		if !s.parallel {
 			if err := p.run(res, s.lo, s.hi, hints); err != nil {
@@ -611,8 +625,13 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 // batch, inverted at once when it is full and at the end of the level (see
 // divisions). No op reads a wire of its own level, so the level's other ops
 // do not miss the wires that wait.
+//
+// The kinds of L and R's values (see values) pick the product's way: of
+// two bits it is their AND, with no multiplication and no branch on the
+// bits, which in a hash are as good as random.
 func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
-	w, terms := res.W, p.terms
+	v := values{w: res.W, kind: res.kind}
+	w, kind, terms := res.W, res.kind, p.terms
 	var io *hintIO     // made at the first hint
 	var div *divisions // taken at the first division
 	defer func() {
@@ -630,50 +649,123 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 			if io == nil {
 				io = &hintIO{}
 			}
-			if err := p.runHint(&p.hints[o.cid], w, io, hints); err != nil {
+			if err := p.runHint(&p.hints[o.cid], &v, io, hints); err != nil {
 				return err
 			}
 			continue
 		}
 		a, b, c := &res.A[o.cid], &res.B[o.cid], &res.C[o.cid]
 		// L and R by shape, written out twice: a helper is not inlined,
-		// and the call costs a tenth of a constraint.
+		// and the call costs a tenth of a constraint. A bit's value comes
+		// from its kind, without reading its 32 bytes.
+		var ka, kb uint8
 		switch o.sl {
 		case leWire:
-			*a = w[terms[o.l].wire]
+			x := terms[o.l].wire
+			if ka = kind[x]; ka < kindAny {
+				*a = bitValue[ka]
+			} else {
+				*a = w[x]
+			}
 		case leConstWire:
-			a.Add(&p.consts[o.kl], &w[terms[o.l].wire])
+			// A wire of any value plus a constant is said to be any
+			// value: kindAny is never wrong, and mimc's rounds
+			// (x + k)·… need no kindOf on their chain.
+			x := terms[o.l].wire
+			if k := kind[x]; k < kindAny {
+				a.Add(&p.consts[o.kl], &bitValue[k])
+				ka = kindOf(a)
+			} else {
+				a.Add(&p.consts[o.kl], &w[x])
+				ka = kindAny
+			}
+		case leTerm:
+			// a bit's term from a table, as eval would, without its call
+			t := terms[o.l]
+			if k, s := kind[t.wire], p.small[t.coef]; k < kindAny && s >= -smallSums && s <= smallSums {
+				a.Add(&p.consts[o.kl], &smallValue[s*int64(k)+smallSums])
+				ka = kindOf(a)
+			} else {
+				ka = p.eval(o.kl, terms[o.l:o.r], &v, a)
+			}
 		default:
-			p.eval(o.kl, terms[o.l:o.r], w, a)
+			ka = p.eval(o.kl, terms[o.l:o.r], &v, a)
 		}
 		switch o.sr {
 		case leWire:
-			*b = w[terms[o.r].wire]
+			x := terms[o.r].wire
+			if kb = kind[x]; kb < kindAny {
+				*b = bitValue[kb]
+			} else {
+				*b = w[x]
+			}
 		case leConstWire:
-			b.Add(&p.consts[o.kr], &w[terms[o.r].wire])
+			x := terms[o.r].wire
+			if k := kind[x]; k < kindAny {
+				b.Add(&p.consts[o.kr], &bitValue[k])
+				kb = kindOf(b)
+			} else {
+				b.Add(&p.consts[o.kr], &w[x])
+				kb = kindAny
+			}
+		case leTerm:
+			t := terms[o.r]
+			if k, s := kind[t.wire], p.small[t.coef]; k < kindAny && s >= -smallSums && s <= smallSums {
+				b.Add(&p.consts[o.kr], &smallValue[s*int64(k)+smallSums])
+				kb = kindOf(b)
+			} else {
+				kb = p.eval(o.kr, terms[o.r:o.o], &v, b)
+			}
 		default:
-			p.eval(o.kr, terms[o.r:o.o], w, b)
+			kb = p.eval(o.kr, terms[o.r:o.o], &v, b)
 		}
 		if o.at == inO && o.o == o.end && o.ko == 0 && o.xcoef == constraint.CoeffIdOne {
 			// x = a·b, the most common constraint: nothing else to add.
-			c.Mul(a, b)
+			var kc uint8
+			switch {
+			case ka|kb < kindAny:
+				kc = ka & kb
+				*c = bitValue[kc]
+			case ka&kb == kindAny:
+				// mimc's chains: no call to mulKinds, which is not
+				// inlined; the product of two values of any kind is
+				// said to be any.
+				c.Mul(a, b)
+				kc = kindAny
+			default:
+				kc = mulKinds(c, a, b, ka, kb)
+			}
 			w[o.x] = *c
+			kind[o.x] = kc
 			continue
 		}
-		p.eval(o.ko, terms[o.o:o.end], w, c)
-		var v fr.Element // the unknown term's value, coef·x
+		var kc uint8
+		if o.o == o.end && o.ko == 0 {
+			// O is zero: the checks of bits, b·(1 − b) = 0
+			*c = fr.Element{}
+		} else {
+			kc = p.eval(o.ko, terms[o.o:o.end], &v, c)
+		}
+		var t fr.Element // the unknown term's value, coef·x
 		switch o.at {
 		case inNone:
+			// A check, a·b = c: in circuits of bits most are b·(1 − b) = 0.
+			if ka|kb|kc < kindAny {
+				if ka&kb != kc {
+					return p.unsatisfied(o.cid, a, b, c)
+				}
+				continue
+			}
 			var ab fr.Element
-			if !ab.Mul(a, b).Equal(c) {
+			if mulKinds(&ab, a, b, ka, kb); !ab.Equal(c) {
 				return p.unsatisfied(o.cid, a, b, c)
 			}
 			continue
 		case inO:
 			// c holds O without x; O with x is a·b.
 			var ab fr.Element
-			ab.Mul(a, b)
-			v.Sub(&ab, c)
+			mulKinds(&ab, a, b, ka, kb)
+			t.Sub(&ab, c)
 			*c = ab
 		case inL, inR:
 			g := b // the other factor
@@ -686,6 +778,7 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 					return p.unsatisfied(o.cid, a, b, c)
 				}
 				w[o.x].SetZero()
+				kind[o.x] = kindZero
 				continue
 			}
 			if div == nil {
@@ -696,7 +789,7 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 			}
 			continue
 		}
-		p.setUnknown(w, o, &v)
+		p.setUnknown(&v, o, &t)
 	}
 	if div != nil && div.n > 0 {
 		p.divide(res, div)
@@ -704,17 +797,73 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 	return nil
 }
 
-// setUnknown sets o's unknown wire from v, the value of its term coef·x.
-func (p *Program) setUnknown(w fr.Vector, o *op, v *fr.Element) {
+// Kinds of value, one byte per wire (values.kind): 0 and 1 are themselves.
+const (
+	kindZero uint8 = iota
+	kindOne
+	kindAny // any value, 0 and 1 included
+)
+
+// bitValue is the value of kinds 0 and 1.
+var bitValue = [2]fr.Element{{}, one}
+
+// values are a solve's wires: their values w and beside them their kinds.
+// A wire of kind 0 or 1 has that value; one of kindAny may have any (a
+// value of 0 or 1 said to be any only takes the longer way). A
+// circuit of bits reads its bits from kind, a byte each against a value's
+// 32 (porep-sha at 2^22: 3 MiB of kinds, 96 MiB of values), so that what
+// it reads stays in cache where the values cannot.
+type values struct {
+	w    fr.Vector
+	kind []uint8
+}
+
+// kindOf is the kind of x: 0, 1 or kindAny, without a branch on x.
+func kindOf(x *fr.Element) uint8 {
+	k := kindAny
+	if x[0]|x[1]|x[2]|x[3] == 0 {
+		k = kindZero
+	}
+	if (x[0]^one[0])|(x[1]^one[1])|(x[2]^one[2])|(x[3]^one[3]) == 0 {
+		k = kindOne
+	}
+	return k
+}
+
+// mark sets the kinds of wires [lo, hi) from their values.
+func (v *values) mark(lo, hi uint32) {
+	for i := lo; i < hi; i++ {
+		v.kind[i] = kindOf(&v.w[i])
+	}
+}
+
+// mulKinds sets z to a·b, of kinds ka and kb, and returns z's kind: a
+// multiplication only where neither factor is 0 or 1.
+func mulKinds(z, a, b *fr.Element, ka, kb uint8) uint8 {
+	switch {
+	case ka == kindZero || kb == kindOne:
+		*z = *a
+		return ka
+	case kb == kindZero || ka == kindOne:
+		*z = *b
+		return kb
+	}
+	z.Mul(a, b)
+	return kindOf(z)
+}
+
+// setUnknown sets o's unknown wire from t, the value of its term coef·x.
+func (p *Program) setUnknown(v *values, o *op, t *fr.Element) {
 	switch o.xcoef {
 	case constraint.CoeffIdOne:
 	case constraint.CoeffIdMinusOne:
-		v.Neg(v)
+		t.Neg(t)
 	default:
 		inv := p.inv[o.xcoef]
-		v.Mul(v, &inv)
+		t.Mul(t, &inv)
 	}
-	w[o.x] = *v
+	v.w[o.x] = *t
+	v.kind[o.x] = kindOf(t)
 }
 
 // divisionBatch is the most divisions inverted together: one inversion
@@ -766,51 +915,151 @@ func (p *Program) divide(res *Result, d *divisions) {
 		} else {
 			q.Mul(&inv, &res.C[o.cid])
 		}
-		var v fr.Element
-		v.Sub(&q, f)
+		var t fr.Element
+		t.Sub(&q, f)
 		*f = q
-		p.setUnknown(res.W, o, &v)
+		p.setUnknown(&values{w: res.W, kind: res.kind}, o, &t)
 	}
 	d.n = 0
 }
 
-// eval sets r to consts[k] plus the sum of the terms.
-func (p *Program) eval(k uint32, ts []term, w fr.Vector, r *fr.Element) {
-	*r = p.consts[k]
+// smallCoef bounds the coefficients eval sums as integers: fewer than
+// maxSummed terms of at most 2^40 each cannot overflow an int64.
+const (
+	smallCoef = 1 << 40
+	maxSummed = 1 << 22
+	notSmall  = math.MinInt64
+)
+
+// smallCoefs gives each coefficient its value as an integer when it is
+// within ±smallCoef, else notSmall.
+func smallCoefs(coefs []fr.Element) []int64 {
+	small := make([]int64, len(coefs))
+	for i := range coefs {
+		small[i] = notSmall
+		var neg fr.Element
+		neg.Neg(&coefs[i])
+		switch {
+		case coefs[i].IsUint64() && coefs[i].Uint64() < smallCoef:
+			small[i] = int64(coefs[i].Uint64())
+		case neg.IsUint64() && neg.Uint64() < smallCoef:
+			small[i] = -int64(neg.Uint64())
+		}
+	}
+	return small
+}
+
+// one is 1 in Montgomery form.
+var one = func() (e fr.Element) { e.SetOne(); return }()
+
+// smallSums is the bound of the integer sums whose field element is in a
+// table, smallValue[s+smallSums]: the short expressions of circuits of
+// bits (1 − b, x + y − 2xy) sum to a few units.
+const smallSums = 64
+
+var smallValue = func() (t [2*smallSums + 1]fr.Element) {
+	for i := range t {
+		t[i].SetInt64(int64(i - smallSums))
+	}
+	return
+}()
+
+// eval sets r to consts[k] plus the sum of the terms, and returns r's kind
+// (computed on the sum before it is stored, not read back).
+//
+// In circuits of bits most values are 0 or 1 and most coefficients small
+// (±1, −2, the powers of two that pack bits into words). Such terms are
+// summed as an integer from the wires' kinds: no field operation, no
+// branch on the bit, and no read of the value. The sum enters the field
+// once, at the end. Other terms take the field's operations.
+func (p *Program) eval(k uint32, ts []term, v *values, r *fr.Element) uint8 {
+	acc := p.consts[k]
+	if len(ts) >= maxSummed {
+		for _, t := range ts {
+			p.addTerm(&acc, t, &v.w[t.wire])
+		}
+		*r = acc
+		return kindOf(&acc)
+	}
+	var sum int64
+	kinds, small := v.kind, p.small // loaded once: Go does not hoist them
 	for _, t := range ts {
-		switch t.coef {
-		case constraint.CoeffIdZero:
-		case constraint.CoeffIdOne:
-			r.Add(r, &w[t.wire])
-		case constraint.CoeffIdMinusOne:
-			r.Sub(r, &w[t.wire])
-		default:
-			// In circuits of bits most terms are 0 or 1 and need no
-			// multiplication.
-			x := &w[t.wire]
+		kd := kinds[t.wire]
+		s := small[t.coef]
+		if kd == kindAny || s == notSmall {
 			switch {
-			case x.IsZero():
-			case x.IsOne():
-				r.Add(r, &p.coefs[t.coef])
+			case kd == kindZero:
+			case kd == kindOne:
+				acc.Add(&acc, &p.coefs[t.coef])
+			case t.coef == constraint.CoeffIdOne: // addTerm's, without the call
+				acc.Add(&acc, &v.w[t.wire])
+			case t.coef == constraint.CoeffIdMinusOne:
+				acc.Sub(&acc, &v.w[t.wire])
 			default:
-				var m fr.Element
-				m.Mul(&p.coefs[t.coef], x)
-				r.Add(r, &m)
+				p.addTerm(&acc, t, &v.w[t.wire])
 			}
+			continue
+		}
+		sum += s * int64(kd)
+	}
+	switch {
+	case sum == 0:
+	case sum >= -smallSums && sum <= smallSums:
+		acc.Add(&acc, &smallValue[sum+smallSums])
+	case sum > 0:
+		var e fr.Element
+		e.SetUint64(uint64(sum))
+		acc.Add(&acc, &e)
+	default:
+		var e fr.Element
+		e.SetUint64(uint64(-sum))
+		acc.Sub(&acc, &e)
+	}
+	*r = acc
+	return kindOf(&acc)
+}
+
+// addTerm adds coef·x to r.
+func (p *Program) addTerm(r *fr.Element, t term, x *fr.Element) {
+	switch t.coef {
+	case constraint.CoeffIdZero:
+	case constraint.CoeffIdOne:
+		r.Add(r, x)
+	case constraint.CoeffIdMinusOne:
+		r.Sub(r, x)
+	default:
+		switch {
+		case x.IsZero():
+		case x.IsOne():
+			r.Add(r, &p.coefs[t.coef])
+		default:
+			var m fr.Element
+			m.Mul(&p.coefs[t.coef], x)
+			r.Add(r, &m)
 		}
 	}
 }
 
-func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints Hints) error {
+// runHint sets h's outputs, then their kinds.
+func (p *Program) runHint(h *hint, v *values, io *hintIO, hints Hints) error {
+	if err := p.hintValues(h, v, io, hints); err != nil {
+		return err
+	}
+	v.mark(h.out0, h.out0+h.n)
+	return nil
+}
+
+func (p *Program) hintValues(h *hint, v *values, io *hintIO, hints Hints) error {
+	w := v.w
 	if f, ok := hints.Native[h.id]; ok {
-		return p.runNativeHint(h, f, w)
+		return p.runNativeHint(h, f, v)
 	}
 	fn := h.fn
 	if f, ok := hints.Gnark[h.id]; ok {
 		fn = f
 	} else if h.table != nil {
-		return p.countLookups(h, w)
-	} else if h.std != stdNone && p.runStd(h, w) {
+		return p.countLookups(h, v)
+	} else if h.std != stdNone && p.runStd(h, v) {
 		return nil
 	}
 	if fn == nil {
@@ -819,12 +1068,12 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints Hints) error {
 	in, out := io.sized(len(h.inputs), int(h.n))
 	spread(len(h.inputs), func(lo, hi int) {
 		for i, ts := range h.inputs[lo:hi] {
-			var v fr.Element
-			p.eval(0, ts, w, &v)
+			var x fr.Element
+			p.eval(0, ts, v, &x)
 			if in[lo+i] == nil {
 				in[lo+i] = new(big.Int)
 			}
-			v.BigInt(in[lo+i])
+			x.BigInt(in[lo+i])
 		}
 	})
 	if err := fn(p.q, in, out); err != nil {
@@ -839,14 +1088,14 @@ func (p *Program) runHint(h *hint, w fr.Vector, io *hintIO, hints Hints) error {
 // runNativeHint runs f for h: the inputs are evaluated into a slice that f
 // may keep (on several cores for a large hint), the outputs are h's wires,
 // zeroed first.
-func (p *Program) runNativeHint(h *hint, f NativeHint, w fr.Vector) error {
+func (p *Program) runNativeHint(h *hint, f NativeHint, v *values) error {
 	in := make([]fr.Element, len(h.inputs))
 	spread(len(h.inputs), func(lo, hi int) {
 		for i, ts := range h.inputs[lo:hi] {
-			p.eval(0, ts, w, &in[lo+i])
+			p.eval(0, ts, v, &in[lo+i])
 		}
 	})
-	out := w[h.out0 : h.out0+h.n]
+	out := v.w[h.out0 : h.out0+h.n]
 	clear(out)
 	if err := f(in, out); err != nil {
 		return fmt.Errorf("hint %s: %w", h.name, err)
@@ -872,7 +1121,7 @@ func hintFuncName(fn csolver.Hint) string {
 // countLookups sets a countHint's outputs, how often each table entry is
 // queried, as gnark's hint does with big.Int keys, and fails as it does on
 // a query that is not in the table.
-func (p *Program) countLookups(h *hint, w fr.Vector) error {
+func (p *Program) countLookups(h *hint, v *values) error {
 	queries := h.inputs[h.table.queries:]
 	var mu sync.Mutex
 	counts := make([]uint32, h.n)
@@ -884,9 +1133,9 @@ func (p *Program) countLookups(h *hint, w fr.Vector) error {
 			mine = make([]uint32, h.n)
 		}
 		for _, ts := range queries[lo:hi] {
-			var v fr.Element
-			p.eval(0, ts, w, &v)
-			i, ok := h.table.index[v]
+			var x fr.Element
+			p.eval(0, ts, v, &x)
+			i, ok := h.table.index[x]
 			if !ok {
 				mu.Lock()
 				missing = true
@@ -907,7 +1156,7 @@ func (p *Program) countLookups(h *hint, w fr.Vector) error {
 		return fmt.Errorf("hint %s: query element not in table", h.name)
 	}
 	for i, n := range counts {
-		w[h.out0+uint32(i)].SetUint64(uint64(n))
+		v.w[h.out0+uint32(i)].SetUint64(uint64(n))
 	}
 	return nil
 }

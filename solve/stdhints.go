@@ -64,22 +64,24 @@ type limbs = [4]uint64
 
 // runStd computes h natively into w, and reports false (having written
 // nothing) where gnark's function must run instead.
-func (p *Program) runStd(h *hint, w fr.Vector) bool {
+func (p *Program) runStd(h *hint, v *values) bool {
 	var in [3]limbs
 	for i, ts := range h.inputs {
-		var v fr.Element
-		p.eval(0, ts, w, &v)
-		in[i] = v.Bits()
+		var x fr.Element
+		p.eval(0, ts, v, &x)
+		in[i] = x.Bits()
 	}
-	out := w[h.out0 : h.out0+h.n]
+	out := v.w[h.out0 : h.out0+h.n]
 	switch h.std {
 	case stdBits:
+		// From the table, not by a branch on each bit: they are as good
+		// as random.
 		for i := range out {
-			if i < 256 && in[0][i/64]>>(i%64)&1 == 1 {
-				out[i].SetOne()
-			} else {
-				out[i].SetZero()
+			var bit uint64
+			if i < 256 {
+				bit = in[0][i/64] >> (i % 64) & 1
 			}
+			out[i] = bitValue[bit]
 		}
 	case stdXor, stdAnd, stdOr:
 		var r limbs

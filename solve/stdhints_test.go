@@ -89,13 +89,16 @@ func TestStdHintsMatchGnark(t *testing.T) {
 			if h.std == stdNone {
 				t.Fatalf("%s: not native", c.name)
 			}
-			p := &Program{consts: []fr.Element{{}}}
+			coefs := []fr.Element{{}, one} // gnark's ids 0 and 1
+			p := &Program{consts: []fr.Element{{}}, coefs: coefs, small: smallCoefs(coefs)}
 			w := make(fr.Vector, len(in)+nOut)
 			for i := range in {
 				w[i] = in[i]
 				h.inputs = append(h.inputs, []term{{coef: constraint.CoeffIdOne, wire: uint32(i)}})
 			}
-			native := p.runStd(h, w)
+			v := &values{w: w, kind: make([]uint8, len(w))}
+			v.mark(0, uint32(len(in)))
+			native := p.runStd(h, v)
 			bin := make([]*big.Int, len(in))
 			bout := make([]*big.Int, nOut)
 			for i := range in {
