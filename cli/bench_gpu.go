@@ -130,8 +130,18 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		device = g.Devices[0].Info().Name
 		// Pinned staging for every partition of the job (as far as the
 		// pinned limit goes): the host-memory gate lets synthesis run ahead,
-		// and the first design measured must not pay the pinning.
-		if err := preloadKeys(g.Backend, k, max(slices.Max(workers), nparts)); err != nil {
+		// and the first design measured must not pay the pinning. The
+		// solver's memory for as many solves as run at once, faulted in: a
+		// reserved result the warm-up had not written cost five of the six
+		// first syntheses of sha at 2^25 3 s each, in whichever design ran
+		// first.
+		cfg, err := hostSettings(c, actors.Config{Design: designs[0], WorkersPerDevice: slices.Max(workers)}.WithDefaults(), len(g.GPUDevices()))
+		if err != nil {
+			g.Close()
+			return err
+		}
+		solves := min(solvesAtOnce(cfg, len(g.GPUDevices()), prover.HostFootprint(k)), nparts*njobs)
+		if err := preloadKeys(g.Backend, k, solves, max(slices.Max(workers), nparts)); err != nil {
 			g.Close()
 			return err
 		}

@@ -152,7 +152,7 @@ func daemon(c *cli.Context) error {
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
 		Observer: obs, Seed: uint64(time.Now().UnixNano()), Load: keyLoader(keyLoadOptions(c, backend)),
 		Preload: func(k *prover.Keys) error {
-			err := preloadKeys(backend, k, inFlight(cfg, len(devices)))
+			err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), prover.HostFootprint(k)), inFlight(cfg, len(devices)))
 			reportKeys(backend, m)
 			return err
 		}})

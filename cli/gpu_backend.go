@@ -133,13 +133,14 @@ func keyLoadOptions(c *cli.Context, b prover.Backend) func(dir string) (prover.L
 
 // preloadKeys puts the keys on the devices before the actors start, when the
 // backend keeps them there, so that each device reports the memory left for
-// partitions; and pins host memory for the partitions in flight (one per
-// worker), so that the first ones do not wait for it; the solver's memory
-// for them too, where prep copies out of it.
-func preloadKeys(b prover.Backend, k *prover.Keys, inFlight int) error {
+// partitions; and pins host memory for the partitions in flight (inFlight),
+// so that the first ones do not wait for it; the solver's memory for the
+// solves that run at once (solves) too, where prep copies out of it. That
+// memory is faulted in: the partitions of the first job must not pay it.
+func preloadKeys(b prover.Backend, k *prover.Keys, solves, inFlight int) error {
 	caps := prover.CapabilitiesOf(b)
 	if caps.Prep != nil {
-		k.ReserveSolves(inFlight)
+		k.ReserveSolves(solves)
 	}
 	if caps.Keys == nil {
 		return nil

@@ -60,6 +60,23 @@ func inFlight(cfg actors.Config, devices int) int {
 	return n
 }
 
+// solvesAtOnce is how many solutions a run with cfg on devices devices holds
+// at once, of partitions that hold hostBytes each under the host-memory gate
+// (prover.HostFootprint), which is what the solver needs ready: one per GPU
+// worker without the gate; under it, one per synthesis slot as far as the
+// gate admits the partitions (each holds its solution from its synthesis
+// until its prep has copied it). At least one.
+func solvesAtOnce(cfg actors.Config, devices int, hostBytes int64) int {
+	if cfg.HostMemLimit <= 0 {
+		return max(1, cfg.WorkersPerDevice*devices)
+	}
+	n := cfg.SynthWorkers
+	if hostBytes > 0 {
+		n = min(n, int(cfg.HostMemLimit/hostBytes))
+	}
+	return max(1, n)
+}
+
 // parseHostMemLimit reads a host-memory limit: "off" (0: no gate), "auto" or
 // "" (defaultHostMemPercent of the host's memory), a percentage of it
 // ("60%"), or bytes ("64GiB"). total reads the host's memory.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/prover"
 )
 
 func TestParseHostMemLimit(t *testing.T) {
@@ -37,6 +40,31 @@ func TestParseHostMemLimit(t *testing.T) {
 	}
 	if got, err := parseHostMemLimit("8GiB", noMeminfo); err != nil || got != 8<<30 {
 		t.Errorf("bytes without /proc/meminfo: %d, %v", got, err)
+	}
+}
+
+// The solver readies (and faults in) as many solutions as a run holds at
+// once, not one per partition of the job: sha at 2^25 holds 9.05 GiB a
+// partition, six under a 64 GiB gate with eight synthesis slots, and four
+// more reserved results would be 16 GiB resident that nothing uses.
+func TestSolvesAtOnce(t *testing.T) {
+	sha25 := prover.HostBytes(1<<25, 25_600_000)
+	for _, tc := range []struct {
+		name      string
+		cfg       actors.Config
+		devices   int
+		hostBytes int64
+		want      int
+	}{
+		{"no gate: one per GPU worker", actors.Config{WorkersPerDevice: 3}, 2, sha25, 6},
+		{"sha 2^25, 64 GiB gate, 8 slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 64 << 30, SynthWorkers: 8}, 1, sha25, 7},
+		{"sha 2^25, half of 128 GiB", actors.Config{WorkersPerDevice: 3, HostMemLimit: 128868 << 19, SynthWorkers: 8}, 1, sha25, 6},
+		{"small partitions: the slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 64 << 30, SynthWorkers: 8}, 1, 1 << 30, 8},
+		{"a partition larger than the gate", actors.Config{WorkersPerDevice: 3, HostMemLimit: 1 << 30, SynthWorkers: 8}, 1, 2 << 30, 1},
+	} {
+		if got := solvesAtOnce(tc.cfg, tc.devices, tc.hostBytes); got != tc.want {
+			t.Errorf("%s: %d solves at once, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 

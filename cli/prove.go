@@ -179,7 +179,7 @@ func seedPlus(seed []byte, i int) []byte {
 func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices []gpu.Device, indices []int,
 	st *store.Store, reqs []runner.Submission) error {
 	k := reqs[0].Keys
-	if err := preloadKeys(backend, k, inFlight(cfg, len(devices))); err != nil {
+	if err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), prover.HostFootprint(k)), inFlight(cfg, len(devices))); err != nil {
 		return err
 	}
 	todo := 0

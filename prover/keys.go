@@ -87,8 +87,8 @@ func ParseSolver(s string) (Solver, error) {
 }
 
 // ReserveSolves readies the memory of n solutions of cuzk's solver, one per
-// solve that runs at once, so that the first solves of a job do not allocate
-// it. Only solutions given back by Solution.Release are reused, which needs a
+// solve that runs at once, so that the first solves of a job neither allocate
+// it nor fault it in (its pages are written now). Only solutions given back by Solution.Release are reused, which needs a
 // backend that gives prep its memory (PrepAllocator). Nothing for gnark's
 // solver.
 func (k *Keys) ReserveSolves(n int) {
