@@ -441,21 +441,39 @@ func gpuMSM(t testing.TB, d *Device, points []bls12381.G1Affine, scalars any, n 
 	return r
 }
 
+// msmVariants are the G1 MSM's run-time kernel choices (CUZK_MSM_MUL, bits:
+// 1 the point formulas' fused sums of two products, 2 the squarings by rows).
+// The MSM tests run each against gnark-crypto, so the card checks every
+// variant it times.
+var msmVariants = []string{"0", "1", "2", "3"}
+
+// forMSMVariants runs f once per variant, as a subtest with the variant set.
+func forMSMVariants(t *testing.T, f func(t *testing.T)) {
+	for _, v := range msmVariants {
+		t.Run("CUZK_MSM_MUL="+v, func(t *testing.T) {
+			t.Setenv("CUZK_MSM_MUL", v)
+			f(t)
+		})
+	}
+}
+
 func TestMSM(t *testing.T) {
 	d := testDevice(t)
 	sizes := []int{1, 2, 3, 7, 64, 100, 1000, 4097, 1<<14 + 5, 1<<17 - 1}
 	if !testing.Short() {
 		sizes = append(sizes, 1<<20)
 	}
-	for _, n := range sizes {
-		points := randomPoints(n)
-		scalars := randomFr(n)
-		want := cpuMSM(t, points, scalars)
-		got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
-		if !got.Equal(&want) {
-			t.Fatalf("n=%d random: GPU MSM differs from gnark-crypto", n)
+	forMSMVariants(t, func(t *testing.T) {
+		for _, n := range sizes {
+			points := randomPoints(n)
+			scalars := randomFr(n)
+			want := cpuMSM(t, points, scalars)
+			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
+			if !got.Equal(&want) {
+				t.Fatalf("n=%d random: GPU MSM differs from gnark-crypto", n)
+			}
 		}
-	}
+	})
 }
 
 // TestMSMEdgeCases: zero scalars, points at infinity, repeated points (the
@@ -539,16 +557,18 @@ func TestMSMEdgeCases(t *testing.T) {
 			return base, s
 		},
 	}
-	for name, mk := range cases {
-		t.Run(name, func(t *testing.T) {
-			points, scalars := mk()
-			want := cpuMSM(t, points, scalars)
-			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
-			if !got.Equal(&want) {
-				t.Fatalf("GPU MSM differs from gnark-crypto")
-			}
-		})
-	}
+	forMSMVariants(t, func(t *testing.T) {
+		for name, mk := range cases {
+			t.Run(name, func(t *testing.T) {
+				points, scalars := mk()
+				want := cpuMSM(t, points, scalars)
+				got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
+				if !got.Equal(&want) {
+					t.Fatalf("GPU MSM differs from gnark-crypto")
+				}
+			})
+		}
+	})
 
 	t.Run("canonical scalars >= r", func(t *testing.T) {
 		r := fr.Modulus()
@@ -585,12 +605,14 @@ func TestMSMWindows(t *testing.T) {
 	points := randomPoints(n)
 	scalars := randomFr(n)
 	want := cpuMSM(t, points, scalars)
-	for c := 4; c <= 22; c++ {
-		got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
-		if !got.Equal(&want) {
-			t.Fatalf("window %d: GPU MSM differs from gnark-crypto", c)
+	forMSMVariants(t, func(t *testing.T) {
+		for c := 4; c <= 22; c++ {
+			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
+			if !got.Equal(&want) {
+				t.Fatalf("window %d: GPU MSM differs from gnark-crypto", c)
+			}
 		}
-	}
+	})
 }
 
 func TestMSMEmpty(t *testing.T) {
