@@ -441,17 +441,27 @@ func gpuMSM(t testing.TB, d *Device, points []bls12381.G1Affine, scalars any, n 
 	return r
 }
 
-// msmVariants are the G1 MSM's run-time kernel choices (CUZK_MSM_MUL, bits:
-// 1 the point formulas' fused sums of two products, 2 the squarings by rows).
-// The MSM tests run each against gnark-crypto, so the card checks every
-// variant it times.
-var msmVariants = []string{"0", "1", "2", "3"}
+// msmVariants are the G1 MSM's run-time kernel choices, as the environment
+// variables that pick them: the field operations of the point formulas
+// (CUZK_MSM_MUL, bits: 1 fused sums of two products, 2 squares by rows) with
+// the bucket sums' register cap (CUZK_MSM_REDUCE_BLOCKS). The MSM tests run
+// each against gnark-crypto, so the card checks every variant it times.
+var msmVariants = []struct{ mul, reduce string }{
+	{"0", "3"}, {"1", "3"}, {"2", "3"}, {"3", "3"},
+	{"0", "2"}, {"1", "2"}, {"2", "2"}, {"3", "2"},
+}
+
+// setMSMVariant selects variant v for the rest of the test.
+func setMSMVariant(t *testing.T, mul, reduce string) {
+	t.Setenv("CUZK_MSM_MUL", mul)
+	t.Setenv("CUZK_MSM_REDUCE_BLOCKS", reduce)
+}
 
 // forMSMVariants runs f once per variant, as a subtest with the variant set.
 func forMSMVariants(t *testing.T, f func(t *testing.T)) {
 	for _, v := range msmVariants {
-		t.Run("CUZK_MSM_MUL="+v, func(t *testing.T) {
-			t.Setenv("CUZK_MSM_MUL", v)
+		t.Run("CUZK_MSM_MUL="+v.mul+",CUZK_MSM_REDUCE_BLOCKS="+v.reduce, func(t *testing.T) {
+			setMSMVariant(t, v.mul, v.reduce)
 			f(t)
 		})
 	}
@@ -463,17 +473,17 @@ func TestMSM(t *testing.T) {
 	if !testing.Short() {
 		sizes = append(sizes, 1<<20)
 	}
-	forMSMVariants(t, func(t *testing.T) {
-		for _, n := range sizes {
-			points := randomPoints(n)
-			scalars := randomFr(n)
-			want := cpuMSM(t, points, scalars)
+	for _, n := range sizes {
+		points := randomPoints(n)
+		scalars := randomFr(n)
+		want := cpuMSM(t, points, scalars)
+		forMSMVariants(t, func(t *testing.T) {
 			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
 			if !got.Equal(&want) {
 				t.Fatalf("n=%d random: GPU MSM differs from gnark-crypto", n)
 			}
-		}
-	})
+		})
+	}
 }
 
 // TestMSMEdgeCases: zero scalars, points at infinity, repeated points (the

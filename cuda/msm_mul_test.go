@@ -7,9 +7,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
-// TestMSMMulBits: every field-operation variant of the point formulas
-// (CUZK_MSM_MUL) gives the same bits as the plain products, not only the same
-// point: the Jacobian result of
+// TestMSMMulBits: every variant (msmVariants: the field operations of the
+// point formulas, CUZK_MSM_MUL, and the bucket sums' register cap) gives the
+// same bits as the plain products, not only the same point: the Jacobian result of
 // every variant equals the first variant's limb for limb (both are computed
 // from the same bucket representations, so any difference in a bucket shows
 // up here), with and without the split, on random inputs, one point repeated
@@ -57,7 +57,7 @@ func TestMSMMulBits(t *testing.T) {
 			defer free()
 			var first bls12381.G1Jac
 			for i, v := range msmVariants {
-				t.Setenv("CUZK_MSM_MUL", v)
+				setMSMVariant(t, v.mul, v.reduce)
 				jac, err := d.MSM(pp, ps, n, Montgomery, c.opt, DefaultStream)
 				if err != nil {
 					t.Fatal(err)
@@ -65,12 +65,12 @@ func TestMSMMulBits(t *testing.T) {
 				var got bls12381.G1Affine
 				got.FromJacobian(&jac)
 				if !got.Equal(&want) {
-					t.Fatalf("CUZK_MSM_MUL=%s: GPU MSM differs from gnark-crypto", v)
+					t.Fatalf("CUZK_MSM_MUL=%s CUZK_MSM_REDUCE_BLOCKS=%s: GPU MSM differs from gnark-crypto", v.mul, v.reduce)
 				}
 				if i == 0 {
 					first = jac
 				} else if jac.X != first.X || jac.Y != first.Y || jac.Z != first.Z {
-					t.Fatalf("CUZK_MSM_MUL=%s: the same point as CUZK_MSM_MUL=%s in other coordinates", v, msmVariants[0])
+					t.Fatalf("CUZK_MSM_MUL=%s CUZK_MSM_REDUCE_BLOCKS=%s: the same point as the first variant in other coordinates", v.mul, v.reduce)
 				}
 			}
 		})

@@ -365,9 +365,13 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
 }
 
 // One thread per (window, segment of 2^logLs buckets): the segment's running
-// sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j.
-template <class F, int MUL>
-__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
+// sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j. Three points
+// live across the additions: at MINB = 3 blocks a multiprocessor (168
+// registers) ptxas spills 648 bytes a thread (nvcc 11.8), at 2 (255) 172,
+// with fewer warps to hide latencies (CUZK_MSM_REDUCE_BLOCKS picks, 3 by
+// default; G2 keeps its own cap).
+template <class F, int MUL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_bucket_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
                                                 uint32_t nseg, xyzz_t<F>* out_total, xyzz_t<F>* out_running) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
@@ -426,6 +430,11 @@ inline int msm_mul() { return env_int("CUZK_MSM_MUL", 0, 0, 3); }
 template <class F, int MUL>
 constexpr int mul_of() {
     return sizeof(F) == sizeof(fp_t) ? MUL : 0;
+}
+// The bucket sums' blocks per multiprocessor: B on G1, G2's own cap on G2.
+template <class F, int B>
+constexpr int reduce_blocks_of() {
+    return sizeof(F) == sizeof(fp_t) ? B : (min_blocks<F>::value > 0 ? min_blocks<F>::value : 1);
 }
 
 // Window size: fewest additions, counting n per window for the buckets and
@@ -643,6 +652,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
     xyzz_t<F>* host_w = nullptr;
     xyzz_t<F>*red_a = b.red_a, *red_b = b.red_b;
     const int mul = sizeof(F) == sizeof(fp_t) ? msm_mul() : 0;
+    const int reduce_blocks = env_int("CUZK_MSM_REDUCE_BLOCKS", CUZK_MSM_MIN_BLOCKS == 2 ? 2 : 3, 2, 3);
     phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
     CUZK_TRY(cudaMemsetAsync(b.buckets, 0, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
@@ -723,15 +733,23 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
 
     // red_b holds the segments' running sums until the scale kernel has
     // used them; the tree of sums below reuses it.
-#define CUZK_BUCKET_REDUCE(MUL)                                                                              \
-    k_bucket_reduce<F, mul_of<F, MUL>()><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(b.buckets, Bw, nw, \
-                                                                                            logLs, nseg, red_a, \
-                                                                                            red_b)
-    switch (mul) {
-        case 1: CUZK_BUCKET_REDUCE(1); break;
-        case 2: CUZK_BUCKET_REDUCE(2); break;
-        case 3: CUZK_BUCKET_REDUCE(3); break;
-        default: CUZK_BUCKET_REDUCE(0); break;
+#define CUZK_BUCKET_REDUCE(MUL, B)                                                                          \
+    k_bucket_reduce<F, mul_of<F, MUL>(), reduce_blocks_of<F, B>()>                                           \
+        <<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(b.buckets, Bw, nw, logLs, nseg, red_a, red_b)
+    if (reduce_blocks == 2) {
+        switch (mul) {
+            case 1: CUZK_BUCKET_REDUCE(1, 2); break;
+            case 2: CUZK_BUCKET_REDUCE(2, 2); break;
+            case 3: CUZK_BUCKET_REDUCE(3, 2); break;
+            default: CUZK_BUCKET_REDUCE(0, 2); break;
+        }
+    } else {
+        switch (mul) {
+            case 1: CUZK_BUCKET_REDUCE(1, 3); break;
+            case 2: CUZK_BUCKET_REDUCE(2, 3); break;
+            case 3: CUZK_BUCKET_REDUCE(3, 3); break;
+            default: CUZK_BUCKET_REDUCE(0, 3); break;
+        }
     }
 #undef CUZK_BUCKET_REDUCE
     CUZK_TRY(cudaGetLastError());
