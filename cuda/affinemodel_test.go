@@ -444,3 +444,27 @@ func TestAffineAccumulationModel(t *testing.T) {
 		runAffineModel(t, bin, c, cases, npool)
 	})
 }
+
+//go:embed testdata/xyzzmodel.cc src/ff/*.cuh src/ec/*.cuh
+var xyzzModelSource embed.FS
+
+// TestFusedFormulasModel checks that the point formulas with each MUL
+// (src/ec/xyzz.cuh, CUZK_MSM_MUL) give the same bits as with plain products
+// on random G1 points, the doubling and cancelling branches included
+// (testdata/xyzzmodel.cc): the bucket sums the two settings give must be
+// identical, not only equal as points.
+func TestFusedFormulasModel(t *testing.T) {
+	bin := buildHostModel(t, xyzzModelSource, "testdata/xyzzmodel.cc")
+	const n = 400
+	var in bytes.Buffer
+	fmt.Fprintf(&in, "g1 %d\n", n)
+	for _, p := range randomPoints(n) {
+		fmt.Fprintf(&in, "%s %s\n", fpHex(&p.X), fpHex(&p.Y))
+	}
+	out := strings.TrimSpace(string(runModel(t, bin, in.Bytes())))
+	var k int
+	if _, err := fmt.Sscanf(out, "additions %d", &k); err != nil || k < 10*n {
+		t.Fatalf("host model: %q", out)
+	}
+	t.Logf("%d additions, the same bits with every MUL", k)
+}

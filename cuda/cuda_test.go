@@ -441,6 +441,32 @@ func gpuMSM(t testing.TB, d *Device, points []bls12381.G1Affine, scalars any, n 
 	return r
 }
 
+// msmVariants are the G1 MSM's run-time kernel choices, as the environment
+// variables that pick them: the field operations of the point formulas
+// (CUZK_MSM_MUL, bits: 1 fused sums of two products, 2 squares by rows) with
+// the bucket sums' register cap (CUZK_MSM_REDUCE_BLOCKS). The MSM tests run
+// each against gnark-crypto, so the card checks every variant it times.
+var msmVariants = []struct{ mul, reduce string }{
+	{"0", "3"}, {"1", "3"}, {"2", "3"}, {"3", "3"},
+	{"0", "2"}, {"1", "2"}, {"2", "2"}, {"3", "2"},
+}
+
+// setMSMVariant selects variant v for the rest of the test.
+func setMSMVariant(t *testing.T, mul, reduce string) {
+	t.Setenv("CUZK_MSM_MUL", mul)
+	t.Setenv("CUZK_MSM_REDUCE_BLOCKS", reduce)
+}
+
+// forMSMVariants runs f once per variant, as a subtest with the variant set.
+func forMSMVariants(t *testing.T, f func(t *testing.T)) {
+	for _, v := range msmVariants {
+		t.Run("CUZK_MSM_MUL="+v.mul+",CUZK_MSM_REDUCE_BLOCKS="+v.reduce, func(t *testing.T) {
+			setMSMVariant(t, v.mul, v.reduce)
+			f(t)
+		})
+	}
+}
+
 func TestMSM(t *testing.T) {
 	d := testDevice(t)
 	sizes := []int{1, 2, 3, 7, 64, 100, 1000, 4097, 1<<14 + 5, 1<<17 - 1}
@@ -451,10 +477,12 @@ func TestMSM(t *testing.T) {
 		points := randomPoints(n)
 		scalars := randomFr(n)
 		want := cpuMSM(t, points, scalars)
-		got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
-		if !got.Equal(&want) {
-			t.Fatalf("n=%d random: GPU MSM differs from gnark-crypto", n)
-		}
+		forMSMVariants(t, func(t *testing.T) {
+			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
+			if !got.Equal(&want) {
+				t.Fatalf("n=%d random: GPU MSM differs from gnark-crypto", n)
+			}
+		})
 	}
 }
 
@@ -539,16 +567,18 @@ func TestMSMEdgeCases(t *testing.T) {
 			return base, s
 		},
 	}
-	for name, mk := range cases {
-		t.Run(name, func(t *testing.T) {
-			points, scalars := mk()
-			want := cpuMSM(t, points, scalars)
-			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
-			if !got.Equal(&want) {
-				t.Fatalf("GPU MSM differs from gnark-crypto")
-			}
-		})
-	}
+	forMSMVariants(t, func(t *testing.T) {
+		for name, mk := range cases {
+			t.Run(name, func(t *testing.T) {
+				points, scalars := mk()
+				want := cpuMSM(t, points, scalars)
+				got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{})
+				if !got.Equal(&want) {
+					t.Fatalf("GPU MSM differs from gnark-crypto")
+				}
+			})
+		}
+	})
 
 	t.Run("canonical scalars >= r", func(t *testing.T) {
 		r := fr.Modulus()
@@ -585,12 +615,14 @@ func TestMSMWindows(t *testing.T) {
 	points := randomPoints(n)
 	scalars := randomFr(n)
 	want := cpuMSM(t, points, scalars)
-	for c := 4; c <= 22; c++ {
-		got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
-		if !got.Equal(&want) {
-			t.Fatalf("window %d: GPU MSM differs from gnark-crypto", c)
+	forMSMVariants(t, func(t *testing.T) {
+		for c := 4; c <= 22; c++ {
+			got := gpuMSM(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
+			if !got.Equal(&want) {
+				t.Fatalf("window %d: GPU MSM differs from gnark-crypto", c)
+			}
 		}
-	}
+	})
 }
 
 func TestMSMEmpty(t *testing.T) {

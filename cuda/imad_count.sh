@@ -25,8 +25,9 @@ trap 'rm -rf "$out"' EXIT
 cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="$PER_CLK" '
 	/Function :/ {
 		f = $3
-		k = (f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
-		k = k (f ~ /Li2E/ ? 2 : 1)
+		mulv = match(f, /^_Z4(madd|xadd)ILi[0-9]E/) ? substr(f, RLENGTH - 1, 1) : ""
+		k = (f ~ /^_Z10mul2_fused/ ? "fpm" : f ~ /^_Z8sqr_rows/ ? "fps" : f ~ /^_Z4madd/ ? "madd" mulv : f ~ /^_Z4xadd/ ? "xadd" mulv : f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
+		k = k (f ~ /Li2EE/ ? 2 : 1)
 		next
 	}
 	/^ +\/\*[0-9a-f]+\*\/ / {
@@ -49,6 +50,21 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 			res[x] = d(r, x)
 			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
 		}
+		# The variants of the MSM (CUZK_MSM_MUL): the fused sum of two products
+		# and the squaring by rows, then the point additions built from them.
+		# The code of the additions includes the doubling branch, which does not
+		# change with MUL: their differences are what MUL saves; the hot
+		# path of each is given from the field operations it runs.
+		split("fpm fps madd0 madd1 madd3 xadd0 xadd1 xadd3", ks2, " ")
+		split("Fp a b + c d, fused (CUZK_MSM_MUL bit 1)|Fp square by rows (bit 2)|XYZZ mixed addition, MUL=0, with doubling branch|XYZZ mixed addition, MUL=1, with doubling branch|XYZZ mixed addition, MUL=3, with doubling branch|XYZZ addition, MUL=0, with doubling branch|XYZZ addition, MUL=1, with doubling branch|XYZZ addition, MUL=3, with doubling branch", names2, "|")
+		for (i = 1; i <= 8; i++) {
+			x = ks2[i]
+			res[x] = d(r, x)
+			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names2[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
+		}
+		hot["madd0"] = 10 * res["fp"]; hot["madd1"] = 8 * res["fp"] + res["fpm"]; hot["madd3"] = 6 * res["fp"] + res["fpm"] + 2 * res["fps"]
+		hot["xadd0"] = 14 * res["fp"]; hot["xadd1"] = 8 * res["fp"] + 3 * res["fpm"]; hot["xadd3"] = 6 * res["fp"] + 3 * res["fpm"] + 2 * res["fps"]
+		printf "\nhot path, IMAD results: mixed addition %d / %d / %d, addition %d / %d / %d (MUL = 0 / 1 / 3)\n", hot["madd0"], hot["madd1"], hot["madd3"], hot["xadd0"], hot["xadd1"], hot["xadd3"]
 		peak = sms * perclk * mhz * 1e6
 		printf "\npeak: %d SMs x %d IMAD results/clock x %d MHz = %.2f x 10^12 per second\n\n", sms, perclk, mhz, peak / 1e12
 		# Fr NTT, 2^L: groups of stages as ntt.cuh cuts them (at most 9 per
@@ -82,6 +98,9 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		msm("G1 MSM 2^24, c = 20 (13 windows), accumulation", 13 * 2 ^ 24 * 10, "fp", 117.94)
 		msm("G1 MSM 2^20, c = 16 (16 windows), accumulation", 16 * 2 ^ 20 * 10, "fp", 11.72)
 		msm("G2 MSM 2^20, c = 16 (16 windows), accumulation", 16 * 2 ^ 20 * (8 * 3 + 2 * 2), "fp", 34.16)
+		# With CUZK_MSM_MUL=3: the hot path of the mixed addition, not timed yet.
+		rr = 13 * 2 ^ 24 * hot["madd3"]
+		printf "| G1 MSM 2^24, c = 20, accumulation, CUZK_MSM_MUL=3 | %.0f M additions | %.1f G | %.1f | | |\n", 13 * 2 ^ 24 / 1e6, rr / 1e9, rr / peak * 1e3
 	}
 	function ntt(name, p, ms,   rr) {
 		rr = p * res["fr"]

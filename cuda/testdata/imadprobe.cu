@@ -4,6 +4,7 @@
 // (-DCUZK_FP_NOINLINE=0) so that its instructions are counted where used.
 #include "../src/ff/bls12_381.cuh"
 #include "../src/ff/fp2.cuh"
+#include "../src/ec/xyzz.cuh"
 
 using namespace cuzk;
 
@@ -60,6 +61,62 @@ __global__ void butterfly_lowr(fr_t* x, const fr_t* w) {
     x[2 * i + 1] = b;
 }
 
+// The fused sum of two Fp products, a b + c d (fp_t::mul2, CUZK_MSM_MUL=1), and the
+// squaring by rows (fp_t::sqr_rows, CUZK_MSM_MUL=2).
+template <int K>
+__global__ void mul2_fused(fp_t* x, const fp_t* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fp_t a = x[i];
+    const fp_t b = y[2 * i], c = y[2 * i + 1];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = fp_t::mul2(a, b, c, a);
+    x[i] = a;
+}
+
+// One mixed XYZZ addition (the bucket accumulation's) and one full one (the
+// bucket sums'), with each CUZK_MSM_MUL.
+template <int MUL, int K>
+__global__ void madd(xyzz_t<fp_t>* x, const affine_t<fp_t>* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    xyzz_t<fp_t> a = x[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a.add_affine<MUL>(y[K * i + k].x, y[K * i + k].y);
+    x[i] = a;
+}
+template <int MUL, int K>
+__global__ void xadd(xyzz_t<fp_t>* x, const xyzz_t<fp_t>* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    xyzz_t<fp_t> a = x[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a.add<MUL>(y[K * i + k]);
+    x[i] = a;
+}
+
+template <int K>
+__global__ void sqr_rows(fp_t* x) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fp_t a = x[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = a.sqr_rows();
+    x[i] = a;
+}
+
+template __global__ void sqr_rows<1>(fp_t*);
+template __global__ void sqr_rows<2>(fp_t*);
+template __global__ void mul2_fused<1>(fp_t*, const fp_t*);
+template __global__ void mul2_fused<2>(fp_t*, const fp_t*);
+template __global__ void madd<0, 1>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void madd<0, 2>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void madd<1, 1>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void madd<1, 2>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void madd<3, 1>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void madd<3, 2>(xyzz_t<fp_t>*, const affine_t<fp_t>*);
+template __global__ void xadd<0, 1>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
+template __global__ void xadd<0, 2>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
+template __global__ void xadd<1, 1>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
+template __global__ void xadd<1, 2>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
+template __global__ void xadd<3, 1>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
+template __global__ void xadd<3, 2>(xyzz_t<fp_t>*, const xyzz_t<fp_t>*);
 template __global__ void mul<fr_t, 1>(fr_t*, const fr_t*);
 template __global__ void mul<fr_t, 2>(fr_t*, const fr_t*);
 template __global__ void mul<fp_t, 1>(fp_t*, const fp_t*);

@@ -10,8 +10,10 @@
 // bits (each is a carry the schedule claims cannot happen).
 //
 // Input, one product a line: "fr A B", "frr A B" (Fr with the REDCR
-// reduction, mont_eo.cuh's LOWR) or "fp A B", A and B in hex. Output: the
-// product A B R^-1 mod p in hex, one line each. The Go test
+// reduction, mont_eo.cuh's LOWR) or "fp A B", A and B in hex, or "fpm A B C
+// D", the fused sum of two Fp products (eo_mul2), or "fps A A", the Fp
+// squaring (eo_sqr). Output: the product A B
+// R^-1 mod p (A B + C D times R^-1 for fpm) in hex, one line each. The Go test
 // (montmodel_test.go) builds this with the host's C++ compiler and compares
 // with math/big.
 #include <cstdint>
@@ -143,6 +145,33 @@ struct eo_model {
         }
     }
     template <class P>
+    static void ma(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], const uint32_t (&c0)[P::N], uint32_t d) {
+        uint32_t c[P::N];
+        std::memcpy(c, c0, sizeof c);
+        static const program p = parse(CUZK_EO12_MA);
+        uint32_t* ops[] = {CUZK_EO12_MA_POINTERS};
+        run(p, ops, sizeof ops / sizeof ops[0]);
+    }
+    template <class P>
+    static void sq(int i, uint32_t (&ev)[P::N], uint32_t (&od)[P::N], const uint32_t (&D0)[P::N], uint32_t b,
+                   uint32_t e) {
+        uint32_t D[P::N];
+        std::memcpy(D, D0, sizeof D);
+#define CUZK_EO12_SQ_CASE(k)                                   \
+    case k: {                                                  \
+        static const program pr = parse(CUZK_EO12_SQ##k);      \
+        uint32_t* ops[] = {CUZK_EO12_SQ##k##_POINTERS};        \
+        run(pr, ops, sizeof ops / sizeof ops[0]);              \
+        break;                                                 \
+    }
+        switch (i) {
+            CUZK_EO12_SQ_ROWS(CUZK_EO12_SQ_CASE)
+            default:
+                fail("no squaring row", std::to_string(i));
+        }
+#undef CUZK_EO12_SQ_CASE
+    }
+    template <class P>
     static void redc(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], uint32_t m) {
         uint32_t p[P::N];
         for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
@@ -212,13 +241,39 @@ bool product(const char* as, const char* bs) {
     return true;
 }
 
+// The fused sum of two products (eo_mul2): A B + C D, times R^-1.
+bool fused(const char* as, const char* bs, const char* cs, const char* ds) {
+    constexpr int N = cuzk::fp_params::N;
+    uint32_t a[N], b[N], c[N], d[N], r[N];
+    if (!from_hex<N>(as, a) || !from_hex<N>(bs, b) || !from_hex<N>(cs, c) || !from_hex<N>(ds, d)) return false;
+    cuzk::eo_mul2<cuzk::fp_params, eo_model>(r, a, b, c, d);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r[i]);
+    std::printf("\n");
+    return true;
+}
+
+// The squaring (eo_sqr): A A R^-1.
+bool square(const char* as) {
+    constexpr int N = cuzk::fp_params::N;
+    uint32_t a[N], r[N];
+    if (!from_hex<N>(as, a)) return false;
+    cuzk::eo_sqr<cuzk::fp_params, eo_model>(r, a);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r[i]);
+    std::printf("\n");
+    return true;
+}
+
 }  // namespace
 
 int main() {
-    char field[8], as[128], bs[128];
+    char field[8], as[128], bs[128], cs[128], ds[128];
     while (std::scanf("%7s %127s %127s", field, as, bs) == 3) {
         bool ok;
-        if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
+        if (std::strcmp(field, "fps") == 0)
+            ok = std::strcmp(as, bs) == 0 && square(as);
+        else if (std::strcmp(field, "fpm") == 0)
+            ok = std::scanf("%127s %127s", cs, ds) == 2 && fused(as, bs, cs, ds);
+        else if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
         else if (std::strcmp(field, "frr") == 0) ok = product<cuzk::fr_params, true>(as, bs);
         else if (std::strcmp(field, "fp") == 0) ok = product<cuzk::fp_params>(as, bs);
         else ok = false;

@@ -51,6 +51,11 @@ struct alignas(16) fp2_t {
         r.c1 = t2 - t0 - t1;
         return r;
     }
+    // a b + c d (the point formulas' fused form; no fused Fp2 product yet).
+    CUZK_HD static fp2_t mul2(const fp2_t& a, const fp2_t& b, const fp2_t& c, const fp2_t& d) {
+        return a * b + c * d;
+    }
+    CUZK_HD fp2_t sqr_rows() const { return sqr(); }
     // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fp products.
     CUZK_HD fp2_t sqr() const {
         fp2_t r;

@@ -192,6 +192,50 @@ struct alignas(16) mont_t {
         return r;
     }
 
+    // (a b + c d) R^-1 mod p, fully reduced: with the even/odd product on a
+    // 12-limb modulus one reduction for both products (eo_mul2), else the
+    // sum of two products. The same bits either way.
+    static __device__ __forceinline__ mont_t mul2(const mont_t& a, const mont_t& b, const mont_t& c,
+                                                  const mont_t& d) {
+        if constexpr (P::MUL == 2 && N == 12) {
+            if constexpr (P::NOINLINE_MUL)
+                return mul2_eo_call(a, b, c, d);
+            else
+                return mul2_eo(a, b, c, d);
+        } else {
+            return a * b + c * d;
+        }
+    }
+    static __device__ __forceinline__ mont_t mul2_eo(const mont_t& a, const mont_t& b, const mont_t& c,
+                                                     const mont_t& d) {
+        mont_t r;
+        eo_mul2<P, eo_ptx>(r.v, a.v, b.v, c.v, d.v);
+        return r;
+    }
+    static __device__ __noinline__ mont_t mul2_eo_call(mont_t a, mont_t b, mont_t c, mont_t d) {
+        return mul2_eo(a, b, c, d);
+    }
+
+    // a^2 R^-1 mod p, fully reduced: by the rows of eo_sqr (78 limb products
+    // instead of 144) with the even/odd product on a 12-limb modulus, else
+    // a * a. The same bits either way.
+    __device__ __forceinline__ mont_t sqr_rows() const {
+        if constexpr (P::MUL == 2 && N == 12) {
+            if constexpr (P::NOINLINE_MUL)
+                return sqr_eo_call(*this);
+            else
+                return sqr_eo(*this);
+        } else {
+            return *this * *this;
+        }
+    }
+    static __device__ __forceinline__ mont_t sqr_eo(const mont_t& a) {
+        mont_t r;
+        eo_sqr<P, eo_ptx>(r.v, a.v);
+        return r;
+    }
+    static __device__ __noinline__ mont_t sqr_eo_call(mont_t a) { return sqr_eo(a); }
+
     static __device__ __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
 #pragma unroll
@@ -319,6 +363,8 @@ struct alignas(16) mont_t {
         if (T[M64] || r.geq_mod()) r.sub_mod_raw();
         return r;
     }
+    static mont_t mul2(const mont_t& a, const mont_t& b, const mont_t& c, const mont_t& d) { return a * b + c * d; }
+    mont_t sqr_rows() const { return *this * *this; }
 #endif
 
     CUZK_HD mont_t dbl() const { return *this + *this; }

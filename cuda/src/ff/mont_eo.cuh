@@ -84,6 +84,98 @@ CUZK_HD void eo_mul(uint32_t (&r)[P::N], const uint32_t (&a)[P::N], const uint32
     for (int j = 0; j < N; j++) r[j] = mask ? t[j] : u[j];  // mask: t < p
 }
 
+// The fused sum of two products (MA chains): r = (a b + c d) R^-1 mod p,
+// fully reduced, for a, b, c, d < p, with one reduction instead of two. Each
+// step adds c * d_i into the accumulators after a * b_i (the MA chain, in
+// place) and before the reduction, so it is the CIOS of a b + c d: the value
+// stays below 2^32 (3p + 1) before each division (V_i < V_(i-1) / 2^32 + 3p),
+// the odd accumulator below 2^(32(N-2)) + 3p + 4, which fits N limbs where
+// 3p < 2^(32N) (Fp: 3p < 2^383; not Fr, whose 3r > 2^256), and the result (a b + c d + M p) / R < p (1 +
+// 2p/R) < 2p, so FINAL's one subtraction reduces it fully. The host model
+// (cuda/testdata/montmodel.cc) runs the same chains and fails on any carry
+// they would lose.
+template <class P, class X>
+CUZK_HD void eo_mul2(uint32_t (&r)[P::N], const uint32_t (&a)[P::N], const uint32_t (&b)[P::N],
+                     const uint32_t (&c)[P::N], const uint32_t (&d)[P::N]) {
+    constexpr int N = P::N;
+    static_assert(N == 12, "the MA chain is generated for 12 limbs (Fp)");
+    static_assert(P::mod(N - 1) < 0x55555555u, "3p must fit N limbs");
+    uint32_t x[N], y[N];
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        const uint64_t e = (uint64_t)a[j] * b[0], o = (uint64_t)a[j + 1] * b[0];
+        x[j] = (uint32_t)e;
+        x[j + 1] = (uint32_t)(e >> 32);
+        y[j] = (uint32_t)o;
+        y[j + 1] = (uint32_t)(o >> 32);
+    }
+    X::template ma<P>(x, y, c, d[0]);
+    eo_redc<P, X, false>(x, y);
+#pragma unroll
+    for (int i = 1; i < N; i++) {
+        if (i & 1) {
+            X::template ab<P>(x, y, a, b[i]);
+            X::template ma<P>(y, x, c, d[i]);
+            eo_redc<P, X, false>(y, x);
+        } else {
+            X::template ab<P>(y, x, a, b[i]);
+            X::template ma<P>(x, y, c, d[i]);
+            eo_redc<P, X, false>(x, y);
+        }
+    }
+    uint32_t t[N], u[N], mask;
+    X::template fin<P>(t, u, mask, y, x);
+#pragma unroll
+    for (int j = 0; j < N; j++) r[j] = mask ? t[j] : u[j];
+}
+
+// The squaring (SQ chains): r = a^2 R^-1 mod p, fully reduced, for a < p.
+// a^2 = sum_i a_i (a_i 2^(32i) + 2 sum_(j>i) a_j 2^(32j)) 2^(32i), so step i
+// of the CIOS adds a_i times the multiplicand B_i = (a_i at limb i, then the
+// limbs of 2a above it), whose limbs below i are zero: n - i products
+// instead of n, 78 of them for a * a's 144 on Fp. With D = 2a (which fits N
+// limbs: a < p < 2^(32N-1)), B_i's limbs are a_i, a_(i+1) << 1 (D_(i+1)
+// without a_i's top bit, which belongs to a_i's own limb), D_(i+2), ...
+// B_i < 2p, so the value before each division stays below 2^32 (3p + 1) as
+// in eo_mul2, with the same bound on the odd accumulator (Fp only), and the
+// result (a^2 + M p) / R < 2p.
+template <class P, class X>
+CUZK_HD void eo_sqr(uint32_t (&r)[P::N], const uint32_t (&a)[P::N]) {
+    constexpr int N = P::N;
+    static_assert(N == 12, "the SQ chains are generated for 12 limbs (Fp)");
+    static_assert(P::mod(N - 1) < 0x55555555u, "3p must fit N limbs");
+    uint32_t D[N], x[N], y[N];
+    D[0] = a[0] << 1;
+#pragma unroll
+    for (int k = 1; k < N; k++) D[k] = (a[k] << 1) | (a[k - 1] >> 31);
+    // Row 0: B_0 = (a_0, a_1 << 1, D_2, ...), whose products do not overlap.
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        const uint32_t ce = j == 0 ? a[0] : D[j], co = j == 0 ? a[1] << 1 : D[j + 1];
+        const uint64_t e = (uint64_t)ce * a[0], o = (uint64_t)co * a[0];
+        x[j] = (uint32_t)e;
+        x[j + 1] = (uint32_t)(e >> 32);
+        y[j] = (uint32_t)o;
+        y[j + 1] = (uint32_t)(o >> 32);
+    }
+    eo_redc<P, X, false>(x, y);
+#pragma unroll
+    for (int i = 1; i < N; i++) {
+        const uint32_t e = i + 1 < N ? a[i + 1] << 1 : 0;
+        if (i & 1) {
+            X::template sq<P>(i, x, y, D, a[i], e);
+            eo_redc<P, X, false>(y, x);
+        } else {
+            X::template sq<P>(i, y, x, D, a[i], e);
+            eo_redc<P, X, false>(x, y);
+        }
+    }
+    uint32_t t[N], u[N], mask;
+    X::template fin<P>(t, u, mask, y, x);
+#pragma unroll
+    for (int j = 0; j < N; j++) r[j] = mask ? t[j] : u[j];
+}
+
 #if defined(__CUDA_ARCH__)
 // The chains as non-volatile asm: each one block, so its carries stay
 // contiguous; the compiler may still schedule the blocks and what lies between
@@ -96,6 +188,23 @@ struct eo_ptx {
             asm(CUZK_EO8_AB CUZK_EO8_AB_OPERANDS);
         else
             asm(CUZK_EO12_AB CUZK_EO12_AB_OPERANDS);
+    }
+    template <class P>
+    static __device__ __forceinline__ void ma(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], const uint32_t (&c)[P::N],
+                                              uint32_t d) {
+        asm(CUZK_EO12_MA CUZK_EO12_MA_OPERANDS);
+    }
+    // Row i of the squaring; i is a constant once eo_sqr's loop is unrolled,
+    // so the switch folds away.
+    template <class P>
+    static __device__ __forceinline__ void sq(int i, uint32_t (&ev)[P::N], uint32_t (&od)[P::N],
+                                              const uint32_t (&D)[P::N], uint32_t b, uint32_t e) {
+#define CUZK_EO12_SQ_CASE(k) \
+    case k:                  \
+        asm(CUZK_EO12_SQ##k CUZK_EO12_SQ##k##_OPERANDS); \
+        break;
+        switch (i) { CUZK_EO12_SQ_ROWS(CUZK_EO12_SQ_CASE) }
+#undef CUZK_EO12_SQ_CASE
     }
     template <class P>
     static __device__ __forceinline__ void redc(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], uint32_t m) {

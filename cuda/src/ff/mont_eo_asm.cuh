@@ -161,6 +161,316 @@
 #define CUZK_EO12_REDC_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(m), "n"(P::mod(0)), "n"(P::mod(1)), "n"(P::mod(2)), "n"(P::mod(3)), "n"(P::mod(4)), "n"(P::mod(5)), "n"(P::mod(6)), "n"(P::mod(7)), "n"(P::mod(8)), "n"(P::mod(9)), "n"(P::mod(10)), "n"(P::mod(11))
 #define CUZK_EO12_REDC_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &m, &p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7], &p[8], &p[9], &p[10], &p[11]
 
+// MA: ev, od in/out; c, d in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 d
+#define CUZK_EO12_MA \
+    "mad.lo.cc.u32 %12, %25, %36, %12;\n\t" \
+    "madc.hi.cc.u32 %13, %25, %36, %13;\n\t" \
+    "madc.lo.cc.u32 %14, %27, %36, %14;\n\t" \
+    "madc.hi.cc.u32 %15, %27, %36, %15;\n\t" \
+    "madc.lo.cc.u32 %16, %29, %36, %16;\n\t" \
+    "madc.hi.cc.u32 %17, %29, %36, %17;\n\t" \
+    "madc.lo.cc.u32 %18, %31, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %31, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %33, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %33, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %35, %36, %22;\n\t" \
+    "madc.hi.u32 %23, %35, %36, %23;\n\t" \
+    "mad.lo.cc.u32 %0, %24, %36, %0;\n\t" \
+    "madc.hi.cc.u32 %1, %24, %36, %1;\n\t" \
+    "madc.lo.cc.u32 %2, %26, %36, %2;\n\t" \
+    "madc.hi.cc.u32 %3, %26, %36, %3;\n\t" \
+    "madc.lo.cc.u32 %4, %28, %36, %4;\n\t" \
+    "madc.hi.cc.u32 %5, %28, %36, %5;\n\t" \
+    "madc.lo.cc.u32 %6, %30, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %7, %30, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %8, %32, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %9, %32, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %10, %34, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %11, %34, %36, %11;\n\t" \
+    "addc.u32 %23, %23, 0;\n\t"
+#define CUZK_EO12_MA_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]), "r"(c[8]), "r"(c[9]), "r"(c[10]), "r"(c[11]), "r"(d)
+#define CUZK_EO12_MA_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7], &c[8], &c[9], &c[10], &c[11], &d
+
+// SQ1: row 1 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ1 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "madc.lo.cc.u32 %0, %36, %36, %2;\n\t" \
+    "madc.hi.cc.u32 %1, %36, %36, %3;\n\t" \
+    "madc.lo.cc.u32 %2, %27, %36, %4;\n\t" \
+    "madc.hi.cc.u32 %3, %27, %36, %5;\n\t" \
+    "madc.lo.cc.u32 %4, %29, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %5, %29, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %6, %31, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %31, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %14, %37, %36, %14;\n\t" \
+    "madc.hi.cc.u32 %15, %37, %36, %15;\n\t" \
+    "madc.lo.cc.u32 %16, %28, %36, %16;\n\t" \
+    "madc.hi.cc.u32 %17, %28, %36, %17;\n\t" \
+    "madc.lo.cc.u32 %18, %30, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %30, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ1_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ1_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ2: row 2 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ2 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "madc.lo.cc.u32 %2, %37, %36, %4;\n\t" \
+    "madc.hi.cc.u32 %3, %37, %36, %5;\n\t" \
+    "madc.lo.cc.u32 %4, %29, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %5, %29, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %6, %31, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %31, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %14, %36, %36, %14;\n\t" \
+    "madc.hi.cc.u32 %15, %36, %36, %15;\n\t" \
+    "madc.lo.cc.u32 %16, %28, %36, %16;\n\t" \
+    "madc.hi.cc.u32 %17, %28, %36, %17;\n\t" \
+    "madc.lo.cc.u32 %18, %30, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %30, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ2_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ2_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ3: row 3 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ3 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "madc.lo.cc.u32 %2, %36, %36, %4;\n\t" \
+    "madc.hi.cc.u32 %3, %36, %36, %5;\n\t" \
+    "madc.lo.cc.u32 %4, %29, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %5, %29, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %6, %31, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %31, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %16, %37, %36, %16;\n\t" \
+    "madc.hi.cc.u32 %17, %37, %36, %17;\n\t" \
+    "madc.lo.cc.u32 %18, %30, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %30, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ3_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ3_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ4: row 4 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ4 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "madc.lo.cc.u32 %4, %37, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %5, %37, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %6, %31, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %31, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %16, %36, %36, %16;\n\t" \
+    "madc.hi.cc.u32 %17, %36, %36, %17;\n\t" \
+    "madc.lo.cc.u32 %18, %30, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %30, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ4_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ4_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ5: row 5 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ5 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "madc.lo.cc.u32 %4, %36, %36, %6;\n\t" \
+    "madc.hi.cc.u32 %5, %36, %36, %7;\n\t" \
+    "madc.lo.cc.u32 %6, %31, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %31, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %18, %37, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %37, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ5_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ5_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ6: row 6 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ6 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "madc.lo.cc.u32 %6, %37, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %37, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %18, %36, %36, %18;\n\t" \
+    "madc.hi.cc.u32 %19, %36, %36, %19;\n\t" \
+    "madc.lo.cc.u32 %20, %32, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %32, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ6_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ6_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ7: row 7 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ7 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "madc.lo.cc.u32 %6, %36, %36, %8;\n\t" \
+    "madc.hi.cc.u32 %7, %36, %36, %9;\n\t" \
+    "madc.lo.cc.u32 %8, %33, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %33, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %20, %37, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %37, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ7_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ7_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ8: row 8 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ8 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "addc.cc.u32 %6, %8, 0;\n\t" \
+    "addc.cc.u32 %7, %9, 0;\n\t" \
+    "madc.lo.cc.u32 %8, %37, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %37, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %20, %36, %36, %20;\n\t" \
+    "madc.hi.cc.u32 %21, %36, %36, %21;\n\t" \
+    "madc.lo.cc.u32 %22, %34, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %34, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ8_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ8_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ9: row 9 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ9 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "addc.cc.u32 %6, %8, 0;\n\t" \
+    "addc.cc.u32 %7, %9, 0;\n\t" \
+    "madc.lo.cc.u32 %8, %36, %36, %10;\n\t" \
+    "madc.hi.cc.u32 %9, %36, %36, %11;\n\t" \
+    "madc.lo.cc.u32 %10, %35, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %35, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %22, %37, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %37, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ9_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ9_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ10: row 10 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ10 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "addc.cc.u32 %6, %8, 0;\n\t" \
+    "addc.cc.u32 %7, %9, 0;\n\t" \
+    "addc.cc.u32 %8, %10, 0;\n\t" \
+    "addc.cc.u32 %9, %11, 0;\n\t" \
+    "madc.lo.cc.u32 %10, %37, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %37, %36, 0;\n\t" \
+    "mad.lo.cc.u32 %22, %36, %36, %22;\n\t" \
+    "madc.hi.cc.u32 %23, %36, %36, %23;\n\t" \
+    "addc.u32 %11, %11, 0;\n\t"
+#define CUZK_EO12_SQ10_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ10_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
+// SQ11: row 11 of the squaring: ev, od in/out; D, b, e in
+//   ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 D0 D1 D2 D3 D4 D5 D6 D7 D8 D9 D10 D11 b e
+#define CUZK_EO12_SQ11 \
+    "add.cc.u32 %12, %12, %1;\n\t" \
+    "addc.cc.u32 %0, %2, 0;\n\t" \
+    "addc.cc.u32 %1, %3, 0;\n\t" \
+    "addc.cc.u32 %2, %4, 0;\n\t" \
+    "addc.cc.u32 %3, %5, 0;\n\t" \
+    "addc.cc.u32 %4, %6, 0;\n\t" \
+    "addc.cc.u32 %5, %7, 0;\n\t" \
+    "addc.cc.u32 %6, %8, 0;\n\t" \
+    "addc.cc.u32 %7, %9, 0;\n\t" \
+    "addc.cc.u32 %8, %10, 0;\n\t" \
+    "addc.cc.u32 %9, %11, 0;\n\t" \
+    "madc.lo.cc.u32 %10, %36, %36, 0;\n\t" \
+    "madc.hi.u32 %11, %36, %36, 0;\n\t"
+#define CUZK_EO12_SQ11_OPERANDS : "+r"(ev[0]), "+r"(ev[1]), "+r"(ev[2]), "+r"(ev[3]), "+r"(ev[4]), "+r"(ev[5]), "+r"(ev[6]), "+r"(ev[7]), "+r"(ev[8]), "+r"(ev[9]), "+r"(ev[10]), "+r"(ev[11]), "+r"(od[0]), "+r"(od[1]), "+r"(od[2]), "+r"(od[3]), "+r"(od[4]), "+r"(od[5]), "+r"(od[6]), "+r"(od[7]), "+r"(od[8]), "+r"(od[9]), "+r"(od[10]), "+r"(od[11]) : "r"(D[0]), "r"(D[1]), "r"(D[2]), "r"(D[3]), "r"(D[4]), "r"(D[5]), "r"(D[6]), "r"(D[7]), "r"(D[8]), "r"(D[9]), "r"(D[10]), "r"(D[11]), "r"(b), "r"(e)
+#define CUZK_EO12_SQ11_POINTERS &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &D[0], &D[1], &D[2], &D[3], &D[4], &D[5], &D[6], &D[7], &D[8], &D[9], &D[10], &D[11], &b, &e
+
 // FINAL: t, u, mask out; ev, od in; p immediates
 //   t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 u0 u1 u2 u3 u4 u5 u6 u7 u8 u9 u10 u11 mask ev0 ev1 ev2 ev3 ev4 ev5 ev6 ev7 ev8 ev9 ev10 ev11 od0 od1 od2 od3 od4 od5 od6 od7 od8 od9 od10 od11 p0 p1 p2 p3 p4 p5 p6 p7 p8 p9 p10 p11
 #define CUZK_EO12_FINAL \
@@ -191,3 +501,6 @@
     "subc.u32 %24, 0, 0;\n\t"
 #define CUZK_EO12_FINAL_OPERANDS : "=r"(t[0]), "=r"(t[1]), "=r"(t[2]), "=r"(t[3]), "=r"(t[4]), "=r"(t[5]), "=r"(t[6]), "=r"(t[7]), "=r"(t[8]), "=r"(t[9]), "=r"(t[10]), "=r"(t[11]), "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3]), "=r"(u[4]), "=r"(u[5]), "=r"(u[6]), "=r"(u[7]), "=r"(u[8]), "=r"(u[9]), "=r"(u[10]), "=r"(u[11]), "=r"(mask) : "r"(ev[0]), "r"(ev[1]), "r"(ev[2]), "r"(ev[3]), "r"(ev[4]), "r"(ev[5]), "r"(ev[6]), "r"(ev[7]), "r"(ev[8]), "r"(ev[9]), "r"(ev[10]), "r"(ev[11]), "r"(od[0]), "r"(od[1]), "r"(od[2]), "r"(od[3]), "r"(od[4]), "r"(od[5]), "r"(od[6]), "r"(od[7]), "r"(od[8]), "r"(od[9]), "r"(od[10]), "r"(od[11]), "n"(P::mod(0)), "n"(P::mod(1)), "n"(P::mod(2)), "n"(P::mod(3)), "n"(P::mod(4)), "n"(P::mod(5)), "n"(P::mod(6)), "n"(P::mod(7)), "n"(P::mod(8)), "n"(P::mod(9)), "n"(P::mod(10)), "n"(P::mod(11))
 #define CUZK_EO12_FINAL_POINTERS &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9], &t[10], &t[11], &u[0], &u[1], &u[2], &u[3], &u[4], &u[5], &u[6], &u[7], &u[8], &u[9], &u[10], &u[11], &mask, &ev[0], &ev[1], &ev[2], &ev[3], &ev[4], &ev[5], &ev[6], &ev[7], &ev[8], &ev[9], &ev[10], &ev[11], &od[0], &od[1], &od[2], &od[3], &od[4], &od[5], &od[6], &od[7], &od[8], &od[9], &od[10], &od[11], &p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7], &p[8], &p[9], &p[10], &p[11]
+
+// The rows of the squaring, for a switch: X(i) for SQi.
+#define CUZK_EO12_SQ_ROWS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)

@@ -138,7 +138,7 @@ func (b *block) mulAdd(acc string, in func(i int) string, x string, first int, y
 			hi = "madc.hi.u32"
 		}
 		xs := x
-		if x != "m" && x != "b" {
+		if x != "m" && x != "b" && x != "d" {
 			xs = fmt.Sprintf("%s%d", x, first+2*k)
 		}
 		ys := y
@@ -194,6 +194,26 @@ func blocks(n int) []block {
 	}
 	redcr.ins("addc.u32", fmt.Sprintf("od%d", n-1), fmt.Sprintf("od%d", n-1), "0")
 
+	// MA: V += c * d in place, between an AB and its REDC (the fused sum of
+	// two products, eo_mul2): the shape of REDC with c and d in registers.
+	// Only for Fp: the sum needs 3p below 2^(32N), which Fr's r is not.
+	ma := block{name: "MA", doc: "ev, od in/out; c, d in", inout: []string{"ev", "od"}, ops: cat(names("ev", n), names("od", n), names("c", n), []string{"d"})}
+	ma.mulAdd("od", self("od"), "c", 1, "d", n, false, false)
+	ma.mulAdd("ev", self("ev"), "c", 0, "d", n, false, true)
+	ma.ins("addc.u32", fmt.Sprintf("od%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+
+	// SQ1 .. SQ(n-1): row i of the squaring (eo_sqr), the AB of step i with
+	// the multiplicand (0, ..., 0, a_i, e, D_(i+2), ..., D_(n-1)) at
+	// accumulator limbs 0..n-1 (D = 2a, e = a_(i+1) << 1) and the multiplier
+	// b = a_i: the products below limb i are zero and are left out, so row i
+	// takes n - i products instead of n.
+	var sq []block
+	if n == 12 {
+		for i := 1; i < n; i++ {
+			sq = append(sq, sqRow(n, i))
+		}
+	}
+
 	fin := block{name: "FINAL", doc: "t, u, mask out; ev, od in; p immediates", ops: cat(names("t", n), names("u", n), []string{"mask"}, names("ev", n), names("od", n), names("p", n))}
 	fin.ins("add.cc.u32", "t0", "od0", "ev1")
 	for k := 1; k < n-1; k++ {
@@ -208,7 +228,60 @@ func blocks(n int) []block {
 	if n == 8 {
 		return []block{ab, redc, redcr, fin}
 	}
-	return []block{ab, redc, fin}
+	return append([]block{ab, redc, ma}, append(sq, fin)...)
+}
+
+// sqRow is row i of the squaring: as AB, the odd chain (the new odd
+// accumulator: ev shifted down two limbs plus the odd-limb products) and then
+// the even chain (od, plus ev1 at limb 0, plus the even-limb products), with
+// the products whose multiplicand limb is zero left out: the odd chain adds
+// the shifted limbs alone there, the even chain starts at the first product.
+func sqRow(n, i int) block {
+	b := block{name: fmt.Sprintf("SQ%d", i), doc: fmt.Sprintf("row %d of the squaring: ev, od in/out; D, b, e in", i), inout: []string{"ev", "od"}, ops: cat(names("ev", n), names("od", n), names("D", n), []string{"b", "e"})}
+	mc := func(j int) string { // the multiplicand at accumulator limb j >= i
+		switch {
+		case j == i:
+			return "b"
+		case j == i+1:
+			return "e"
+		}
+		return fmt.Sprintf("D%d", j)
+	}
+	b.ins("add.cc.u32", "od0", "od0", "ev1")
+	for k := 0; 2*k < n; k++ {
+		j := 2*k + 1
+		lo, hi := fmt.Sprintf("ev%d", 2*k), fmt.Sprintf("ev%d", 2*k+1)
+		last := 2*k+2 >= n
+		if j < i {
+			b.ins("addc.cc.u32", lo, at("ev", 2*k+2, n), "0")
+			b.ins("addc.cc.u32", hi, at("ev", 2*k+3, n), "0")
+			continue
+		}
+		b.ins("madc.lo.cc.u32", lo, mc(j), "b", at("ev", 2*k+2, n))
+		op := "madc.hi.cc.u32"
+		if last {
+			op = "madc.hi.u32"
+		}
+		b.ins(op, hi, mc(j), "b", at("ev", 2*k+3, n))
+	}
+	started := false
+	for k := 0; 2*k < n; k++ {
+		j := 2 * k
+		if j < i {
+			continue
+		}
+		op := "madc.lo.cc.u32"
+		if !started {
+			op = "mad.lo.cc.u32"
+			started = true
+		}
+		b.ins(op, fmt.Sprintf("od%d", 2*k), mc(j), "b", fmt.Sprintf("od%d", 2*k))
+		b.ins("madc.hi.cc.u32", fmt.Sprintf("od%d", 2*k+1), mc(j), "b", fmt.Sprintf("od%d", 2*k+1))
+	}
+	if started { // the even chain's carry, into the top of the odd accumulator
+		b.ins("addc.u32", fmt.Sprintf("ev%d", n-1), fmt.Sprintf("ev%d", n-1), "0")
+	}
+	return b
 }
 
 func main() {
@@ -230,6 +303,13 @@ func main() {
 			}
 			fmt.Fprintf(w, "#define CUZK_EO%d_%s_OPERANDS %s\n", n, b.name, b.operands())
 			fmt.Fprintf(w, "#define CUZK_EO%d_%s_POINTERS %s\n", n, b.name, b.pointers())
+		}
+		if n == 12 {
+			fmt.Fprintf(w, "\n// The rows of the squaring, for a switch: X(i) for SQi.\n#define CUZK_EO12_SQ_ROWS(X)")
+			for i := 1; i < n; i++ {
+				fmt.Fprintf(w, " X(%d)", i)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

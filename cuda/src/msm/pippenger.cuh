@@ -225,7 +225,7 @@ struct entry_cursor {
     }
 };
 
-template <class F>
+template <class F, int MUL>
 __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint64_t M,
                              uint64_t n, int w0, uint32_t Bw, const affine_t<F>* __restrict__ points,
                              xyzz_t<F>* buckets, uint32_t* slot_keys, xyzz_t<F>* slots, uint64_t nthreads,
@@ -272,7 +272,7 @@ __global__ void CUZK_MSM_BOUNDS k_accumulate(const uint32_t* __restrict__ keys, 
         if (keys[p] != 0) {
             const uint32_t v = vals[p];
             const affine_t<F> P = load_point(points + (v & 0x7fffffffu));
-            if (!P.is_inf()) acc.add_affine(P.x, (v >> 31) ? P.y.neg() : P.y);
+            if (!P.is_inf()) acc.template add_affine<MUL>(P.x, (v >> 31) ? P.y.neg() : P.y);
         }
     }
     // Two slots per chunk, always with keys (infinity where nothing is
@@ -365,9 +365,13 @@ __global__ void CUZK_MSM_BOUNDS k_fixup_level(const uint32_t* __restrict__ in_ke
 }
 
 // One thread per (window, segment of 2^logLs buckets): the segment's running
-// sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j.
-template <class F>
-__global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
+// sums, total = sum_j (j - lo + 1) * B_j and running = sum_j B_j. Three points
+// live across the additions: at MINB = 3 blocks a multiprocessor (168
+// registers) ptxas spills 648 bytes a thread (nvcc 11.8), at 2 (255) 172,
+// with fewer warps to hide latencies (CUZK_MSM_REDUCE_BLOCKS picks, 3 by
+// default; G2 keeps its own cap).
+template <class F, int MUL, int MINB>
+__global__ void __launch_bounds__(128, MINB) k_bucket_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t Bw, int nw, int logLs,
                                                 uint32_t nseg, xyzz_t<F>* out_total, xyzz_t<F>* out_running) {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint64_t)nw * nseg) return;
@@ -376,8 +380,8 @@ __global__ void CUZK_MSM_BOUNDS k_bucket_reduce(const xyzz_t<F>* __restrict__ bu
     const xyzz_t<F>* B = buckets + (uint64_t)w * Bw;
     xyzz_t<F> running = xyzz_t<F>::inf(), total = xyzz_t<F>::inf();
     for (uint32_t j = hi; j >= lo; j--) {
-        running.add(B[j]);
-        total.add(running);
+        running.template add<MUL>(B[j]);
+        total.template add<MUL>(running);
     }
     out_total[t] = total;
     out_running[t] = running;
@@ -413,6 +417,24 @@ __global__ void CUZK_MSM_BOUNDS k_sum(const xyzz_t<F>* __restrict__ in, uint32_t
     const uint32_t end = o * fan + fan < cnt ? o * fan + fan : cnt;
     for (uint32_t j = o * fan; j < end; j++) acc.add(in[(uint64_t)w * cnt + j]);
     out[t] = acc;
+}
+
+// CUZK_MSM_MUL: the field operations of G1's bucket accumulation and bucket
+// sums, as bits (xyzz_t's MUL_*): 1, each a b + c d of the point formulas
+// with one reduction (ff/mont_eo.cuh's eo_mul2); 2, the squares by rows
+// (eo_sqr); 0 (the default), plain products. Every value gives the same
+// bits; G2 has neither and ignores it.
+inline int msm_mul() { return env_int("CUZK_MSM_MUL", 0, 0, 3); }
+
+// The MUL a kernel of F runs with: G2 has none of the options.
+template <class F, int MUL>
+constexpr int mul_of() {
+    return sizeof(F) == sizeof(fp_t) ? MUL : 0;
+}
+// The bucket sums' blocks per multiprocessor: B on G1, G2's own cap on G2.
+template <class F, int B>
+constexpr int reduce_blocks_of() {
+    return sizeof(F) == sizeof(fp_t) ? B : (min_blocks<F>::value > 0 ? min_blocks<F>::value : 1);
 }
 
 // Window size: fewest additions, counting n per window for the buckets and
@@ -629,6 +651,8 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
     size_t temp_bytes = s.temp_bytes;
     xyzz_t<F>* host_w = nullptr;
     xyzz_t<F>*red_a = b.red_a, *red_b = b.red_b;
+    const int mul = sizeof(F) == sizeof(fp_t) ? msm_mul() : 0;
+    const int reduce_blocks = env_int("CUZK_MSM_REDUCE_BLOCKS", CUZK_MSM_MIN_BLOCKS == 2 ? 2 : 3, 2, 3);
     phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
     CUZK_TRY(cudaMemsetAsync(b.buckets, 0, (uint64_t)nw * Bw * sizeof(xyzz_t<F>), st));
@@ -671,8 +695,17 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             k_accumulate_affine<F><<<nblocks(J.G, 128), 128, 0, st>>>(J, nthr);
         }
 #else
-        k_accumulate<F><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, n, w0, Bw, points, b.buckets,
-                                                         b.slot_keys, b.slots, nthr, chunk);
+#define CUZK_ACCUMULATE(MUL)                                                                                   \
+    k_accumulate<F, mul_of<F, MUL>()><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, n, w0, Bw, \
+                                                                        points, b.buckets, b.slot_keys, b.slots, \
+                                                                        nthr, chunk)
+        switch (mul) {
+            case 1: CUZK_ACCUMULATE(1); break;
+            case 2: CUZK_ACCUMULATE(2); break;
+            case 3: CUZK_ACCUMULATE(3); break;
+            default: CUZK_ACCUMULATE(0); break;
+        }
+#undef CUZK_ACCUMULATE
 #endif
         CUZK_TRY(cudaGetLastError());
         prof.mark("accumulate");
@@ -700,7 +733,25 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
 
     // red_b holds the segments' running sums until the scale kernel has
     // used them; the tree of sums below reuses it.
-    k_bucket_reduce<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(b.buckets, Bw, nw, logLs, nseg, red_a, red_b);
+#define CUZK_BUCKET_REDUCE(MUL, B)                                                                          \
+    k_bucket_reduce<F, mul_of<F, MUL>(), reduce_blocks_of<F, B>()>                                           \
+        <<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(b.buckets, Bw, nw, logLs, nseg, red_a, red_b)
+    if (reduce_blocks == 2) {
+        switch (mul) {
+            case 1: CUZK_BUCKET_REDUCE(1, 2); break;
+            case 2: CUZK_BUCKET_REDUCE(2, 2); break;
+            case 3: CUZK_BUCKET_REDUCE(3, 2); break;
+            default: CUZK_BUCKET_REDUCE(0, 2); break;
+        }
+    } else {
+        switch (mul) {
+            case 1: CUZK_BUCKET_REDUCE(1, 3); break;
+            case 2: CUZK_BUCKET_REDUCE(2, 3); break;
+            case 3: CUZK_BUCKET_REDUCE(3, 3); break;
+            default: CUZK_BUCKET_REDUCE(0, 3); break;
+        }
+    }
+#undef CUZK_BUCKET_REDUCE
     CUZK_TRY(cudaGetLastError());
     k_segment_scale<F><<<nblocks((uint64_t)nw * nseg, 128), 128, 0, st>>>(red_a, red_b, nw, logLs, nseg);
     CUZK_TRY(cudaGetLastError());
