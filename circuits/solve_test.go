@@ -70,35 +70,7 @@ func TestSolverMatchesGnarkOnPoRepSHA(t *testing.T) {
 func BenchmarkSolve(b *testing.B) {
 	for _, name := range circuits.Names() {
 		b.Run(fmt.Sprintf("%s/2^16", name), func(b *testing.B) {
-			c, err := circuits.Lookup(name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			l, err := c.Layout(1 << 16)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ccs, err := circuits.Compile(c, l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := solve.Compile(ccs.(*cs.R1CS))
-			if err != nil {
-				b.Fatal(err)
-			}
-			a, err := c.Assign(l, []byte("bench"), 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
-			if err != nil {
-				b.Fatal(err)
-			}
-			vec := w.Vector().(fr.Vector)
-			res, err := p.Solve(vec)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p, vec, res := solveSetup(b, name, 1<<16)
 			bits := 0
 			for i := range res.W {
 				if res.W[i].IsZero() || res.W[i].IsOne() {
@@ -128,36 +100,7 @@ func BenchmarkSolve(b *testing.B) {
 func BenchmarkSolvePoRepSHA(b *testing.B) {
 	for _, lg := range []int{20, 22} {
 		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
-			c, err := circuits.Lookup("porep-sha")
-			if err != nil {
-				b.Fatal(err)
-			}
-			l, err := c.Layout(1 << lg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ccs, err := circuits.Compile(c, l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := solve.Compile(ccs.(*cs.R1CS))
-			if err != nil {
-				b.Fatal(err)
-			}
-			ccs = nil
-			a, err := c.Assign(l, []byte("bench"), 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
-			if err != nil {
-				b.Fatal(err)
-			}
-			vec := w.Vector().(fr.Vector)
-			res, err := p.Solve(vec)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p, vec, res := solveSetup(b, "porep-sha", 1<<lg)
 			runtime.GC() // the compile's garbage is not the solve's
 			b.ResetTimer()
 			cpu0 := cpuTime()
@@ -182,4 +125,41 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// solveSetup compiles circuit name for target constraints, lays out its
+// program and solves one assignment of it: the program, the witness and a
+// result to solve into again.
+func solveSetup(b *testing.B, name string, target int) (*solve.Program, fr.Vector, *solve.Result) {
+	b.Helper()
+	c, err := circuits.Lookup(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := c.Layout(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ccs, err := circuits.Compile(c, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := solve.Compile(ccs.(*cs.R1CS))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := c.Assign(l, []byte("bench"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		b.Fatal(err)
+	}
+	vec := w.Vector().(fr.Vector)
+	res, err := p.Solve(vec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, vec, res
 }
