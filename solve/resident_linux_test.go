@@ -11,7 +11,7 @@ import (
 
 // residentPages is how many of the pages under v the kernel has in memory,
 // of how many there are (mincore(2)).
-func residentPages(t *testing.T, v fr.Vector) (in, all int) {
+func residentPages[T any](t *testing.T, v []T) (in, all int) {
 	t.Helper()
 	page := os.Getpagesize()
 	skew := int(uintptr(unsafe.Pointer(&v[0])) % uintptr(page))
@@ -47,5 +47,8 @@ func TestReservedResultsResident(t *testing.T) {
 		if in, all := residentPages(t, v.vec); in != all {
 			t.Errorf("reserved %s: %d of its %d pages in memory", v.what, in, all)
 		}
+	}
+	if in, all := residentPages(t, res.kind); in != all {
+		t.Errorf("reserved kinds: %d of their %d pages in memory", in, all)
 	}
 }

@@ -542,23 +542,26 @@ func (p *Program) Reserve(n int) {
 		for _, v := range []fr.Vector{res.W, res.A, res.B, res.C} {
 			faultIn(v)
 		}
+		faultIn(res.kind)
 		p.Release(res)
 	}
 }
 
-// faultIn writes a zero into every page of v, whose elements are zero, so
+// faultIn writes a zero into every page of v, whose elements are zero (W,
+// A, B, C and the wires' kinds), so
 // that the kernel maps them now. A fresh vector of Go's is memory the kernel
 // has promised, not given: each page faults, and is zeroed, on its first
 // write, inside whichever solve writes it first. That is about as long
 // again as the solve itself (a sha partition at 2^25 took 4.3 s with a
 // result of the warm-up's, 7.5 s with a fresh one of 4 GiB, five such beside
 // it).
-func faultIn(v fr.Vector) {
-	stride := max(1, os.Getpagesize()/int(unsafe.Sizeof(fr.Element{})))
+func faultIn[T any](v []T) {
+	var zero T
+	stride := max(1, os.Getpagesize()/int(unsafe.Sizeof(zero)))
 	pages := (len(v) + stride - 1) / stride
 	par.Range(pages, 1024, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			v[i*stride] = fr.Element{}
+			v[i*stride] = zero
 		}
 	})
 }
