@@ -422,9 +422,11 @@ __global__ void CUZK_MSM_BOUNDS k_sum(const xyzz_t<F>* __restrict__ in, uint32_t
 // CUZK_MSM_MUL: the field operations of G1's bucket accumulation and bucket
 // sums, as bits (xyzz_t's MUL_*): 1, each a b + c d of the point formulas
 // with one reduction (ff/mont_eo.cuh's eo_mul2); 2, the squares by rows
-// (eo_sqr); 0 (the default), plain products. Every value gives the same
-// bits; G2 has neither and ignores it.
-inline int msm_mul() { return env_int("CUZK_MSM_MUL", 0, 0, 3); }
+// (eo_sqr); 0, plain products. Every value gives the same bits; G2 has
+// neither and ignores it. The default is 3, both: on the H200 it was the
+// fastest at 2^20, 2^22 and 2^24 (106.6 ms against 121.2 with plain
+// products at 2^24, docs/benchmarks.md).
+inline int msm_mul() { return env_int("CUZK_MSM_MUL", 3, 0, 3); }
 
 // The MUL a kernel of F runs with: G2 has none of the options.
 template <class F, int MUL>
