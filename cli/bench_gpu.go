@@ -128,9 +128,13 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			return err
 		}
 		device = g.Devices[0].Info().Name
-		// Pinned staging for every partition of the job (as far as the
-		// pinned limit goes): the host-memory gate lets synthesis run ahead,
-		// and the first design measured must not pay the pinning. The
+		// Pinned staging for every partition the rows may hold at once (each
+		// row's jobs, as far as the host-memory gate and the pinned limit
+		// go): synthesis runs ahead, and the first row must not pay the
+		// pinning, which took porep-sha's first row at 2^22 with 4 jobs from
+		// 64 ms of compute a partition to 309 (cudaHostAlloc pins about
+		// 1.6 GB/s, docs/cuda-facts.md, and 25 more buffers than the later
+		// rows held were pinned in it). The
 		// solver's memory for as many solves as run at once, faulted in: a
 		// reserved result the warm-up had not written cost five of the six
 		// first syntheses of sha at 2^25 3 s each, in whichever design ran
@@ -141,7 +145,8 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			return err
 		}
 		solves := min(solvesAtOnce(cfg, len(g.GPUDevices()), prover.HostFootprint(k)), nparts*njobs)
-		if err := preloadKeys(g.Backend, k, solves, max(slices.Max(workers), nparts)); err != nil {
+		pinned := min(heldAtOnce(cfg, len(g.GPUDevices()), prover.HostFootprint(k)), nparts*njobs)
+		if err := preloadKeys(g.Backend, k, solves, max(slices.Max(workers), nparts, pinned)); err != nil {
 			g.Close()
 			return err
 		}

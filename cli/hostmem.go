@@ -60,6 +60,18 @@ func inFlight(cfg actors.Config, devices int) int {
 	return n
 }
 
+// heldAtOnce is how many partitions a run with cfg on devices devices may
+// hold on the host at once, of hostBytes each: the host-memory gate's room
+// (at least inFlight), or inFlight without the gate. Synthesis runs ahead of
+// the GPU up to it, so a stream of jobs fills it.
+func heldAtOnce(cfg actors.Config, devices int, hostBytes int64) int {
+	n := inFlight(cfg, devices)
+	if cfg.HostMemLimit > 0 && hostBytes > 0 {
+		n = max(n, int(min(cfg.HostMemLimit/hostBytes, 1<<20)))
+	}
+	return n
+}
+
 // solvesAtOnce is how many solutions a run with cfg on devices devices holds
 // at once, of partitions that hold hostBytes each under the host-memory gate
 // (prover.HostFootprint), which is what the solver needs ready: one per GPU

@@ -68,6 +68,33 @@ func TestSolvesAtOnce(t *testing.T) {
 	}
 }
 
+// The bench pins staging for what the gate lets a stream of jobs hold at
+// once: porep-sha at 2^22 (1.2 GB a partition) fits 53 under half of 128
+// GiB, more than its 40 partitions of four jobs, so all 40 are pinned before
+// the first row; without the gate, one per GPU worker.
+func TestHeldAtOnce(t *testing.T) {
+	ps22 := prover.HostBytes(1<<22, 3_085_727)
+	half := int64(128868) << 19
+	for _, tc := range []struct {
+		name      string
+		cfg       actors.Config
+		devices   int
+		hostBytes int64
+		want      int
+	}{
+		{"no gate: one per GPU worker", actors.Config{WorkersPerDevice: 3}, 2, ps22, 6},
+		{"porep-sha 2^22, half of 128 GiB", actors.Config{WorkersPerDevice: 3, HostMemLimit: half, SynthWorkers: 8}, 1, ps22, int(half / ps22)},
+		{"a partition larger than the gate: the slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 1 << 30, SynthWorkers: 8}, 1, 2 << 30, 8},
+	} {
+		if got := heldAtOnce(tc.cfg, tc.devices, tc.hostBytes); got != tc.want {
+			t.Errorf("%s: %d held at once, want %d", tc.name, got, tc.want)
+		}
+	}
+	if n := heldAtOnce(actors.Config{WorkersPerDevice: 3, HostMemLimit: half, SynthWorkers: 8}, 1, ps22); n < 40 {
+		t.Errorf("porep-sha 2^22: %d held at once, fewer than four jobs' 40 partitions", n)
+	}
+}
+
 func TestParseMemTotal(t *testing.T) {
 	got, err := parseMemTotal(strings.NewReader("MemFree:  10 kB\nMemTotal:       131072 kB\nBuffers: 1 kB\n"))
 	if err != nil || got != 131072<<10 {
