@@ -43,19 +43,23 @@ func TestParseHostMemLimit(t *testing.T) {
 	}
 }
 
+// gateCase is a run's settings and what a count of the host-memory gate's
+// should be for them.
+type gateCase struct {
+	name      string
+	cfg       actors.Config
+	devices   int
+	hostBytes int64
+	want      int
+}
+
 // The solver readies (and faults in) as many solutions as a run holds at
 // once, not one per partition of the job: sha at 2^25 holds 9.05 GiB a
 // partition, six under a 64 GiB gate with eight synthesis slots, and four
 // more reserved results would be 16 GiB resident that nothing uses.
 func TestSolvesAtOnce(t *testing.T) {
 	sha25 := prover.HostBytes(1<<25, 25_600_000)
-	for _, tc := range []struct {
-		name      string
-		cfg       actors.Config
-		devices   int
-		hostBytes int64
-		want      int
-	}{
+	for _, tc := range []gateCase{
 		{"no gate: one per GPU worker", actors.Config{WorkersPerDevice: 3}, 2, sha25, 6},
 		{"sha 2^25, 64 GiB gate, 8 slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 64 << 30, SynthWorkers: 8}, 1, sha25, 7},
 		{"sha 2^25, half of 128 GiB", actors.Config{WorkersPerDevice: 3, HostMemLimit: 128868 << 19, SynthWorkers: 8}, 1, sha25, 6},
@@ -75,13 +79,7 @@ func TestSolvesAtOnce(t *testing.T) {
 func TestHeldAtOnce(t *testing.T) {
 	ps22 := prover.HostBytes(1<<22, 3_085_727)
 	half := int64(128868) << 19
-	for _, tc := range []struct {
-		name      string
-		cfg       actors.Config
-		devices   int
-		hostBytes int64
-		want      int
-	}{
+	for _, tc := range []gateCase{
 		{"no gate: one per GPU worker", actors.Config{WorkersPerDevice: 3}, 2, ps22, 6},
 		{"porep-sha 2^22, half of 128 GiB", actors.Config{WorkersPerDevice: 3, HostMemLimit: half, SynthWorkers: 8}, 1, ps22, int(half / ps22)},
 		{"a partition larger than the gate: the slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 1 << 30, SynthWorkers: 8}, 1, 2 << 30, 8},
