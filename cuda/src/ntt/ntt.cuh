@@ -382,7 +382,17 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
             for (int m = 0; m < R; m++)
                 x[m] = lds_planes(rsm, tile, SPLIT_V ? fslot(base | m << low) : rslot(base | m << low, c, logC));
             if (SPLIT_V && pass == np - 1) {
+                const uint32_t next = ctaid_reread() + nsmid();
                 if (sb > 0) {
+                    // The next tile's column, strided: a 128-byte line holds
+                    // the elements of 4 consecutive columns, which 4 blocks
+                    // of one wave read, so the line's other 96 bytes are
+                    // used too (L2 hits) rather than fetched in vain.
+                    if (next < gridDim.x) {
+                        const uint32_t gn = ((next >> sb) << b) + (next & (S - 1));
+#pragma unroll
+                        for (int m = 0; m < R; m++) prefetch_l2(src + gn + ((uint32_t)(tid_reread() | m << (k - RB)) << sb));
+                    }
                     // The slots just read are the thread's until the block ends.
                     const uint32_t half = 1u << (log_n - 1);
                     const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
@@ -397,7 +407,6 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
                         }
                     }
                 } else {
-                    const uint32_t next = ctaid_reread() + nsmid();
                     if (next < gridDim.x) {
                         // 2^12 elements of 32 bytes: two 128-byte lines a thread.
                         const char* p = reinterpret_cast<const char*>(src + ((uint32_t)next << k)) + tid_reread() * 256;
