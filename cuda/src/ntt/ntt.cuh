@@ -16,6 +16,9 @@
 // A forward coset transform multiplies x[i] by g^i as the first group loads.
 // k_dif_group_r (CUZK_NTT_RADIX=4 or 8) runs the same groups with 2 or 3
 // stages per shared-memory exchange, the elements in between in registers.
+// CUZK_NTT_GROUP_BITS=12 (off by default) cuts 2^24 into 12 + 12 stages, one
+// pass over the vector fewer, the groups of 12 in k_dif_group_r's split
+// variant; the Fr products stay the same in number (docs/cuda.md).
 #pragma once
 #include <cuda_runtime.h>
 #include "../ff/bls12_381.cuh"
@@ -656,6 +659,8 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     }
     phase_timer prof(st);
     // Knobs for tuning experiments (defaults: the measured best).
+    // CUZK_NTT_GROUP_BITS: at most 9 stages a group by default; 11 or 12 run
+    // groups of 11 (radix 8, one column) and 12 (the split variant).
     const int max_group = group_bits();
     // CUZK_NTT_RADIX=8 (the default) or 4: the groups run k_dif_group_r, 3
     // or 2 stages per shared-memory round trip, its tiles full blocks; 2:
