@@ -220,16 +220,22 @@ func gnarkNTT(dom *fft.Domain, v []fr.Element, inverse, coset bool) []fr.Element
 
 // nttVariants are the kernel choices one library build makes at run time,
 // as the environment variables that pick them: every group kernel
-// (CUZK_NTT_RADIX) with every Fr product (CUZK_NTT_MUL). The tests run each
-// against gnark-crypto, so the card checks every variant it times.
-var nttVariants = []struct{ radix, mul string }{
-	{"2", "0"}, {"4", "0"}, {"8", "0"}, {"2", "1"}, {"4", "1"}, {"8", "1"},
+// (CUZK_NTT_RADIX) with every Fr product (CUZK_NTT_MUL), with the default
+// groups of at most 9 stages (group "") and with groups of up to 12
+// (CUZK_NTT_GROUP_BITS=12: 2^24 in 12 + 12 stages, the split variant of
+// k_dif_group_r at every group of 12). The tests run each against
+// gnark-crypto, so the card checks every variant it times.
+var nttVariants = []struct{ radix, mul, group string }{
+	{"2", "0", ""}, {"4", "0", ""}, {"8", "0", ""}, {"2", "1", ""}, {"4", "1", ""}, {"8", "1", ""},
+	{"2", "1", "12"}, {"4", "1", "12"}, {"8", "0", "12"}, {"8", "1", "12"},
 }
 
-// setNTTVariant selects variant v for the rest of the test.
-func setNTTVariant(t *testing.T, radix, mul string) {
+// setNTTVariant selects variant v for the rest of the test; group "" is
+// the default grouping.
+func setNTTVariant(t *testing.T, radix, mul, group string) {
 	t.Setenv("CUZK_NTT_RADIX", radix)
 	t.Setenv("CUZK_NTT_MUL", mul)
+	t.Setenv("CUZK_NTT_GROUP_BITS", group)
 }
 
 // TestNTT: every size up to 2^20, forward and inverse, on the subgroup and on
@@ -256,7 +262,7 @@ func TestNTT(t *testing.T) {
 				in := randomFr(n)
 				want := gnarkNTT(gd, in, inverse, coset)
 				for _, v := range nttVariants {
-					setNTTVariant(t, v.radix, v.mul)
+					setNTTVariant(t, v.radix, v.mul, v.group)
 					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
 						t.Fatal(err)
 					}
@@ -269,8 +275,8 @@ func TestNTT(t *testing.T) {
 					}
 					for i := range want {
 						if !got[i].Equal(&want[i]) {
-							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_RADIX=%s CUZK_NTT_MUL=%s: element %d differs from gnark-crypto",
-								logN, inverse, coset, v.radix, v.mul, i)
+							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_RADIX=%s CUZK_NTT_MUL=%s CUZK_NTT_GROUP_BITS=%s: element %d differs from gnark-crypto",
+								logN, inverse, coset, v.radix, v.mul, v.group, i)
 						}
 					}
 				}
@@ -286,7 +292,8 @@ func TestNTT(t *testing.T) {
 }
 
 // TestNTTRoundTrip checks that the large sizes invert: coset forward then
-// coset inverse gives back the input.
+// coset inverse gives back the input, with the default groups and with
+// CUZK_NTT_GROUP_BITS=12 (2^22 in 11 + 11 stages, 2^24 in 12 + 12).
 func TestNTTRoundTrip(t *testing.T) {
 	d := testDevice(t)
 	if testing.Short() {
@@ -299,43 +306,115 @@ func TestNTTRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := randomFr(n)
-		buf, err := Upload(d, in, DefaultStream)
+		gd := fft.NewDomain(uint64(n))
+		for _, group := range []string{"", "12"} {
+			setNTTVariant(t, "8", "1", group)
+			buf, err := Upload(d, in, DefaultStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dom.NTT(buf, false, true, DefaultStream); err != nil {
+				t.Fatal(err)
+			}
+			mid := make([]fr.Element, n)
+			if err := CopyOut(d, mid, buf, DefaultStream); err != nil {
+				t.Fatal(err)
+			}
+			// Spot-check the evaluations against the polynomial at a few points.
+			var g, w fr.Element
+			g = dom.Coset
+			for _, i := range []int{0, 1, n / 3, n - 1} {
+				var x fr.Element
+				w.Exp(gd.Generator, big.NewInt(int64(i)))
+				x.Mul(&g, &w)
+				var acc fr.Element // Horner
+				for j := n - 1; j >= 0; j-- {
+					acc.Mul(&acc, &x).Add(&acc, &in[j])
+				}
+				if !acc.Equal(&mid[i]) {
+					t.Fatalf("2^%d coset NTT, CUZK_NTT_GROUP_BITS=%s: evaluation %d wrong", logN, group, i)
+				}
+			}
+			if err := dom.NTT(buf, true, true, DefaultStream); err != nil {
+				t.Fatal(err)
+			}
+			out := make([]fr.Element, n)
+			if err := CopyOut(d, out, buf, DefaultStream); err != nil {
+				t.Fatal(err)
+			}
+			for i := range in {
+				if !in[i].Equal(&out[i]) {
+					t.Fatalf("2^%d round trip, CUZK_NTT_GROUP_BITS=%s: element %d differs", logN, group, i)
+				}
+			}
+			_ = d.Free(buf)
+		}
+		_ = dom.Close()
+	}
+}
+
+// TestNTTGroupsLarge: above TestNTT's 2^20, where CUZK_NTT_GROUP_BITS=12
+// runs groups of 11 and 12 stages (2^21 in 11 + 10, 2^22 in 11 + 11, 2^23
+// in 12 + 11, 2^24 in 12 + 12: the split variant with twiddles, which no
+// size up to 2^20 reaches) and the default runs three groups of at most 8,
+// both give the same vector in all four modes, with either Fr product, and
+// so does the in-place transform (no scratch: k_dif_group's groups of 12,
+// then the bit reversal) with groups of 12. The
+// default is checked against gnark-crypto up to 2^20 and by the round trip
+// and its evaluations at 2^22 and 2^24; a gnark-crypto transform at 2^24
+// takes seconds a mode on the CPU, a second GPU transform milliseconds. The
+// input is a cheap recurrence, not crypto/rand: 2^24 draws took longer than
+// the transforms.
+func TestNTTGroupsLarge(t *testing.T) {
+	d := testDevice(t)
+	if testing.Short() {
+		t.Skip("large sizes")
+	}
+	for logN := 21; logN <= 24; logN++ {
+		n := 1 << logN
+		dom, err := d.NewDomain(logN, DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := dom.NTT(buf, false, true, DefaultStream); err != nil {
+		in := make([]fr.Element, n)
+		ab := randomFr(3)
+		in[0] = ab[0]
+		for i := 1; i < n; i++ {
+			in[i].Mul(&in[i-1], &ab[1]).Add(&in[i], &ab[2])
+		}
+		buf, err := d.Malloc(int64(n) * fr.Bytes)
+		if err != nil {
 			t.Fatal(err)
 		}
-		mid := make([]fr.Element, n)
-		if err := CopyOut(d, mid, buf, DefaultStream); err != nil {
-			t.Fatal(err)
-		}
-		// Spot-check the evaluations against the polynomial at a few points.
-		var g, w fr.Element
-		g = dom.Coset
-		gd := fft.NewDomain(uint64(n))
-		for _, i := range []int{0, 1, n / 3, n - 1} {
-			var x fr.Element
-			w.Exp(gd.Generator, big.NewInt(int64(i)))
-			x.Mul(&g, &w)
-			var acc fr.Element // Horner
-			for j := n - 1; j >= 0; j-- {
-				acc.Mul(&acc, &x).Add(&acc, &in[j])
-			}
-			if !acc.Equal(&mid[i]) {
-				t.Fatalf("2^%d coset NTT: evaluation %d wrong", logN, i)
-			}
-		}
-		if err := dom.NTT(buf, true, true, DefaultStream); err != nil {
-			t.Fatal(err)
-		}
-		out := make([]fr.Element, n)
-		if err := CopyOut(d, out, buf, DefaultStream); err != nil {
-			t.Fatal(err)
-		}
-		for i := range in {
-			if !in[i].Equal(&out[i]) {
-				t.Fatalf("2^%d round trip: element %d differs", logN, i)
+		for _, inverse := range []bool{false, true} {
+			for _, coset := range []bool{false, true} {
+				for _, mul := range []string{"0", "1"} {
+					var res [3][]fr.Element
+					for gi, group := range []string{"", "12", "12"} {
+						setNTTVariant(t, "8", mul, group)
+						if err := CopyIn(d, buf, in, DefaultStream); err != nil {
+							t.Fatal(err)
+						}
+						if gi == 2 {
+							err = dom.NTTIn(buf, Scratch{}, inverse, coset, DefaultStream)
+						} else {
+							err = dom.NTT(buf, inverse, coset, DefaultStream)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						res[gi] = make([]fr.Element, n)
+						if err := CopyOut(d, res[gi], buf, DefaultStream); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for i := range in {
+						if !res[1][i].Equal(&res[0][i]) || !res[2][i].Equal(&res[0][i]) {
+							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_MUL=%s: element %d with CUZK_NTT_GROUP_BITS=12 (with scratch: %v, in place: %v) differs from the default groups'",
+								logN, inverse, coset, mul, i, res[1][i].Equal(&res[0][i]), res[2][i].Equal(&res[0][i]))
+						}
+					}
+				}
 			}
 		}
 		_ = d.Free(buf)

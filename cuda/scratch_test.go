@@ -128,7 +128,9 @@ func TestScratchSizesGrow(t *testing.T) {
 
 // TestNTTInCallerScratch: an NTT given its scratch agrees with gnark-crypto;
 // given too little it fails as an out-of-memory error before queueing
-// anything.
+// anything. With the default groups and with CUZK_NTT_GROUP_BITS=12 (2^16
+// in 8 + 8 stages either way; what changes is the knob's path through the
+// scratch accounting).
 func TestNTTInCallerScratch(t *testing.T) {
 	d := testDevice(t)
 	const logN = 16
@@ -138,38 +140,43 @@ func TestNTTInCallerScratch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dom.Close()
-	need, err := d.NTTScratchBytes(logN)
-	if err != nil || need == 0 {
-		t.Fatalf("2^%d takes %d bytes of scratch, %v", logN, need, err)
-	}
 	data, err := d.Malloc(int64(n) * fr.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Free(data)
-	scratch, err := d.Malloc(need)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free(scratch)
-	in := randomFr(n)
-	want := gnarkNTT(fft.NewDomain(uint64(n)), in, false, true)
-	if err := CopyIn(d, data, in, DefaultStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := dom.NTTIn(data, Scratch{scratch, need - 1}, false, true, DefaultStream); !errors.Is(err, gpu.ErrOutOfMemory) {
-		t.Fatalf("NTT with a byte too little scratch: got %v, want an out-of-memory error", err)
-	}
-	if err := dom.NTTIn(data, Scratch{scratch, need}, false, true, DefaultStream); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]fr.Element, n)
-	if err := CopyOut(d, got, data, DefaultStream); err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		if !got[i].Equal(&want[i]) {
-			t.Fatalf("element %d differs from gnark-crypto", i)
+	for _, group := range []string{"", "12"} {
+		setNTTVariant(t, "8", "1", group)
+		need, err := d.NTTScratchBytes(logN)
+		if err != nil || need == 0 {
+			t.Fatalf("2^%d takes %d bytes of scratch, %v", logN, need, err)
+		}
+		scratch, err := d.Malloc(need)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := randomFr(n)
+		want := gnarkNTT(fft.NewDomain(uint64(n)), in, false, true)
+		if err := CopyIn(d, data, in, DefaultStream); err != nil {
+			t.Fatal(err)
+		}
+		if err := dom.NTTIn(data, Scratch{scratch, need - 1}, false, true, DefaultStream); !errors.Is(err, gpu.ErrOutOfMemory) {
+			t.Fatalf("NTT with a byte too little scratch: got %v, want an out-of-memory error", err)
+		}
+		if err := dom.NTTIn(data, Scratch{scratch, need}, false, true, DefaultStream); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]fr.Element, n)
+		if err := CopyOut(d, got, data, DefaultStream); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if !got[i].Equal(&want[i]) {
+				t.Fatalf("CUZK_NTT_GROUP_BITS=%s: element %d differs from gnark-crypto", group, i)
+			}
+		}
+		if err := d.Free(scratch); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -197,9 +204,11 @@ func TestNTTInPlace(t *testing.T) {
 				in := randomFr(n)
 				want := gnarkNTT(gd, in, inverse, coset)
 				// In place every group runs k_dif_group whatever the radix:
-				// only the product varies.
-				for _, mul := range []string{"0", "1"} {
-					setNTTVariant(t, "4", mul)
+				// only the product and the grouping vary (CUZK_NTT_GROUP_BITS
+				// 12: 2^13 in 7 + 6 stages, 2^20 in 10 + 10).
+				for _, v := range []struct{ mul, group string }{{"0", ""}, {"1", ""}, {"1", "12"}} {
+					mul := v.mul
+					setNTTVariant(t, "4", mul, v.group)
 					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
 						t.Fatal(err)
 					}
@@ -212,8 +221,8 @@ func TestNTTInPlace(t *testing.T) {
 					}
 					for i := range want {
 						if !got[i].Equal(&want[i]) {
-							t.Fatalf("2^%d in place, inverse=%v coset=%v CUZK_NTT_MUL=%s: element %d differs from gnark-crypto",
-								logN, inverse, coset, mul, i)
+							t.Fatalf("2^%d in place, inverse=%v coset=%v CUZK_NTT_MUL=%s CUZK_NTT_GROUP_BITS=%s: element %d differs from gnark-crypto",
+								logN, inverse, coset, mul, v.group, i)
 						}
 					}
 				}

@@ -16,6 +16,9 @@
 // A forward coset transform multiplies x[i] by g^i as the first group loads.
 // k_dif_group_r (CUZK_NTT_RADIX=4 or 8) runs the same groups with 2 or 3
 // stages per shared-memory exchange, the elements in between in registers.
+// CUZK_NTT_GROUP_BITS=12 (off by default) cuts 2^24 into 12 + 12 stages, one
+// pass over the vector fewer, the groups of 12 in k_dif_group_r's split
+// variant; the Fr products stay the same in number (docs/cuda.md).
 #pragma once
 #include <cuda_runtime.h>
 #include "../ff/bls12_381.cuh"
@@ -26,6 +29,10 @@ namespace ntt {
 
 constexpr int MAX_LOG_N = 27;
 constexpr int MAX_GROUP_BITS = 9;
+// CUZK_NTT_GROUP_BITS, the largest group it accepts: 12 cuts 2^24 into
+// 12 + 12 stages (k_dif_group_r's split variant below).
+constexpr int MAX_GROUP_BITS_KNOB = 12;
+inline int group_bits() { return env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, MAX_GROUP_BITS_KNOB); }
 constexpr int TILE_BITS = 10;  // elements per block: 2^10 * 32 B = 32 KiB of shared memory
 constexpr int SPLIT_BITS = 12; // coset powers g^i = hi[i >> 12] * lo[i & 4095]
 constexpr int SPLIT = 1 << SPLIT_BITS;
@@ -206,6 +213,7 @@ __global__ void k_dif_group(const fr_t* src, fr_t* dst, const fr_t* __restrict__
 //   store: position ih to natural index bitrev_4(ih).
 constexpr int RADIX_THREAD_BITS = 8;  // at most 256 threads per block
 constexpr int RADIX_THREADS = 1 << RADIX_THREAD_BITS;
+constexpr int SPLIT_THREAD_BITS = 9;  // the split variant: 512 threads, 12 stages at radix 8
 
 // Shared-memory slot of tile element (ih, c). The tile is two planes of
 // 16-byte halves, so that a quarter warp's 128-bit accesses to 8 consecutive
@@ -225,6 +233,30 @@ __device__ __forceinline__ fr_t lds_planes(const uint4* p, int tile, int e) {
     fr_t r;
     r.v[0] = a.x; r.v[1] = a.y; r.v[2] = a.z; r.v[3] = a.w;
     r.v[4] = q.x; r.v[5] = q.y; r.v[6] = q.z; r.v[7] = q.w;
+    return r;
+}
+
+// The slot of position ih in the split variant's tile (one column, 2^12
+// positions): the low 3 bits flipped by the XOR of the three 3-bit fields
+// above them. In its four passes the 8 threads of a quarter warp differ in
+// ih bits 0..2, 9..11, 6..8 and 3..5 (see k_dif_group_r), so in every pass
+// they meet 8 different 16-byte groups of banks; rslot's parity flip leaves
+// 4-way conflicts with one column.
+__device__ __forceinline__ int fslot(int ih) { return ih ^ (((ih >> 3) ^ (ih >> 6) ^ (ih >> 9)) & 7); }
+
+// 16 bytes from global to shared memory without a register (cp.async, sm_80
+// and up), through L2 only; visible to the issuing thread after cp_wait_all.
+__device__ __forceinline__ void cp_async16(void* s, const void* g) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a), "l"(g) : "memory");
+}
+__device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ __forceinline__ void prefetch_l2(const void* g) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(g));
+}
+__device__ __forceinline__ uint32_t nsmid() {
+    uint32_t r;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(r));
     return r;
 }
 
@@ -281,12 +313,28 @@ __device__ __forceinline__ uint32_t ctaid_reread() {
 // stored once and loaded once per thread; both once spilled more (radix 4:
 // 8 bytes stored, 32 loaded, 64-bit element indices and k % np kept through
 // the passes).
-template <int RB, int MV>
-__global__ void __launch_bounds__(RADIX_THREADS, RB == 1 ? 3 : 2)
-k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k, int logC,
+//
+// The split variant (TB = SPLIT_THREAD_BITS, CUZK_NTT_GROUP_BITS=12): groups
+// of exactly 12 stages, one column (k and logC fixed at compile time), 512
+// threads at radix 8, four passes of 3 stages. Its tile is 2^12 elements,
+// 128 KiB, and the 2^11 roots another 64 KiB, so one block per SM: 512
+// threads bounded to 128 registers, the budget of two 256-thread blocks.
+// Two things make up for the other block that no longer hides this one's
+// global-memory waits: the twiddles of a group that has them (sb > 0) are
+// copied by cp.async into the thread's own tile slots as soon as the last
+// pass has read them into registers, so their loads overlap the last pass's
+// 3 stages instead of stalling the stores; and the last group, whose tiles
+// are contiguous, prefetches into L2 the tile of the block nsmid further on,
+// the one likely to start when a block of this wave ends.
+template <int RB, int MV, int TB = RADIX_THREAD_BITS>
+__global__ void __launch_bounds__(1 << TB, TB > RADIX_THREAD_BITS ? 1 : RB == 1 ? 3 : 2)
+k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k_arg, int logC_arg,
               const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode, fr_t s,
               const fr_t* __restrict__ GIH, const fr_t* __restrict__ GIL) {
     constexpr int R = 1 << RB;
+    constexpr bool SPLIT_V = TB > RADIX_THREAD_BITS;
+    static_assert(!SPLIT_V || (RB == 3 && TB + RB == 12), "the split variant runs 12 stages at radix 8");
+    const int k = SPLIT_V ? TB + RB : k_arg, logC = SPLIT_V ? 0 : logC_arg;
     extern __shared__ uint4 rsm[];
     const int K = 1 << k, tile = K << logC;
     fr_t* const roots = reinterpret_cast<fr_t*>(rsm + 2 * tile);
@@ -308,9 +356,13 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         // The top + 1 stages left, spread evenly over the np - pass passes
         // left, the longer first: k / np + 1 stages in the first k % np
         // passes, k / np in the rest (k % np, kept, was spilled at radix 4).
-        const int bot = top + 1 - (top + np - pass) / (np - pass);
-        low = top + 1 - RB > 0 ? top + 1 - RB : 0;
-        const int nhi = k - low - RB;  // bits of ih above the window
+        // The split variant's passes are stages 11..9, 8..6, 5..3, 2..0: the
+        // same as below, in closed form (with the general one ptxas spilled 3
+        // words at CUZK_NTT_MUL=1).
+        const int bot = SPLIT_V ? 9 - 3 * pass : top + 1 - (top + np - pass) / (np - pass);
+        if (SPLIT_V) top = bot + 2;
+        low = SPLIT_V ? bot : top + 1 - RB > 0 ? top + 1 - RB : 0;
+        const int nhi = SPLIT_V ? 3 * pass : k - low - RB;  // bits of ih above the window
         base = (rest >> nhi) | ((rest & ((1 << nhi) - 1)) << (low + RB));
         if (pass == 0) {
 #pragma unroll
@@ -330,14 +382,50 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         } else {
             __syncthreads();
 #pragma unroll
-            for (int m = 0; m < R; m++) x[m] = lds_planes(rsm, tile, rslot(base | m << low, c, logC));
+            for (int m = 0; m < R; m++)
+                x[m] = lds_planes(rsm, tile, SPLIT_V ? fslot(base | m << low) : rslot(base | m << low, c, logC));
+            if (SPLIT_V && pass == np - 1) {
+                const uint32_t next = ctaid_reread() + nsmid();
+                if (sb > 0) {
+                    // The next tile's column, strided: a 128-byte line holds
+                    // the elements of 4 consecutive columns, which 4 blocks
+                    // of one wave read, so the line's other 96 bytes are
+                    // used too (L2 hits) rather than fetched in vain.
+                    if (next < gridDim.x) {
+                        const uint32_t gn = ((next >> sb) << b) + (next & (S - 1));
+#pragma unroll
+                        for (int m = 0; m < R; m++) prefetch_l2(src + gn + ((uint32_t)(tid_reread() | m << (k - RB)) << sb));
+                    }
+                    // The slots just read are the thread's until the block ends.
+                    const uint32_t half = 1u << (log_n - 1);
+                    const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
+#pragma unroll
+                    for (int m = 0; m < R; m++) {
+                        const int ih = base | m << low;
+                        const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
+                        if (E) {
+                            const uint4* w = reinterpret_cast<const uint4*>(W + (E >= half ? E - half : E));
+                            cp_async16(rsm + fslot(ih), w);
+                            cp_async16(rsm + tile + fslot(ih), w + 1);
+                        }
+                    }
+                } else {
+                    if (next < gridDim.x) {
+                        // 2^12 elements of 32 bytes: two 128-byte lines a thread.
+                        const char* p = reinterpret_cast<const char*>(src + ((uint32_t)next << k)) + tid_reread() * 256;
+                        prefetch_l2(p);
+                        prefetch_l2(p + 128);
+                    }
+                }
+            }
         }
         dif_reg_stages<RB, MV>(x, base, low, top, bot, k, roots);
         // Each slot belongs to one thread in every pass, so a pass overwrites
         // only what it read itself: one barrier per exchange.
         if (pass + 1 < np) {
 #pragma unroll
-            for (int m = 0; m < R; m++) sts_planes(rsm, tile, rslot(base | m << low, c, logC), x[m]);
+            for (int m = 0; m < R; m++)
+                sts_planes(rsm, tile, SPLIT_V ? fslot(base | m << low) : rslot(base | m << low, c, logC), x[m]);
         }
         top = bot - 1;
     }
@@ -346,6 +434,7 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
     // Read again rather than kept through the passes: kept, it was the one
     // value ptxas spilled to local memory at radix 4.
     const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
+    if (SPLIT_V && sb > 0) cp_wait_all();
 #pragma unroll
     for (int m = 0; m < R; m++) {
         const int ih = base | m << low;
@@ -353,7 +442,15 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         fr_t v = x[m];
         if (sb > 0) {
             const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
-            if (E) v = fmul<MV>(v, E >= half ? ld(W + (E - half)).neg() : ld(W + E));
+            if (SPLIT_V) {
+                if (E) {
+                    fr_t w = lds_planes(rsm, tile, fslot(ih));
+                    if (E >= half) w = w.neg();
+                    v = fmul<MV>(v, w);
+                }
+            } else if (E) {
+                v = fmul<MV>(v, E >= half ? ld(W + (E - half)).neg() : ld(W + E));
+            }
         }
         if (final_mode < 0) {
             st(dst + g, v);
@@ -371,13 +468,26 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
 // Launch shape of k_dif_group_r for a group of k stages of a 2^L transform:
 // radix 2^rb (fewer bits for a group of fewer stages) and 2^logC columns,
 // aiming at tiles of 2^tile_bits elements within RADIX_THREADS threads.
+// Groups of more stages than RADIX_THREADS threads hold at radix 2^rb (only
+// with CUZK_NTT_GROUP_BITS above 10) run at radix 8, those of 12 stages in
+// the split variant (split set).
 struct rshape {
     int rb, logC;
+    bool split;
     unsigned threads;
     size_t shmem;  // the tile's two planes and the K/2 roots
 };
 inline rshape radix_shape(int L, int k, int rb, int tile_bits) {
     rshape r;
+    r.split = k == SPLIT_THREAD_BITS + 3;
+    if (k > RADIX_THREAD_BITS + rb) rb = 3;
+    if (r.split) {
+        r.rb = 3;
+        r.logC = 0;
+        r.threads = 1u << SPLIT_THREAD_BITS;
+        r.shmem = ((size_t)2 << k) * sizeof(uint4) + ((size_t)1 << (k - 1)) * sizeof(fr_t);
+        return r;
+    }
     r.rb = k < rb ? k : rb;
     int logC = tile_bits - k;
     if (logC > RADIX_THREAD_BITS + r.rb - k) logC = RADIX_THREAD_BITS + r.rb - k;
@@ -493,7 +603,7 @@ inline void domain_destroy(domain_t* dom) {
 // stages take more than one group (see transform), else none. Both group
 // kernels cut the stages alike, so this holds whichever CUZK_NTT_RADIX picks.
 inline uint64_t scratch_bytes(int log_n) {
-    const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
+    const int max_group = group_bits();
     const int groups = (log_n + max_group - 1) / max_group;
     return groups > 1 ? (1ull << log_n) * sizeof(fr_t) : 0;
 }
@@ -517,7 +627,10 @@ template <int MV>
 inline cudaError_t launch_dif_r(const rshape& r, unsigned grid, cudaStream_t st, const fr_t* src, fr_t* dst,
                                 const fr_t* W, int log_n, int b, int k, const fr_t* GH, const fr_t* GL,
                                 int final_mode, fr_t s, const fr_t* GIH, const fr_t* GIL) {
-    auto kern = r.rb == 3 ? k_dif_group_r<3, MV> : r.rb == 2 ? k_dif_group_r<2, MV> : k_dif_group_r<1, MV>;
+    auto kern = r.split     ? k_dif_group_r<3, MV, SPLIT_THREAD_BITS>
+                : r.rb == 3 ? k_dif_group_r<3, MV>
+                : r.rb == 2 ? k_dif_group_r<2, MV>
+                            : k_dif_group_r<1, MV>;
     if (r.shmem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)r.shmem);
         if (e != cudaSuccess) return e;
@@ -546,7 +659,9 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     }
     phase_timer prof(st);
     // Knobs for tuning experiments (defaults: the measured best).
-    const int max_group = env_int("CUZK_NTT_GROUP_BITS", MAX_GROUP_BITS, 1, 10);
+    // CUZK_NTT_GROUP_BITS: at most 9 stages a group by default; 11 or 12 run
+    // groups of 11 (radix 8, one column) and 12 (the split variant).
+    const int max_group = group_bits();
     // CUZK_NTT_RADIX=8 (the default) or 4: the groups run k_dif_group_r, 3
     // or 2 stages per shared-memory round trip, its tiles full blocks; 2:
     // k_dif_group, one stage per round trip. With REDCR (CUZK_NTT_MUL=1),
