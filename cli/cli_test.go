@@ -304,3 +304,21 @@ func TestResumeRetriesFailedPartitions(t *testing.T) {
 		t.Fatalf("verify: %v\n%s", err, stderr)
 	}
 }
+
+// bench prove --keys memory makes the keys in the process and writes
+// nothing: no directory named memory appears where it ran.
+func TestBenchProveKeysInMemory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	stdout, stderr, err := run(t, "bench", "prove", "--backend", "cpu", "--keys", "memory", "--keygen", "cpu",
+		"--circuit", "mimc", "--sizes", "4K", "--runs", "1")
+	if err != nil {
+		t.Fatalf("bench prove --keys memory: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "in memory: no key is written") || !strings.Contains(stdout, "3997") {
+		t.Errorf("bench prove --keys memory: stdout\n%s\nstderr\n%s", stdout, stderr)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("bench prove --keys memory wrote %v (%v)", entries, err)
+	}
+}

@@ -127,6 +127,37 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 	return k, nil
 }
 
+// keysInMemory is the --keys value of bench prove that makes the keys in the
+// process and writes none (prover.SetupInMemory): for hosts whose disk
+// cannot hold them, as the one-GPU machine's 64 GiB cannot at 2^27
+// (docs/keygen.md). Each run has fresh toxic waste: fine for a benchmark.
+const keysInMemory = "memory"
+
+// setupInMemory makes the keys ks names in this process, none written.
+func setupInMemory(ks *keySpec, log io.Writer) (*prover.Keys, error) {
+	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints), in memory: no key is written\n", ks.circuit.Name(), ks.layout, ks.target)
+	start := time.Now()
+	mul, how, closeMul, err := keyMultiplier(ks, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeMul()
+	defer limitSetupMemory()()
+	var k *prover.Keys
+	if mul != nil {
+		k, err = prover.SetupInMemory(ks.circuit, ks.target, mul, keygen.DumpOptions{})
+	} else {
+		k, err = prover.SetupWith(ks.circuit, ks.target, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	k.Solver = ks.solver
+	fmt.Fprintf(log, "setup: keys made by %s in memory: %d constraints, %d wires, domain 2^%d, took %s\n",
+		how, k.Constraints(), len(k.PK.InfinityA), log2(k.PK.Domain.Cardinality), time.Since(start).Round(time.Millisecond))
+	return k, nil
+}
+
 // runSetup makes the keys ks names and writes them to ks.dir. keygen
 // (--keygen gpu or cpu) writes the proving key as it makes it and holds no
 // keys after (nil Keys: Load reads them); gnark's setup holds them all, and

@@ -1,6 +1,8 @@
 package prover
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,10 +68,11 @@ func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, 
 // of a file: keygen.SetupDump writes it through a pipe to
 // ProvingKey.ReadDump, which allocates each section at its size and reads
 // the points straight into it. No disk holds the proving key and no second
-// copy of it is made; the R1CS is kept for proving. Hash and Dir are empty:
-// these keys exist only in this process (fresh toxic waste from
-// crypto/rand each time), for benchmarks on hosts whose disk cannot hold
-// the keys.
+// copy of it is made; the R1CS is kept for proving. Dir is empty: these
+// keys exist only in this process (fresh toxic waste from crypto/rand each
+// time), for benchmarks on hosts whose disk cannot hold the keys. Hash is
+// "memory-" and the SHA-256 of the verifying key, so that what caches key
+// sets by hash (a device's resident keys) tells two such sets apart.
 func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt keygen.DumpOptions) (*Keys, error) {
 	l, sys, err := compileR1CS(c, target)
 	if err != nil {
@@ -92,5 +95,10 @@ func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt ke
 	if werr != nil {
 		return nil, fmt.Errorf("setup of %s: %w", c.Name(), werr)
 	}
+	h := sha256.New()
+	if _, err := k.VK.WriteTo(h); err != nil {
+		return nil, fmt.Errorf("setup of %s: hash the verifying key: %w", c.Name(), err)
+	}
+	k.Hash = "memory-" + hex.EncodeToString(h.Sum(nil))
 	return k, nil
 }

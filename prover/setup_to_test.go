@@ -2,6 +2,7 @@ package prover
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark/backend/groth16"
@@ -83,5 +84,16 @@ func TestSetupInMemoryProves(t *testing.T) {
 	}
 	if _, _, err := Prove(context.Background(), k, CPU{}, w, nil); err != nil {
 		t.Fatalf("prove with keys made in memory: %v", err)
+	}
+	// Caches by hash (a device's resident keys) must tell two sets apart.
+	if !strings.HasPrefix(k.Hash, "memory-") || len(k.Hash) != len("memory-")+64 || k.Dir != "" {
+		t.Errorf("keys made in memory: hash %q, dir %q", k.Hash, k.Dir)
+	}
+	k2, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k2.Hash == k.Hash {
+		t.Errorf("two key sets made in memory share the hash %s", k.Hash)
 	}
 }
