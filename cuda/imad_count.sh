@@ -27,7 +27,7 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		f = $3
 		mulv = match(f, /^_Z4(madd|xadd)ILi[0-9]E/) ? substr(f, RLENGTH - 1, 1) : ""
 		if (mulv == "" && match(f, /^_Z6g2(madd|xadd)ILi[0-9]E/)) mulv = substr(f, RLENGTH - 1, 1)
-		k = (f ~ /^_Z8fp2_lazy/ ? "fp2l" : f ~ /^_Z6g2madd/ ? "g2madd" mulv : f ~ /^_Z6g2xadd/ ? "g2xadd" mulv : f ~ /^_Z10mul2_fused/ ? "fpm" : f ~ /^_Z8sqr_rows/ ? "fps" : f ~ /^_Z4madd/ ? "madd" mulv : f ~ /^_Z4xadd/ ? "xadd" mulv : f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
+		k = (f ~ /^_Z9fp2_lazy2/ ? "fp2m" : f ~ /^_Z8fp2_lazy/ ? "fp2l" : f ~ /^_Z6g2madd/ ? "g2madd" mulv : f ~ /^_Z6g2xadd/ ? "g2xadd" mulv : f ~ /^_Z10mul2_fused/ ? "fpm" : f ~ /^_Z8sqr_rows/ ? "fps" : f ~ /^_Z4madd/ ? "madd" mulv : f ~ /^_Z4xadd/ ? "xadd" mulv : f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
 		k = k (f ~ /Li2EE/ ? 2 : 1)
 		next
 	}
@@ -70,18 +70,21 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		# additions over Fp2 with plain (MUL 0) and lazy (MUL 4) products;
 		# the hot paths from the field operations (an Fp2 square is two Fp
 		# products either way; mixed: 8 products and 2 squares, full: 12 and 2).
-		split("fp2l g2madd0 g2madd4 g2xadd0 g2xadd4", ks3, " ")
-		split("Fp2 product, lazy reduction (CUZK_MSM_G2_MUL=1)|G2 XYZZ mixed addition, MUL=0, with doubling branch|G2 XYZZ mixed addition, lazy (MUL=4), with doubling branch|G2 XYZZ addition, MUL=0, with doubling branch|G2 XYZZ addition, lazy (MUL=4), with doubling branch", names3, "|")
+		split("fp2l fp2m g2madd0 g2madd4 g2madd5 g2xadd0 g2xadd4 g2xadd5", ks3, " ")
+		split("Fp2 product, lazy reduction (CUZK_MSM_G2_MUL=1)|Fp2 a b + c d, lazy (CUZK_MSM_G2_MUL=2)|G2 XYZZ mixed addition, MUL=0, with doubling branch|G2 XYZZ mixed addition, lazy (MUL=4), with doubling branch|G2 XYZZ mixed addition, lazy fused (MUL=5), with doubling branch|G2 XYZZ addition, MUL=0, with doubling branch|G2 XYZZ addition, lazy (MUL=4), with doubling branch|G2 XYZZ addition, lazy fused (MUL=5), with doubling branch", names3, "|")
 		printf "\n| operation | SASS instructions | IMAD.WIDE* | other IMAD* | IMAD as move/add | IADD3* | IMAD results |\n"
 		printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-		for (i = 1; i <= 5; i++) {
+		for (i = 1; i <= 8; i++) {
 			x = ks3[i]
 			res[x] = d(r, x)
 			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names3[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
 		}
 		hot["g2madd0"] = 8 * res["fp2"] + 4 * res["fp"]; hot["g2madd4"] = 8 * res["fp2l"] + 4 * res["fp"]
 		hot["g2xadd0"] = 12 * res["fp2"] + 4 * res["fp"]; hot["g2xadd4"] = 12 * res["fp2l"] + 4 * res["fp"]
-		printf "\nG2 hot path, IMAD results: mixed addition %d / %d, addition %d / %d (CUZK_MSM_G2_MUL = 0 / 1)\n", hot["g2madd0"], hot["g2madd4"], hot["g2xadd0"], hot["g2xadd4"]
+		# =2: the mixed addition's Y3 one fused sum (6 products, 1 sum), the
+		# full one regrouped as G1's MUL_FUSED (6 products, 3 sums).
+		hot["g2madd5"] = 6 * res["fp2l"] + res["fp2m"] + 4 * res["fp"]; hot["g2xadd5"] = 6 * res["fp2l"] + 3 * res["fp2m"] + 4 * res["fp"]
+		printf "\nG2 hot path, IMAD results: mixed addition %d / %d / %d, addition %d / %d / %d (CUZK_MSM_G2_MUL = 0 / 1 / 2)\n", hot["g2madd0"], hot["g2madd4"], hot["g2madd5"], hot["g2xadd0"], hot["g2xadd4"], hot["g2xadd5"]
 		peak = sms * perclk * mhz * 1e6
 		printf "\npeak: %d SMs x %d IMAD results/clock x %d MHz = %.2f x 10^12 per second\n\n", sms, perclk, mhz, peak / 1e12
 		# Fr NTT, 2^L: groups of stages as ntt.cuh cuts them (at most 9 per

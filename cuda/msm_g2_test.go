@@ -65,9 +65,10 @@ func gpuMSMG2(t testing.TB, d *Device, points []bls12381.G2Affine, scalars any, 
 
 // g2MulVariants are the G2 MSM's run-time choices of field operations
 // (CUZK_MSM_G2_MUL: 0 Karatsuba over reduced Fp products, 1 Fp2 products
-// with lazy reduction). The G2 tests run each against gnark-crypto, so the
+// with lazy reduction, 2 that and the fused sums a b + c d with lazy
+// reduction). The G2 tests run each against gnark-crypto, so the
 // card checks every variant it times.
-var g2MulVariants = []string{"0", "1"}
+var g2MulVariants = []string{"0", "1", "2"}
 
 // forG2Variants runs f once per variant, as a subtest with the variant set.
 func forG2Variants(t *testing.T, f func(t *testing.T)) {
@@ -95,7 +96,7 @@ func TestMSMG2(t *testing.T) {
 }
 
 // TestMSMG2MulBits: every G2 variant gives the same bits, not only the same
-// point: the Jacobian result with lazy reduction equals the plain one's limb
+// point: the Jacobian result of each lazy variant equals the plain one's limb
 // for limb (both fully reduce every value, so any difference in a bucket
 // would show), with and without the split, on random inputs, repeated points
 // (doublings in the buckets and the sums) and cancelling pairs, and each

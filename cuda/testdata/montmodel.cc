@@ -13,8 +13,10 @@
 // reduction, mont_eo.cuh's LOWR) or "fp A B", A and B in hex, or "fpm A B C
 // D", the fused sum of two Fp products (eo_mul2), or "fps A A", the Fp
 // squaring (eo_sqr), or "fp2m A0 A1 B0 B1", the Fp2 product with lazy
-// reduction (eo_fp2_mul), whose two components take two output lines. Output: the product A B
-// R^-1 mod p (A B + C D times R^-1 for fpm) in hex, one line each. The Go test
+// reduction (eo_fp2_mul), or "fp2m2 A0 A1 B0 B1 C0 C1 D0 D1", the fused
+// sum A B + C D over Fp2 (eo_fp2_mul2). Output: the product A B R^-1 mod p
+// (A B + C D times R^-1 for fpm) in hex, one line each, and for the Fp2
+// forms one line per component. The Go test
 // (montmodel_test.go) builds this with the host's C++ compiler and compares
 // with math/big.
 #include <cstdint>
@@ -334,6 +336,21 @@ bool fp2_product(const char* a0s, const char* a1s, const char* b0s, const char* 
     return true;
 }
 
+// The fused sum over Fp2 (eo_fp2_mul2): A B + C D, times R^-1, with A = (A0,
+// A1) and so on, the two components on two lines.
+bool fp2_fused(const char* const (&hex)[8]) {
+    constexpr int N = cuzk::fp_params::N;
+    uint32_t v[8][N], r0[N], r1[N];
+    for (int i = 0; i < 8; i++)
+        if (!from_hex<N>(hex[i], v[i])) return false;
+    cuzk::eo_fp2_mul2<cuzk::fp_params, eo_model>(r0, r1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r0[i]);
+    std::printf("\n");
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r1[i]);
+    std::printf("\n");
+    return true;
+}
+
 }  // namespace
 
 int main() {
@@ -346,6 +363,12 @@ int main() {
             ok = std::scanf("%127s %127s", cs, ds) == 2 && fused(as, bs, cs, ds);
         else if (std::strcmp(field, "fp2m") == 0)
             ok = std::scanf("%127s %127s", cs, ds) == 2 && fp2_product(as, bs, cs, ds);
+        else if (std::strcmp(field, "fp2m2") == 0) {
+            char es[4][128];
+            ok = std::scanf("%127s %127s %127s %127s %127s %127s", cs, ds, es[0], es[1], es[2], es[3]) == 6;
+            const char* const hex[8] = {as, bs, cs, ds, es[0], es[1], es[2], es[3]};
+            ok = ok && fp2_fused(hex);
+        }
         else if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
         else if (std::strcmp(field, "frr") == 0) ok = product<cuzk::fr_params, true>(as, bs);
         else if (std::strcmp(field, "fp") == 0) ok = product<cuzk::fp_params>(as, bs);

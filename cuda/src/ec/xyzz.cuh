@@ -91,7 +91,8 @@ struct xyzz_t {
     enum : int {
         MUL_FUSED = 1,    // a b + c d in one fused sum of two products (F::mul2)
         MUL_SQUARED = 2,  // squares by F::sqr_rows
-        MUL_LAZY = 4,     // products by F::mul_lazy (Fp2: lazy reduction; G2's CUZK_MSM_G2_MUL=1)
+        MUL_LAZY = 4,     // products by F::mul_lazy, and with MUL_FUSED fused sums by
+                          // F::mul2_lazy (Fp2: lazy reduction; G2's CUZK_MSM_G2_MUL)
     };
     template <int MUL>
     CUZK_HD static F prod(const F& a, const F& b) {
@@ -99,6 +100,13 @@ struct xyzz_t {
             return F::mul_lazy(a, b);
         else
             return a * b;
+    }
+    template <int MUL>
+    CUZK_HD static F prod2(const F& a, const F& b, const F& c, const F& d) {
+        if constexpr ((MUL & MUL_LAZY) != 0)
+            return F::mul2_lazy(a, b, c, d);
+        else
+            return prod2<MUL>(a, b, c, d);
     }
     template <int MUL>
     CUZK_HD static F square(const F& a) {
@@ -134,7 +142,7 @@ struct xyzz_t {
         F Q = prod<MUL>(X, PP);
         F X3 = square<MUL>(R) - PPP - Q.dbl();
         if constexpr ((MUL & MUL_FUSED) != 0)
-            Y = F::mul2(R, Q - X3, Y, PPP.neg());
+            Y = prod2<MUL>(R, Q - X3, Y, PPP.neg());
         else
             Y = prod<MUL>(R, Q - X3) - prod<MUL>(Y, PPP);
         X = X3;
@@ -154,8 +162,8 @@ struct xyzz_t {
             return;
         }
         if constexpr ((MUL & MUL_FUSED) != 0) {
-            F P = F::mul2(q.X, ZZ, X, q.ZZ.neg());
-            F R = F::mul2(q.Y, ZZZ, Y, q.ZZZ.neg());
+            F P = prod2<MUL>(q.X, ZZ, X, q.ZZ.neg());
+            F R = prod2<MUL>(q.Y, ZZZ, Y, q.ZZZ.neg());
             if (P.is_zero()) {
                 if (R.is_zero())
                     *this = dbl();
@@ -169,7 +177,7 @@ struct xyzz_t {
             F T3 = prod<MUL>(q.ZZZ, PPP);
             F Q = prod<MUL>(X, T2);
             F X3 = square<MUL>(R) - PPP - Q.dbl();
-            Y = F::mul2(R, Q - X3, Y, T3.neg());
+            Y = prod2<MUL>(R, Q - X3, Y, T3.neg());
             X = X3;
             ZZ = prod<MUL>(ZZ, T2);
             ZZZ = prod<MUL>(ZZZ, T3);

@@ -279,6 +279,47 @@ CUZK_HD void eo_fp2_mul(uint32_t (&r0)[P::N], uint32_t (&r1)[P::N], const uint32
     eo_redc_wide<P, X>(r1, d);
 }
 
+// The fused sum a b + c d over Fp2 with lazy reduction (the point formulas'
+// a b + c d under CUZK_MSM_G2_MUL=2): both Karatsuba triples as 2N-limb
+// integers, summed per component, and two reductions for the four Fp2
+// products' twelve Fp products: 6 x 144 + 2 x 144 limb products (2328 IMAD
+// results) in place of two lazy products' 2 x 1464. The same chains as
+// eo_fp2_mul; the component sums are (t0 + p^2 - t1) + (u0 + p^2 - u1) in
+// (0, 4 p^2) and (a0 b1 + a1 b0) + (c0 d1 + c1 d0) in [0, 4 p^2), below
+// p 2^384 because 4p < 2^384 (p < 2^381), and below 2^766 (ADDW carries
+// nothing out), so eo_redc_wide's bound holds as above.
+template <class P, class X>
+CUZK_HD void eo_fp2_mul2(uint32_t (&r0)[P::N], uint32_t (&r1)[P::N], const uint32_t (&a0)[P::N],
+                         const uint32_t (&a1)[P::N], const uint32_t (&b0)[P::N], const uint32_t (&b1)[P::N],
+                         const uint32_t (&c0)[P::N], const uint32_t (&c1)[P::N], const uint32_t (&d0)[P::N],
+                         const uint32_t (&d1)[P::N]) {
+    constexpr int N = P::N;
+    static_assert(N == 12 && P::mod(N - 1) < 0x20000000u, "the bounds above need p < 2^381");
+    uint32_t A[N], B[N], t0[2 * N], t1[2 * N], e[2 * N], f[2 * N], g[2 * N], s[2 * N];
+    // a b: e = t0 + p^2 - t1, f = t2 - (t0 + t1).
+    X::template add<P>(A, a0, a1);
+    X::template add<P>(B, b0, b1);
+    eo_prod<P, X>(t0, a0, b0);
+    eo_prod<P, X>(t1, a1, b1);
+    X::template kd<P>(e, t0, t1);
+    X::template addw<P>(s, t0, t1);
+    eo_prod<P, X>(t0, A, B);
+    X::template subw<P>(f, t0, s);
+    // c d, added on: g = e + (u0 + p^2 - u1), then f + u2 - (u0 + u1).
+    X::template add<P>(A, c0, c1);
+    X::template add<P>(B, d0, d1);
+    eo_prod<P, X>(t0, c0, d0);
+    eo_prod<P, X>(t1, c1, d1);
+    X::template kd<P>(s, t0, t1);
+    X::template addw<P>(g, e, s);
+    eo_redc_wide<P, X>(r0, g);
+    X::template addw<P>(s, t0, t1);
+    eo_prod<P, X>(t0, A, B);
+    X::template subw<P>(e, t0, s);
+    X::template addw<P>(g, f, e);
+    eo_redc_wide<P, X>(r1, g);
+}
+
 #if defined(__CUDA_ARCH__)
 // The chains as non-volatile asm: each one block, so its carries stay
 // contiguous; the compiler may still schedule the blocks and what lies between

@@ -431,16 +431,22 @@ inline int msm_mul() { return env_int("CUZK_MSM_MUL", 3, 0, 3); }
 // CUZK_MSM_G2_MUL: the field operations of G2's bucket accumulation and
 // bucket sums: 1, every Fp2 product of the point formulas with lazy
 // reduction (fp2_t::mul_lazy, xyzz_t's MUL_LAZY: two Montgomery reductions
-// instead of three); 0, Karatsuba over three reduced Fp products. The same
-// bits either way. 0 by default until the H200 has timed it. As the MUL of
-// G2's kernels it is MUL_LAZY (4), so that it never names a G1 variant.
-inline int msm_g2_mul() { return env_int("CUZK_MSM_G2_MUL", 0, 0, 1) != 0 ? 4 : 0; }
+// instead of three); 2, that and the formulas regrouped around a b + c d as
+// G1's MUL_FUSED does, each with one lazy reduction per component
+// (fp2_t::mul2_lazy); 0, Karatsuba over three reduced Fp products. The same
+// bits every way. 0 by default until the H200 has timed them. As the MUL of
+// G2's kernels: MUL_LAZY (4) and MUL_LAZY | MUL_FUSED (5).
+inline int msm_g2_mul() {
+    const int v = env_int("CUZK_MSM_G2_MUL", 0, 0, 2);
+    return v == 0 ? 0 : v == 1 ? 4 : 5;
+}
 
-// The MUL a kernel of F runs with: G1 takes CUZK_MSM_MUL's bits (1, 2), G2
-// CUZK_MSM_G2_MUL's (4), so each field instantiates only its own variants.
+// The MUL a kernel of F runs with: G1 takes CUZK_MSM_MUL's bits (0..3), G2
+// CUZK_MSM_G2_MUL's (0, 4, 5), so each field instantiates only its own
+// variants (G1's mul is never above 3, G2's never 1..3).
 template <class F, int MUL>
 constexpr int mul_of() {
-    return sizeof(F) == sizeof(fp_t) ? (MUL & 3) : (MUL & 4);
+    return sizeof(F) == sizeof(fp_t) ? (MUL & 3) : (MUL & 4) != 0 ? (MUL & 5) : 0;
 }
 // The bucket sums' blocks per multiprocessor: B on G1, G2's own cap on G2.
 template <class F, int B>
@@ -715,6 +721,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 2: CUZK_ACCUMULATE(2); break;
             case 3: CUZK_ACCUMULATE(3); break;
             case 4: CUZK_ACCUMULATE(4); break;
+            case 5: CUZK_ACCUMULATE(5); break;
             default: CUZK_ACCUMULATE(0); break;
         }
 #undef CUZK_ACCUMULATE
@@ -754,6 +761,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 2: CUZK_BUCKET_REDUCE(2, 2); break;
             case 3: CUZK_BUCKET_REDUCE(3, 2); break;
             case 4: CUZK_BUCKET_REDUCE(4, 2); break;
+            case 5: CUZK_BUCKET_REDUCE(5, 2); break;
             default: CUZK_BUCKET_REDUCE(0, 2); break;
         }
     } else {
@@ -762,6 +770,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 2: CUZK_BUCKET_REDUCE(2, 3); break;
             case 3: CUZK_BUCKET_REDUCE(3, 3); break;
             case 4: CUZK_BUCKET_REDUCE(4, 3); break;
+            case 5: CUZK_BUCKET_REDUCE(5, 3); break;
             default: CUZK_BUCKET_REDUCE(0, 3); break;
         }
     }
