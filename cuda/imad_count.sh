@@ -81,8 +81,8 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		}
 		hot["g2madd0"] = 8 * res["fp2"] + 4 * res["fp"]; hot["g2madd4"] = 8 * res["fp2l"] + 4 * res["fp"]
 		hot["g2xadd0"] = 12 * res["fp2"] + 4 * res["fp"]; hot["g2xadd4"] = 12 * res["fp2l"] + 4 * res["fp"]
-		# =2: the mixed addition's Y3 one fused sum (6 products, 1 sum), the
-		# full one regrouped as G1's MUL_FUSED (6 products, 3 sums).
+		# =2: Y3 of the mixed addition one fused sum (6 products, 1 sum), the
+		# full one regrouped as with G1 MUL_FUSED (6 products, 3 sums).
 		hot["g2madd5"] = 6 * res["fp2l"] + res["fp2m"] + 4 * res["fp"]; hot["g2xadd5"] = 6 * res["fp2l"] + 3 * res["fp2m"] + 4 * res["fp"]
 		printf "\nG2 hot path, IMAD results: mixed addition %d / %d / %d, addition %d / %d / %d (CUZK_MSM_G2_MUL = 0 / 1 / 2)\n", hot["g2madd0"], hot["g2madd4"], hot["g2madd5"], hot["g2xadd0"], hot["g2xadd4"], hot["g2xadd5"]
 		peak = sms * perclk * mhz * 1e6

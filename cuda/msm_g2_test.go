@@ -315,7 +315,8 @@ func medianDuration(v []time.Duration) time.Duration {
 
 // TestMSMG2Timing checks a 2^20 G2 MSM against gnark-crypto and logs both
 // times: the GPU's with points and scalars already on the device (one
-// warm-up, median of 5), the CPU's as G2Jac.MultiExp on all cores (median of 3).
+// warm-up, median of 5) under each CUZK_MSM_G2_MUL, the CPU's as
+// G2Jac.MultiExp on all cores (median of 3).
 func TestMSMG2Timing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -341,27 +342,32 @@ func TestMSMG2Timing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Free(ps)
-	var gpuTimes []time.Duration
-	for i := 0; i < 6; i++ {
-		if err := d.Sync(); err != nil {
-			t.Fatal(err)
+	c := medianDuration(cpuTimes)
+	// Each G2 variant (g2MulVariants, CUZK_MSM_G2_MUL), timed the same way.
+	for _, v := range g2MulVariants {
+		t.Setenv("CUZK_MSM_G2_MUL", v)
+		var gpuTimes []time.Duration
+		for i := 0; i < 6; i++ {
+			if err := d.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			jac, err := d.MSMG2(pp, ps, n, Montgomery, MSMOptions{}, DefaultStream)
+			el := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bls12381.G2Affine
+			got.FromJacobian(&jac)
+			if !got.Equal(&want) {
+				t.Fatalf("CUZK_MSM_G2_MUL=%s run %d: GPU G2 MSM 2^20 differs from gnark-crypto", v, i)
+			}
+			if i > 0 {
+				gpuTimes = append(gpuTimes, el)
+			}
 		}
-		start := time.Now()
-		jac, err := d.MSMG2(pp, ps, n, Montgomery, MSMOptions{}, DefaultStream)
-		el := time.Since(start)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got bls12381.G2Affine
-		got.FromJacobian(&jac)
-		if !got.Equal(&want) {
-			t.Fatalf("run %d: GPU G2 MSM 2^20 differs from gnark-crypto", i)
-		}
-		if i > 0 {
-			gpuTimes = append(gpuTimes, el)
-		}
+		g := medianDuration(gpuTimes)
+		t.Logf("G2MSM 2^20 CUZK_MSM_G2_MUL=%s: gpu %.2f ms (median of 5, data on device), cpu gnark %.1f ms (median of 3), ratio %.1fx",
+			v, float64(g.Microseconds())/1e3, float64(c.Microseconds())/1e3, float64(c)/float64(g))
 	}
-	g, c := medianDuration(gpuTimes), medianDuration(cpuTimes)
-	t.Logf("G2MSM 2^20: gpu %.2f ms (median of 5, data on device), cpu gnark %.1f ms (median of 3), ratio %.1fx",
-		float64(g.Microseconds())/1e3, float64(c.Microseconds())/1e3, float64(c)/float64(g))
 }
