@@ -106,7 +106,7 @@ struct xyzz_t {
         if constexpr ((MUL & MUL_LAZY) != 0)
             return F::mul2_lazy(a, b, c, d);
         else
-            return prod2<MUL>(a, b, c, d);
+            return F::mul2(a, b, c, d);
     }
     template <int MUL>
     CUZK_HD static F square(const F& a) {
