@@ -26,7 +26,8 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 	/Function :/ {
 		f = $3
 		mulv = match(f, /^_Z4(madd|xadd)ILi[0-9]E/) ? substr(f, RLENGTH - 1, 1) : ""
-		k = (f ~ /^_Z10mul2_fused/ ? "fpm" : f ~ /^_Z8sqr_rows/ ? "fps" : f ~ /^_Z4madd/ ? "madd" mulv : f ~ /^_Z4xadd/ ? "xadd" mulv : f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
+		if (mulv == "" && match(f, /^_Z6g2(madd|xadd)ILi[0-9]E/)) mulv = substr(f, RLENGTH - 1, 1)
+		k = (f ~ /^_Z9fp2_lazy2/ ? "fp2m" : f ~ /^_Z8fp2_lazy/ ? "fp2l" : f ~ /^_Z6g2madd/ ? "g2madd" mulv : f ~ /^_Z6g2xadd/ ? "g2xadd" mulv : f ~ /^_Z10mul2_fused/ ? "fpm" : f ~ /^_Z8sqr_rows/ ? "fps" : f ~ /^_Z4madd/ ? "madd" mulv : f ~ /^_Z4xadd/ ? "xadd" mulv : f ~ /butterfly_lowr/ ? "bflyr" : f ~ /butterfly/ ? "bfly" : f ~ /mul_lowr/ ? "frr" : f ~ /fp2_t/ ? "fp2" : f ~ /fp_params/ ? "fp" : "fr")
 		k = k (f ~ /Li2EE/ ? 2 : 1)
 		next
 	}
@@ -65,6 +66,25 @@ cuobjdump -sass "$out/probe.cubin" | awk -v sms="$SMS" -v mhz="$MHZ" -v perclk="
 		hot["madd0"] = 10 * res["fp"]; hot["madd1"] = 8 * res["fp"] + res["fpm"]; hot["madd3"] = 6 * res["fp"] + res["fpm"] + 2 * res["fps"]
 		hot["xadd0"] = 14 * res["fp"]; hot["xadd1"] = 8 * res["fp"] + 3 * res["fpm"]; hot["xadd3"] = 6 * res["fp"] + 3 * res["fpm"] + 2 * res["fps"]
 		printf "\nhot path, IMAD results: mixed addition %d / %d / %d, addition %d / %d / %d (MUL = 0 / 1 / 3)\n", hot["madd0"], hot["madd1"], hot["madd3"], hot["xadd0"], hot["xadd1"], hot["xadd3"]
+		# G2 (CUZK_MSM_G2_MUL): the Fp2 product with lazy reduction, and the
+		# additions over Fp2 with plain (MUL 0) and lazy (MUL 4) products;
+		# the hot paths from the field operations (an Fp2 square is two Fp
+		# products either way; mixed: 8 products and 2 squares, full: 12 and 2).
+		split("fp2l fp2m g2madd0 g2madd4 g2madd5 g2xadd0 g2xadd4 g2xadd5", ks3, " ")
+		split("Fp2 product, lazy reduction (CUZK_MSM_G2_MUL=1)|Fp2 a b + c d, lazy (CUZK_MSM_G2_MUL=2)|G2 XYZZ mixed addition, MUL=0, with doubling branch|G2 XYZZ mixed addition, lazy (MUL=4), with doubling branch|G2 XYZZ mixed addition, lazy fused (MUL=5), with doubling branch|G2 XYZZ addition, MUL=0, with doubling branch|G2 XYZZ addition, lazy (MUL=4), with doubling branch|G2 XYZZ addition, lazy fused (MUL=5), with doubling branch", names3, "|")
+		printf "\n| operation | SASS instructions | IMAD.WIDE* | other IMAD* | IMAD as move/add | IADD3* | IMAD results |\n"
+		printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+		for (i = 1; i <= 8; i++) {
+			x = ks3[i]
+			res[x] = d(r, x)
+			printf "| %s | %d | %d | %d | %d | %d | %d |\n", names3[i], d(n, x), d(w, x), d(m, x), d(mv, x), d(a, x), res[x]
+		}
+		hot["g2madd0"] = 8 * res["fp2"] + 4 * res["fp"]; hot["g2madd4"] = 8 * res["fp2l"] + 4 * res["fp"]
+		hot["g2xadd0"] = 12 * res["fp2"] + 4 * res["fp"]; hot["g2xadd4"] = 12 * res["fp2l"] + 4 * res["fp"]
+		# =2: Y3 of the mixed addition one fused sum (6 products, 1 sum), the
+		# full one regrouped as with G1 MUL_FUSED (6 products, 3 sums).
+		hot["g2madd5"] = 6 * res["fp2l"] + res["fp2m"] + 4 * res["fp"]; hot["g2xadd5"] = 6 * res["fp2l"] + 3 * res["fp2m"] + 4 * res["fp"]
+		printf "\nG2 hot path, IMAD results: mixed addition %d / %d / %d, addition %d / %d / %d (CUZK_MSM_G2_MUL = 0 / 1 / 2)\n", hot["g2madd0"], hot["g2madd4"], hot["g2madd5"], hot["g2xadd0"], hot["g2xadd4"], hot["g2xadd5"]
 		peak = sms * perclk * mhz * 1e6
 		printf "\npeak: %d SMs x %d IMAD results/clock x %d MHz = %.2f x 10^12 per second\n\n", sms, perclk, mhz, peak / 1e12
 		# Fr NTT, 2^L: groups of stages as ntt.cuh cuts them (at most 9 per

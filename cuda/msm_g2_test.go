@@ -63,16 +63,103 @@ func gpuMSMG2(t testing.TB, d *Device, points []bls12381.G2Affine, scalars any, 
 	return r
 }
 
+// g2MulVariants are the G2 MSM's run-time choices of field operations
+// (CUZK_MSM_G2_MUL: 0 Karatsuba over reduced Fp products, 1 Fp2 products
+// with lazy reduction, 2 that and the fused sums a b + c d with lazy
+// reduction). The G2 tests run each against gnark-crypto, so the
+// card checks every variant it times.
+var g2MulVariants = []string{"0", "1", "2"}
+
+// forG2Variants runs f once per variant, as a subtest with the variant set.
+func forG2Variants(t *testing.T, f func(t *testing.T)) {
+	for _, v := range g2MulVariants {
+		t.Run("CUZK_MSM_G2_MUL="+v, func(t *testing.T) {
+			t.Setenv("CUZK_MSM_G2_MUL", v)
+			f(t)
+		})
+	}
+}
+
 func TestMSMG2(t *testing.T) {
 	d := testDevice(t)
 	for _, n := range []int{1, 2, 3, 7, 100, 1000, 4097, 1 << 16} {
 		points := randomPointsG2(n)
 		scalars := randomFr(n)
 		want := cpuMSMG2(t, points, scalars)
-		got := gpuMSMG2(t, d, points, scalars, n, Montgomery, MSMOptions{})
-		if !got.Equal(&want) {
-			t.Fatalf("n=%d random: GPU G2 MSM differs from gnark-crypto", n)
+		forG2Variants(t, func(t *testing.T) {
+			got := gpuMSMG2(t, d, points, scalars, n, Montgomery, MSMOptions{})
+			if !got.Equal(&want) {
+				t.Fatalf("n=%d random: GPU G2 MSM differs from gnark-crypto", n)
+			}
+		})
+	}
+}
+
+// TestMSMG2MulBits: every G2 variant gives the same bits, not only the same
+// point: the Jacobian result of each lazy variant equals the plain one's limb
+// for limb (both fully reduce every value, so any difference in a bucket
+// would show), with and without the split, on random inputs, repeated points
+// (doublings in the buckets and the sums) and cancelling pairs, and each
+// equals gnark-crypto's.
+func TestMSMG2MulBits(t *testing.T) {
+	d := testDevice(t)
+	n := 1<<16 + 3
+	if testing.Short() {
+		n = 1 << 12
+	}
+	base := randomPointsG2(n)
+	repeated := make([]bls12381.G2Affine, n)
+	for i := range repeated {
+		repeated[i] = base[i%5]
+	}
+	cancelling := append([]bls12381.G2Affine(nil), base...)
+	cs := randomFr(n)
+	for i := 0; i+1 < n; i += 2 {
+		cancelling[i+1].Neg(&cancelling[i])
+		cs[i+1] = cs[i]
+	}
+	bits := randomFr(n)
+	for i := range bits {
+		if i%3 != 0 {
+			bits[i].SetUint64(uint64(i % 2))
 		}
+	}
+	cases := []struct {
+		name    string
+		points  []bls12381.G2Affine
+		scalars []fr.Element
+		opt     MSMOptions
+	}{
+		{"random", base, randomFr(n), MSMOptions{}},
+		{"random window 11", base, randomFr(n), MSMOptions{Window: 11}},
+		{"repeated points", repeated, randomFr(n), MSMOptions{}},
+		{"cancelling pairs", cancelling, cs, MSMOptions{}},
+		{"split, bit-heavy", base, bits, MSMOptions{Split: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := cpuMSMG2(t, c.points, c.scalars)
+			pp, ps, free := uploadMSM(t, d, c.points, c.scalars)
+			defer free()
+			var first bls12381.G2Jac
+			for i, v := range g2MulVariants {
+				t.Setenv("CUZK_MSM_G2_MUL", v)
+				jac, err := d.MSMG2(pp, ps, n, Montgomery, c.opt, DefaultStream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got bls12381.G2Affine
+				got.FromJacobian(&jac)
+				if !got.Equal(&want) {
+					t.Fatalf("CUZK_MSM_G2_MUL=%s: GPU G2 MSM differs from gnark-crypto", v)
+				}
+				if i == 0 {
+					first = jac
+				} else if jac.X != first.X || jac.Y != first.Y || jac.Z != first.Z {
+					t.Fatalf("CUZK_MSM_G2_MUL=%s: the same point as CUZK_MSM_G2_MUL=%s in other coordinates", v, g2MulVariants[0])
+				}
+			}
+		})
 	}
 }
 
@@ -153,12 +240,18 @@ func TestMSMG2EdgeCases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, s := mk()
 			want := cpuMSMG2(t, p, s)
-			got := gpuMSMG2(t, d, p, s, n, Montgomery, MSMOptions{})
-			if !got.Equal(&want) {
-				t.Fatalf("GPU G2 MSM differs from gnark-crypto")
-			}
+			forG2Variants(t, func(t *testing.T) {
+				got := gpuMSMG2(t, d, p, s, n, Montgomery, MSMOptions{})
+				if !got.Equal(&want) {
+					t.Fatalf("GPU G2 MSM differs from gnark-crypto")
+				}
+			})
 		})
 	}
+	forG2Variants(t, func(t *testing.T) { testMSMG2Canonical(t, d, base, n) })
+}
+
+func testMSMG2Canonical(t *testing.T, d *Device, base []bls12381.G2Affine, n int) {
 	t.Run("canonical scalars", func(t *testing.T) {
 		raw := make([][4]uint64, n)
 		reduced := make([]fr.Element, n)
@@ -193,12 +286,14 @@ func TestMSMG2Windows(t *testing.T) {
 	points := randomPointsG2(n)
 	scalars := randomFr(n)
 	want := cpuMSMG2(t, points, scalars)
-	for _, c := range []int{4, 5, 6, 7, 8, 9, 11, 13, 15, 16, 17, 20, 22} {
-		got := gpuMSMG2(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
-		if !got.Equal(&want) {
-			t.Fatalf("window %d: GPU G2 MSM differs from gnark-crypto", c)
+	forG2Variants(t, func(t *testing.T) {
+		for _, c := range []int{4, 5, 6, 7, 8, 9, 11, 13, 15, 16, 17, 20, 22} {
+			got := gpuMSMG2(t, d, points, scalars, n, Montgomery, MSMOptions{Window: c})
+			if !got.Equal(&want) {
+				t.Fatalf("window %d: GPU G2 MSM differs from gnark-crypto", c)
+			}
 		}
-	}
+	})
 }
 
 func TestMSMG2Empty(t *testing.T) {
@@ -220,7 +315,8 @@ func medianDuration(v []time.Duration) time.Duration {
 
 // TestMSMG2Timing checks a 2^20 G2 MSM against gnark-crypto and logs both
 // times: the GPU's with points and scalars already on the device (one
-// warm-up, median of 5), the CPU's as G2Jac.MultiExp on all cores (median of 3).
+// warm-up, median of 5) under each CUZK_MSM_G2_MUL, the CPU's as
+// G2Jac.MultiExp on all cores (median of 3).
 func TestMSMG2Timing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -246,27 +342,32 @@ func TestMSMG2Timing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Free(ps)
-	var gpuTimes []time.Duration
-	for i := 0; i < 6; i++ {
-		if err := d.Sync(); err != nil {
-			t.Fatal(err)
+	c := medianDuration(cpuTimes)
+	// Each G2 variant (g2MulVariants, CUZK_MSM_G2_MUL), timed the same way.
+	for _, v := range g2MulVariants {
+		t.Setenv("CUZK_MSM_G2_MUL", v)
+		var gpuTimes []time.Duration
+		for i := 0; i < 6; i++ {
+			if err := d.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			jac, err := d.MSMG2(pp, ps, n, Montgomery, MSMOptions{}, DefaultStream)
+			el := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bls12381.G2Affine
+			got.FromJacobian(&jac)
+			if !got.Equal(&want) {
+				t.Fatalf("CUZK_MSM_G2_MUL=%s run %d: GPU G2 MSM 2^20 differs from gnark-crypto", v, i)
+			}
+			if i > 0 {
+				gpuTimes = append(gpuTimes, el)
+			}
 		}
-		start := time.Now()
-		jac, err := d.MSMG2(pp, ps, n, Montgomery, MSMOptions{}, DefaultStream)
-		el := time.Since(start)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got bls12381.G2Affine
-		got.FromJacobian(&jac)
-		if !got.Equal(&want) {
-			t.Fatalf("run %d: GPU G2 MSM 2^20 differs from gnark-crypto", i)
-		}
-		if i > 0 {
-			gpuTimes = append(gpuTimes, el)
-		}
+		g := medianDuration(gpuTimes)
+		t.Logf("G2MSM 2^20 CUZK_MSM_G2_MUL=%s: gpu %.2f ms (median of 5, data on device), cpu gnark %.1f ms (median of 3), ratio %.1fx",
+			v, float64(g.Microseconds())/1e3, float64(c.Microseconds())/1e3, float64(c)/float64(g))
 	}
-	g, c := medianDuration(gpuTimes), medianDuration(cpuTimes)
-	t.Logf("G2MSM 2^20: gpu %.2f ms (median of 5, data on device), cpu gnark %.1f ms (median of 3), ratio %.1fx",
-		float64(g.Microseconds())/1e3, float64(c.Microseconds())/1e3, float64(c)/float64(g))
 }

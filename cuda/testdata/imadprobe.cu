@@ -129,3 +129,57 @@ template __global__ void mul_lowr<1>(fr_t*, const fr_t*);
 template __global__ void mul_lowr<2>(fr_t*, const fr_t*);
 template __global__ void butterfly_lowr<1>(fr_t*, const fr_t*);
 template __global__ void butterfly_lowr<2>(fr_t*, const fr_t*);
+
+// The Fp2 product with lazy reduction (fp2_t::mul_lazy, CUZK_MSM_G2_MUL=1), the
+// fused sum (fp2_t::mul2_lazy, =2), and G2's mixed and full XYZZ additions
+// with plain (MUL 0) and lazy (MUL 4, 5) Fp2 operations.
+template <int K>
+__global__ void fp2_lazy(fp2_t* x, const fp2_t* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fp2_t a = x[i];
+    const fp2_t b = y[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = fp2_t::mul_lazy(a, b);
+    x[i] = a;
+}
+template <int MUL, int K>
+__global__ void g2madd(xyzz_t<fp2_t>* x, const affine_t<fp2_t>* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    xyzz_t<fp2_t> a = x[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a.add_affine<MUL>(y[K * i + k].x, y[K * i + k].y);
+    x[i] = a;
+}
+template <int MUL, int K>
+__global__ void g2xadd(xyzz_t<fp2_t>* x, const xyzz_t<fp2_t>* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    xyzz_t<fp2_t> a = x[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) a.add<MUL>(y[K * i + k]);
+    x[i] = a;
+}
+template <int K>
+__global__ void fp2_lazy2(fp2_t* x, const fp2_t* y) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    fp2_t a = x[i];
+    const fp2_t b = y[2 * i], c = y[2 * i + 1];
+#pragma unroll
+    for (int k = 0; k < K; k++) a = fp2_t::mul2_lazy(a, b, c, a);
+    x[i] = a;
+}
+template __global__ void fp2_lazy2<1>(fp2_t*, const fp2_t*);
+template __global__ void fp2_lazy2<2>(fp2_t*, const fp2_t*);
+template __global__ void g2madd<5, 1>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2madd<5, 2>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2xadd<5, 1>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);
+template __global__ void g2xadd<5, 2>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);
+template __global__ void fp2_lazy<1>(fp2_t*, const fp2_t*);
+template __global__ void fp2_lazy<2>(fp2_t*, const fp2_t*);
+template __global__ void g2madd<0, 1>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2madd<0, 2>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2madd<4, 1>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2madd<4, 2>(xyzz_t<fp2_t>*, const affine_t<fp2_t>*);
+template __global__ void g2xadd<0, 1>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);
+template __global__ void g2xadd<0, 2>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);
+template __global__ void g2xadd<4, 1>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);
+template __global__ void g2xadd<4, 2>(xyzz_t<fp2_t>*, const xyzz_t<fp2_t>*);

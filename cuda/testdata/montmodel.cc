@@ -12,8 +12,11 @@
 // Input, one product a line: "fr A B", "frr A B" (Fr with the REDCR
 // reduction, mont_eo.cuh's LOWR) or "fp A B", A and B in hex, or "fpm A B C
 // D", the fused sum of two Fp products (eo_mul2), or "fps A A", the Fp
-// squaring (eo_sqr). Output: the product A B
-// R^-1 mod p (A B + C D times R^-1 for fpm) in hex, one line each. The Go test
+// squaring (eo_sqr), or "fp2m A0 A1 B0 B1", the Fp2 product with lazy
+// reduction (eo_fp2_mul), or "fp2m2 A0 A1 B0 B1 C0 C1 D0 D1", the fused
+// sum A B + C D over Fp2 (eo_fp2_mul2). Output: the product A B R^-1 mod p
+// (A B + C D times R^-1 for fpm) in hex, one line each, and for the Fp2
+// forms one line per component. The Go test
 // (montmodel_test.go) builds this with the host's C++ compiler and compares
 // with math/big.
 #include <cstdint>
@@ -193,6 +196,61 @@ struct eo_model {
         uint32_t* ops[] = {CUZK_EO8_REDCR_POINTERS};
         run(pr, ops, sizeof ops / sizeof ops[0]);
     }
+    // The lazy Fp2 product's chains (eo_fp2_mul); inputs copied so that the
+    // pointers may be non-const.
+    template <class P>
+    static void hi(uint32_t (&h)[P::N], const uint32_t (&ev0)[P::N], const uint32_t (&od0)[P::N]) {
+        uint32_t ev[P::N], od[P::N];
+        std::memcpy(ev, ev0, sizeof ev);
+        std::memcpy(od, od0, sizeof od);
+        static const program pr = parse(CUZK_EO12_HI);
+        uint32_t* ops[] = {CUZK_EO12_HI_POINTERS};
+        run(pr, ops, sizeof ops / sizeof ops[0]);
+    }
+    template <class P>
+    static void add(uint32_t (&s)[P::N], const uint32_t (&x0)[P::N], const uint32_t (&y0)[P::N]) {
+        uint32_t x[P::N], y[P::N];
+        std::memcpy(x, x0, sizeof x);
+        std::memcpy(y, y0, sizeof y);
+        static const program pr = parse(CUZK_EO12_ADD);
+        uint32_t* ops[] = {CUZK_EO12_ADD_POINTERS};
+        run(pr, ops, sizeof ops / sizeof ops[0]);
+    }
+#define CUZK_MODEL_WIDE(name, NAME, out)                                                           \
+    template <class P>                                                                             \
+    static void name(uint32_t (&out)[2 * P::N], const uint32_t (&x0)[2 * P::N],                    \
+                     const uint32_t (&y0)[2 * P::N]) {                                             \
+        uint32_t x[2 * P::N], y[2 * P::N];                                                         \
+        std::memcpy(x, x0, sizeof x);                                                              \
+        std::memcpy(y, y0, sizeof y);                                                              \
+        static const program pr = parse(CUZK_EO12_##NAME);                                         \
+        uint32_t* ops[] = {CUZK_EO12_##NAME##_POINTERS};                                           \
+        run(pr, ops, sizeof ops / sizeof ops[0]);                                                  \
+    }
+    CUZK_MODEL_WIDE(kd, KD, d)
+    CUZK_MODEL_WIDE(addw, ADDW, s)
+    CUZK_MODEL_WIDE(subw, SUBW, d)
+#undef CUZK_MODEL_WIDE
+    template <class P>
+    static void rp(uint32_t (&ev)[P::N], uint32_t (&od)[P::N], uint32_t m) {
+        uint32_t p[P::N];
+        for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
+        static const program pr = parse(CUZK_EO12_RP);
+        uint32_t* ops[] = {CUZK_EO12_RP_POINTERS};
+        run(pr, ops, sizeof ops / sizeof ops[0]);
+    }
+    template <class P>
+    static void rfin(uint32_t (&t)[P::N], uint32_t (&u)[P::N], uint32_t& mask, const uint32_t (&ev0)[P::N],
+                     const uint32_t (&od0)[P::N], const uint32_t (&h0)[P::N]) {
+        uint32_t ev[P::N], od[P::N], h[P::N], p[P::N];
+        std::memcpy(ev, ev0, sizeof ev);
+        std::memcpy(od, od0, sizeof od);
+        std::memcpy(h, h0, sizeof h);
+        for (int i = 0; i < P::N; i++) p[i] = P::mod(i);
+        static const program pr = parse(CUZK_EO12_RFIN);
+        uint32_t* ops[] = {CUZK_EO12_RFIN_POINTERS};
+        run(pr, ops, sizeof ops / sizeof ops[0]);
+    }
     template <class P>
     static void fin(uint32_t (&t)[P::N], uint32_t (&u)[P::N], uint32_t& mask, const uint32_t (&ev0)[P::N],
                     const uint32_t (&od0)[P::N]) {
@@ -263,6 +321,36 @@ bool square(const char* as) {
     return true;
 }
 
+// The Fp2 product with lazy reduction (eo_fp2_mul): (A0 + A1 u)(B0 + B1 u)
+// R^-1, the two components on two lines.
+bool fp2_product(const char* a0s, const char* a1s, const char* b0s, const char* b1s) {
+    constexpr int N = cuzk::fp_params::N;
+    uint32_t a0[N], a1[N], b0[N], b1[N], r0[N], r1[N];
+    if (!from_hex<N>(a0s, a0) || !from_hex<N>(a1s, a1) || !from_hex<N>(b0s, b0) || !from_hex<N>(b1s, b1))
+        return false;
+    cuzk::eo_fp2_mul<cuzk::fp_params, eo_model>(r0, r1, a0, a1, b0, b1);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r0[i]);
+    std::printf("\n");
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r1[i]);
+    std::printf("\n");
+    return true;
+}
+
+// The fused sum over Fp2 (eo_fp2_mul2): A B + C D, times R^-1, with A = (A0,
+// A1) and so on, the two components on two lines.
+bool fp2_fused(const char* const (&hex)[8]) {
+    constexpr int N = cuzk::fp_params::N;
+    uint32_t v[8][N], r0[N], r1[N];
+    for (int i = 0; i < 8; i++)
+        if (!from_hex<N>(hex[i], v[i])) return false;
+    cuzk::eo_fp2_mul2<cuzk::fp_params, eo_model>(r0, r1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r0[i]);
+    std::printf("\n");
+    for (int i = N - 1; i >= 0; i--) std::printf("%08x", r1[i]);
+    std::printf("\n");
+    return true;
+}
+
 }  // namespace
 
 int main() {
@@ -273,6 +361,14 @@ int main() {
             ok = std::strcmp(as, bs) == 0 && square(as);
         else if (std::strcmp(field, "fpm") == 0)
             ok = std::scanf("%127s %127s", cs, ds) == 2 && fused(as, bs, cs, ds);
+        else if (std::strcmp(field, "fp2m") == 0)
+            ok = std::scanf("%127s %127s", cs, ds) == 2 && fp2_product(as, bs, cs, ds);
+        else if (std::strcmp(field, "fp2m2") == 0) {
+            char es[4][128];
+            ok = std::scanf("%127s %127s %127s %127s %127s %127s", cs, ds, es[0], es[1], es[2], es[3]) == 6;
+            const char* const hex[8] = {as, bs, cs, ds, es[0], es[1], es[2], es[3]};
+            ok = ok && fp2_fused(hex);
+        }
         else if (std::strcmp(field, "fr") == 0) ok = product<cuzk::fr_params>(as, bs);
         else if (std::strcmp(field, "frr") == 0) ok = product<cuzk::fr_params, true>(as, bs);
         else if (std::strcmp(field, "fp") == 0) ok = product<cuzk::fp_params>(as, bs);

@@ -91,7 +91,23 @@ struct xyzz_t {
     enum : int {
         MUL_FUSED = 1,    // a b + c d in one fused sum of two products (F::mul2)
         MUL_SQUARED = 2,  // squares by F::sqr_rows
+        MUL_LAZY = 4,     // products by F::mul_lazy, and with MUL_FUSED fused sums by
+                          // F::mul2_lazy (Fp2: lazy reduction; G2's CUZK_MSM_G2_MUL)
     };
+    template <int MUL>
+    CUZK_HD static F prod(const F& a, const F& b) {
+        if constexpr ((MUL & MUL_LAZY) != 0)
+            return F::mul_lazy(a, b);
+        else
+            return a * b;
+    }
+    template <int MUL>
+    CUZK_HD static F prod2(const F& a, const F& b, const F& c, const F& d) {
+        if constexpr ((MUL & MUL_LAZY) != 0)
+            return F::mul2_lazy(a, b, c, d);
+        else
+            return F::mul2(a, b, c, d);
+    }
     template <int MUL>
     CUZK_HD static F square(const F& a) {
         if constexpr ((MUL & MUL_SQUARED) != 0)
@@ -112,8 +128,8 @@ struct xyzz_t {
             ZZZ = F::one();
             return;
         }
-        F P = x2 * ZZ - X;
-        F R = y2 * ZZZ - Y;
+        F P = prod<MUL>(x2, ZZ) - X;
+        F R = prod<MUL>(y2, ZZZ) - Y;
         if (P.is_zero()) {
             if (R.is_zero())
                 *this = dbl_affine(x2, y2);
@@ -122,16 +138,16 @@ struct xyzz_t {
             return;
         }
         F PP = square<MUL>(P);
-        F PPP = P * PP;
-        F Q = X * PP;
+        F PPP = prod<MUL>(P, PP);
+        F Q = prod<MUL>(X, PP);
         F X3 = square<MUL>(R) - PPP - Q.dbl();
         if constexpr ((MUL & MUL_FUSED) != 0)
-            Y = F::mul2(R, Q - X3, Y, PPP.neg());
+            Y = prod2<MUL>(R, Q - X3, Y, PPP.neg());
         else
-            Y = R * (Q - X3) - Y * PPP;
+            Y = prod<MUL>(R, Q - X3) - prod<MUL>(Y, PPP);
         X = X3;
-        ZZ = ZZ * PP;
-        ZZZ = ZZZ * PPP;
+        ZZ = prod<MUL>(ZZ, PP);
+        ZZZ = prod<MUL>(ZZZ, PPP);
     }
 
     // add-2008-s: this += q. MUL_FUSED regroups it around three fused sums
@@ -146,8 +162,8 @@ struct xyzz_t {
             return;
         }
         if constexpr ((MUL & MUL_FUSED) != 0) {
-            F P = F::mul2(q.X, ZZ, X, q.ZZ.neg());
-            F R = F::mul2(q.Y, ZZZ, Y, q.ZZZ.neg());
+            F P = prod2<MUL>(q.X, ZZ, X, q.ZZ.neg());
+            F R = prod2<MUL>(q.Y, ZZZ, Y, q.ZZZ.neg());
             if (P.is_zero()) {
                 if (R.is_zero())
                     *this = dbl();
@@ -156,21 +172,21 @@ struct xyzz_t {
                 return;
             }
             F PP = square<MUL>(P);
-            F PPP = P * PP;
-            F T2 = q.ZZ * PP;
-            F T3 = q.ZZZ * PPP;
-            F Q = X * T2;
+            F PPP = prod<MUL>(P, PP);
+            F T2 = prod<MUL>(q.ZZ, PP);
+            F T3 = prod<MUL>(q.ZZZ, PPP);
+            F Q = prod<MUL>(X, T2);
             F X3 = square<MUL>(R) - PPP - Q.dbl();
-            Y = F::mul2(R, Q - X3, Y, T3.neg());
+            Y = prod2<MUL>(R, Q - X3, Y, T3.neg());
             X = X3;
-            ZZ = ZZ * T2;
-            ZZZ = ZZZ * T3;
+            ZZ = prod<MUL>(ZZ, T2);
+            ZZZ = prod<MUL>(ZZZ, T3);
             return;
         }
-        F U1 = X * q.ZZ;
-        F U2 = q.X * ZZ;
-        F S1 = Y * q.ZZZ;
-        F S2 = q.Y * ZZZ;
+        F U1 = prod<MUL>(X, q.ZZ);
+        F U2 = prod<MUL>(q.X, ZZ);
+        F S1 = prod<MUL>(Y, q.ZZZ);
+        F S2 = prod<MUL>(q.Y, ZZZ);
         F P = U2 - U1;
         F R = S2 - S1;
         if (P.is_zero()) {
@@ -181,13 +197,13 @@ struct xyzz_t {
             return;
         }
         F PP = square<MUL>(P);
-        F PPP = P * PP;
-        F Q = U1 * PP;
+        F PPP = prod<MUL>(P, PP);
+        F Q = prod<MUL>(U1, PP);
         F X3 = square<MUL>(R) - PPP - Q.dbl();
-        Y = R * (Q - X3) - S1 * PPP;
+        Y = prod<MUL>(R, Q - X3) - prod<MUL>(S1, PPP);
         X = X3;
-        ZZ = ZZ * q.ZZ * PP;
-        ZZZ = ZZZ * q.ZZZ * PPP;
+        ZZ = prod<MUL>(prod<MUL>(ZZ, q.ZZ), PP);
+        ZZZ = prod<MUL>(prod<MUL>(ZZZ, q.ZZZ), PPP);
     }
 
     // Jacobian with Z = ZZZ: X_J = X*ZZ^2, Y_J = Y*ZZZ^2 (no inversion).

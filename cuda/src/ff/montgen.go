@@ -14,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"math/big"
 	"os"
 	"strings"
 )
@@ -228,7 +229,108 @@ func blocks(n int) []block {
 	if n == 8 {
 		return []block{ab, redc, redcr, fin}
 	}
-	return append([]block{ab, redc, ma}, append(sq, fin)...)
+	return append(append([]block{ab, redc, ma}, append(sq, fin)...), lazyBlocks(n)...)
+}
+
+// fpModulus is BLS12-381's p, whose square the lazy Fp2 product adds as an
+// offset (a literal in the chain: 24 more operands would make the block's
+// operand list longer than it needs to be).
+var fpModulus, _ = new(big.Int).SetString("1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab", 16)
+
+// lazyBlocks are the chains of the Fp2 product with lazy reduction
+// (eo_fp2_mul in mont_eo.cuh): products kept as 2n-limb integers (rows of
+// AB, the low limbs read off as they leave the accumulators, the high ones by
+// HI), sums and differences of them (ADD, KD, ADDW, SUBW), and the
+// Montgomery reduction of a 2n-limb value (REDC, then RP for each further
+// limb, then RFIN).
+func lazyBlocks(n int) []block {
+	w := 2 * n
+	// HI: the high half of a product, V / 2^32 = od + (ev >> 32) after its
+	// last row (FINAL's sum without the subtraction).
+	hi := block{name: "HI", doc: "h out; ev, od in", outs: names("h", n), ops: cat(names("h", n), names("ev", n), names("od", n))}
+	hi.ins("add.cc.u32", "h0", "od0", "ev1")
+	for k := 1; k < n-1; k++ {
+		hi.ins("addc.cc.u32", fmt.Sprintf("h%d", k), fmt.Sprintf("od%d", k), fmt.Sprintf("ev%d", k+1))
+	}
+	hi.ins("addc.u32", fmt.Sprintf("h%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+
+	// add is a chain r = x + y over k limbs that carries nothing out.
+	add := func(b *block, r, x, y string, k int) {
+		for j := 0; j < k; j++ {
+			op := "addc.cc.u32"
+			if j == 0 {
+				op = "add.cc.u32"
+			} else if j == k-1 {
+				op = "addc.u32"
+			}
+			b.ins(op, fmt.Sprintf("%s%d", r, j), fmt.Sprintf("%s%d", x, j), fmt.Sprintf("%s%d", y, j))
+		}
+	}
+	sub := func(b *block, r, x, y string, k int) {
+		for j := 0; j < k; j++ {
+			op := "subc.cc.u32"
+			if j == 0 {
+				op = "sub.cc.u32"
+			} else if j == k-1 {
+				op = "subc.u32"
+			}
+			b.ins(op, fmt.Sprintf("%s%d", r, j), fmt.Sprintf("%s%d", x, j), fmt.Sprintf("%s%d", y, j))
+		}
+	}
+	// ADD: s = x + y over n limbs, for operands below 2^(32n - 1) (Karatsuba's
+	// a0 + a1 < 2p, not reduced).
+	addn := block{name: "ADD", doc: "s out; x, y in", outs: names("s", n), ops: cat(names("s", n), names("x", n), names("y", n))}
+	add(&addn, "s", "x", "y", n)
+	// KD: d = x + p^2 - y over 2n limbs, for x, y < p^2: below 2 p^2, no
+	// carry out of the addition, no borrow out of the subtraction.
+	kd := block{name: "KD", doc: "d out; x, y in; p^2 literal", outs: names("d", w), ops: cat(names("d", w), names("x", w), names("y", w))}
+	p2 := new(big.Int).Mul(fpModulus, fpModulus)
+	for j := 0; j < w; j++ {
+		op := "addc.cc.u32"
+		if j == 0 {
+			op = "add.cc.u32"
+		} else if j == w-1 {
+			op = "addc.u32"
+		}
+		limb := new(big.Int).And(new(big.Int).Rsh(p2, uint(32*j)), big.NewInt(0xffffffff)).Uint64()
+		kd.lines = append(kd.lines, fmt.Sprintf("%s %s, %s, 0x%08x;", op, kd.op(fmt.Sprintf("d%d", j)), kd.op(fmt.Sprintf("x%d", j)), limb))
+	}
+	sub(&kd, "d", "d", "y", w)
+	// ADDW: s = x + y over 2n limbs; SUBW: d = x - y, for x >= y.
+	addw := block{name: "ADDW", doc: "s out; x, y in", outs: names("s", w), ops: cat(names("s", w), names("x", w), names("y", w))}
+	add(&addw, "s", "x", "y", w)
+	subw := block{name: "SUBW", doc: "d out; x, y in", outs: names("d", w), ops: cat(names("d", w), names("x", w), names("y", w))}
+	sub(&subw, "d", "x", "y", w)
+
+	// RP: one further step of the reduction, V = V / 2^32 + m p with V / 2^32
+	// = od + (ev >> 32) (ev0 = 0 after the previous step): AB with the
+	// modulus (immediates) for a and m for b. The caller takes m = (od0 +
+	// ev1) INV, the limb this step clears.
+	rp := block{name: "RP", doc: "ev, od in/out; m in; p immediates", inout: []string{"ev", "od"}, ops: cat(names("ev", n), names("od", n), []string{"m"}, names("p", n))}
+	rp.ins("add.cc.u32", "od0", "od0", "ev1")
+	rp.mulAdd("ev", func(i int) string { return at("ev", i+2, n) }, "m", 1, "p", n, true, false)
+	rp.mulAdd("od", self12("od"), "m", 0, "p", n, false, true)
+	rp.ins("addc.u32", fmt.Sprintf("ev%d", n-1), fmt.Sprintf("ev%d", n-1), "0")
+
+	// RFIN: t = od + (ev >> 32) + h, u = t - p, mask = (t < p): the reduced
+	// low half plus the high half, below 2p.
+	rfin := block{name: "RFIN", doc: "t, u, mask out; ev, od, h in; p immediates", ops: cat(names("t", n), names("u", n), []string{"mask"}, names("ev", n), names("od", n), names("h", n), names("p", n))}
+	rfin.ins("add.cc.u32", "t0", "od0", "ev1")
+	for k := 1; k < n-1; k++ {
+		rfin.ins("addc.cc.u32", fmt.Sprintf("t%d", k), fmt.Sprintf("od%d", k), fmt.Sprintf("ev%d", k+1))
+	}
+	rfin.ins("addc.u32", fmt.Sprintf("t%d", n-1), fmt.Sprintf("od%d", n-1), "0")
+	add(&rfin, "t", "t", "h", n)
+	rfin.ins("sub.cc.u32", "u0", "t0", "p0")
+	for k := 1; k < n; k++ {
+		rfin.ins("subc.cc.u32", fmt.Sprintf("u%d", k), fmt.Sprintf("t%d", k), fmt.Sprintf("p%d", k))
+	}
+	rfin.ins("subc.u32", "mask", "0", "0")
+	return []block{hi, addn, kd, addw, subw, rp, rfin}
+}
+
+func self12(acc string) func(int) string {
+	return func(i int) string { return fmt.Sprintf("%s%d", acc, i) }
 }
 
 // sqRow is row i of the squaring: as AB, the odd chain (the new odd

@@ -422,16 +422,31 @@ __global__ void CUZK_MSM_BOUNDS k_sum(const xyzz_t<F>* __restrict__ in, uint32_t
 // CUZK_MSM_MUL: the field operations of G1's bucket accumulation and bucket
 // sums, as bits (xyzz_t's MUL_*): 1, each a b + c d of the point formulas
 // with one reduction (ff/mont_eo.cuh's eo_mul2); 2, the squares by rows
-// (eo_sqr); 0, plain products. Every value gives the same bits; G2 has
-// neither and ignores it. The default is 3, both: on the H200 it was the
+// (eo_sqr); 0, plain products. Every value gives the same bits; G2 ignores
+// it (its own knob is CUZK_MSM_G2_MUL, below). The default is 3, both: on the H200 it was the
 // fastest at 2^20, 2^22 and 2^24 (106.6 ms against 121.2 with plain
 // products at 2^24, docs/benchmarks.md).
 inline int msm_mul() { return env_int("CUZK_MSM_MUL", 3, 0, 3); }
 
-// The MUL a kernel of F runs with: G2 has none of the options.
+// CUZK_MSM_G2_MUL: the field operations of G2's bucket accumulation and
+// bucket sums: 1, every Fp2 product of the point formulas with lazy
+// reduction (fp2_t::mul_lazy, xyzz_t's MUL_LAZY: two Montgomery reductions
+// instead of three); 2, that and the formulas regrouped around a b + c d as
+// G1's MUL_FUSED does, each with one lazy reduction per component
+// (fp2_t::mul2_lazy); 0, Karatsuba over three reduced Fp products. The same
+// bits every way. 0 by default until the H200 has timed them. As the MUL of
+// G2's kernels: MUL_LAZY (4) and MUL_LAZY | MUL_FUSED (5).
+inline int msm_g2_mul() {
+    const int v = env_int("CUZK_MSM_G2_MUL", 0, 0, 2);
+    return v == 0 ? 0 : v == 1 ? 4 : 5;
+}
+
+// The MUL a kernel of F runs with: G1 takes CUZK_MSM_MUL's bits (0..3), G2
+// CUZK_MSM_G2_MUL's (0, 4, 5), so each field instantiates only its own
+// variants (G1's mul is never above 3, G2's never 1..3).
 template <class F, int MUL>
 constexpr int mul_of() {
-    return sizeof(F) == sizeof(fp_t) ? MUL : 0;
+    return sizeof(F) == sizeof(fp_t) ? (MUL & 3) : (MUL & 4) != 0 ? (MUL & 5) : 0;
 }
 // The bucket sums' blocks per multiprocessor: B on G1, G2's own cap on G2.
 template <class F, int B>
@@ -653,7 +668,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
     size_t temp_bytes = s.temp_bytes;
     xyzz_t<F>* host_w = nullptr;
     xyzz_t<F>*red_a = b.red_a, *red_b = b.red_b;
-    const int mul = sizeof(F) == sizeof(fp_t) ? msm_mul() : 0;
+    const int mul = sizeof(F) == sizeof(fp_t) ? msm_mul() : msm_g2_mul();
     const int reduce_blocks = env_int("CUZK_MSM_REDUCE_BLOCKS", CUZK_MSM_MIN_BLOCKS == 2 ? 2 : 3, 2, 3);
     phase_timer prof(st);
 #define CUZK_TRY(x) do { if ((err = (x)) != cudaSuccess) goto done; } while (0)
@@ -705,6 +720,8 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 1: CUZK_ACCUMULATE(1); break;
             case 2: CUZK_ACCUMULATE(2); break;
             case 3: CUZK_ACCUMULATE(3); break;
+            case 4: CUZK_ACCUMULATE(4); break;
+            case 5: CUZK_ACCUMULATE(5); break;
             default: CUZK_ACCUMULATE(0); break;
         }
 #undef CUZK_ACCUMULATE
@@ -743,6 +760,8 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 1: CUZK_BUCKET_REDUCE(1, 2); break;
             case 2: CUZK_BUCKET_REDUCE(2, 2); break;
             case 3: CUZK_BUCKET_REDUCE(3, 2); break;
+            case 4: CUZK_BUCKET_REDUCE(4, 2); break;
+            case 5: CUZK_BUCKET_REDUCE(5, 2); break;
             default: CUZK_BUCKET_REDUCE(0, 2); break;
         }
     } else {
@@ -750,6 +769,8 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             case 1: CUZK_BUCKET_REDUCE(1, 3); break;
             case 2: CUZK_BUCKET_REDUCE(2, 3); break;
             case 3: CUZK_BUCKET_REDUCE(3, 3); break;
+            case 4: CUZK_BUCKET_REDUCE(4, 3); break;
+            case 5: CUZK_BUCKET_REDUCE(5, 3); break;
             default: CUZK_BUCKET_REDUCE(0, 3); break;
         }
     }
