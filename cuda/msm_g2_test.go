@@ -107,35 +107,7 @@ func TestMSMG2MulBits(t *testing.T) {
 	if testing.Short() {
 		n = 1 << 12
 	}
-	base := randomPointsG2(n)
-	repeated := make([]bls12381.G2Affine, n)
-	for i := range repeated {
-		repeated[i] = base[i%5]
-	}
-	cancelling := append([]bls12381.G2Affine(nil), base...)
-	cs := randomFr(n)
-	for i := 0; i+1 < n; i += 2 {
-		cancelling[i+1].Neg(&cancelling[i])
-		cs[i+1] = cs[i]
-	}
-	bits := randomFr(n)
-	for i := range bits {
-		if i%3 != 0 {
-			bits[i].SetUint64(uint64(i % 2))
-		}
-	}
-	cases := []struct {
-		name    string
-		points  []bls12381.G2Affine
-		scalars []fr.Element
-		opt     MSMOptions
-	}{
-		{"random", base, randomFr(n), MSMOptions{}},
-		{"random window 11", base, randomFr(n), MSMOptions{Window: 11}},
-		{"repeated points", repeated, randomFr(n), MSMOptions{}},
-		{"cancelling pairs", cancelling, cs, MSMOptions{}},
-		{"split, bit-heavy", base, bits, MSMOptions{Split: true}},
-	}
+	cases := mulBitsCases(randomPointsG2(n), n)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := cpuMSMG2(t, c.points, c.scalars)

@@ -21,35 +21,7 @@ func TestMSMMulBits(t *testing.T) {
 	if testing.Short() {
 		n = 1 << 14
 	}
-	base := randomPoints(n)
-	repeated := make([]bls12381.G1Affine, n)
-	for i := range repeated {
-		repeated[i] = base[i%5]
-	}
-	cancelling := append([]bls12381.G1Affine(nil), base...)
-	cs := randomFr(n)
-	for i := 0; i+1 < n; i += 2 {
-		cancelling[i+1].Neg(&cancelling[i])
-		cs[i+1] = cs[i]
-	}
-	bits := randomFr(n)
-	for i := range bits {
-		if i%3 != 0 {
-			bits[i].SetUint64(uint64(i % 2))
-		}
-	}
-	cases := []struct {
-		name    string
-		points  []bls12381.G1Affine
-		scalars []fr.Element
-		opt     MSMOptions
-	}{
-		{"random", base, randomFr(n), MSMOptions{}},
-		{"random window 11", base, randomFr(n), MSMOptions{Window: 11}},
-		{"repeated points", repeated, randomFr(n), MSMOptions{}},
-		{"cancelling pairs", cancelling, cs, MSMOptions{}},
-		{"split, bit-heavy", base, bits, MSMOptions{Split: true}},
-	}
+	cases := mulBitsCases(randomPoints(n), n)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := cpuMSM(t, c.points, c.scalars)
@@ -74,5 +46,46 @@ func TestMSMMulBits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// msmCase is one input of the variant tests: points, scalars, options.
+type msmCase[P any] struct {
+	name    string
+	points  []P
+	scalars []fr.Element
+	opt     MSMOptions
+}
+
+// mulBitsCases are the inputs the variant tests of G1 and G2 run each
+// variant on: random points and scalars (with a fixed window too), one of
+// five points repeated (doublings in the buckets and the sums), cancelling
+// pairs, and bit-heavy scalars through the split.
+func mulBitsCases[P any, PP interface {
+	*P
+	Neg(*P) *P
+}](base []P, n int) []msmCase[P] {
+	repeated := make([]P, n)
+	for i := range repeated {
+		repeated[i] = base[i%5]
+	}
+	cancelling := append([]P(nil), base...)
+	cs := randomFr(n)
+	for i := 0; i+1 < n; i += 2 {
+		PP(&cancelling[i+1]).Neg(&cancelling[i])
+		cs[i+1] = cs[i]
+	}
+	bits := randomFr(n)
+	for i := range bits {
+		if i%3 != 0 {
+			bits[i].SetUint64(uint64(i % 2))
+		}
+	}
+	return []msmCase[P]{
+		{"random", base, randomFr(n), MSMOptions{}},
+		{"random window 11", base, randomFr(n), MSMOptions{Window: 11}},
+		{"repeated points", repeated, randomFr(n), MSMOptions{}},
+		{"cancelling pairs", cancelling, cs, MSMOptions{}},
+		{"split, bit-heavy", base, bits, MSMOptions{Split: true}},
 	}
 }
