@@ -132,7 +132,13 @@ func closeEnough(predicted, measured float64) bool {
 // On a card that holds one partition, Phase 10 as first written runs out of
 // memory in its fallbacks (the previous partition's block is cached in the
 // pool, not free, and nothing trimmed it) while the final split's fallbacks
-// take that block; the bench reports the OOMs by kind.
+// take that block; the bench reports the OOMs by kind. The emulated device
+// runs on the wall clock: on a loaded machine another worker's pre-stage can
+// take the freed block between a split fallback's sync and its allocation
+// (2 of 7 fallbacks once, under the race detector with the other packages'
+// tests beside it), and the partition is retried, not lost. So split is held
+// to most fallbacks succeeding and every item proved, split-first to
+// fallbacks that run out of memory.
 func TestBenchContentionReportsOOMsByKind(t *testing.T) {
 	out, stderr, err := run(t, "bench", "contention", "--designs", "split-first,split", "--workers", "3", "--items", "6",
 		"--kernel", "30ms", "--before", "5ms", "--after", "5ms", "--staged", "6GiB", "--copy", "64MiB", "--vram-limit", "8GiB")
@@ -144,9 +150,17 @@ func TestBenchContentionReportsOOMsByKind(t *testing.T) {
 	if first == nil || split == nil {
 		t.Fatalf("rows missing:\n%s", out)
 	}
-	if first[8] == "0" || split[8] != "0" || split[7] == "0" {
-		t.Errorf("OOMs (pre-stage, fallback): split-first %s, %s; split %s, %s; want split-first's fallbacks to fail and split's to succeed\n%s",
-			first[7], first[8], split[7], split[8], out)
+	num := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("%q in the table is not a count:\n%s", s, out)
+		}
+		return n
+	}
+	splitFailed, splitPre, splitFallOOM, splitFalls := num(split[5]), num(split[7]), num(split[8]), num(split[9])
+	if num(first[8]) == 0 || splitPre == 0 || 2*splitFallOOM >= splitFalls || splitFailed != 0 {
+		t.Errorf("OOMs (pre-stage, fallback): split-first %s, %s; split %d, %d of %d fallbacks, %d failed; want split-first's fallbacks to fail and most of split's to succeed, none of its items lost\n%s",
+			first[7], first[8], splitPre, splitFallOOM, splitFalls, splitFailed, out)
 	}
 }
 
