@@ -80,6 +80,24 @@ func fpHex(e *fp.Element) string {
 	return fmt.Sprintf("%016x%016x%016x%016x%016x%016x", e[5], e[4], e[3], e[2], e[1], e[0])
 }
 
+// rawFp is x < p as an element's limbs, as the device reads them (no
+// conversion to Montgomery form), and rawBig the inverse.
+func rawFp(x *big.Int) fp.Element {
+	var e fp.Element
+	for i, w := range x.Bits() {
+		e[i] = uint64(w)
+	}
+	return e
+}
+
+func rawBig(e *fp.Element) *big.Int {
+	w := new(big.Int)
+	for i := len(e) - 1; i >= 0; i-- {
+		w.Lsh(w, 64).Or(w, new(big.Int).SetUint64(e[i]))
+	}
+	return w
+}
+
 func fpFromHex(t *testing.T, s string) fp.Element {
 	t.Helper()
 	var e fp.Element
@@ -102,22 +120,15 @@ func fpFromHex(t *testing.T, s string) fp.Element {
 func TestFieldInverseModel(t *testing.T) {
 	bin := buildHostModel(t, affineModelSource, "testdata/affinemodel.cc")
 	rng := mrand.New(mrand.NewPCG(3, 4))
-	raw := func(x *big.Int) fp.Element { // x < p as the element's limbs, as the device reads them
-		var e fp.Element
-		for i, w := range x.Bits() {
-			e[i] = uint64(w)
-		}
-		return e
-	}
 	var in bytes.Buffer
 	var want []fp.Element
 	for _, x := range append(edgeValues(fp.Modulus(), 12, rng), big.NewInt(0)) {
-		e := raw(x)
+		e := rawFp(x)
 		fmt.Fprintf(&in, "inv fp %s\n", fpHex(&e))
 		want = append(want, *new(fp.Element).Inverse(&e))
 	}
 	for i := 0; i < 5000; i++ {
-		e := raw(randBelow(rng, fp.Modulus()))
+		e := rawFp(randBelow(rng, fp.Modulus()))
 		fmt.Fprintf(&in, "inv fp %s\n", fpHex(&e))
 		want = append(want, *new(fp.Element).Inverse(&e))
 	}
