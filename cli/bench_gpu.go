@@ -144,8 +144,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			g.Close()
 			return err
 		}
-		solves := min(solvesAtOnce(cfg, len(g.GPUDevices()), prover.HostFootprint(k)), nparts*njobs)
-		pinned := min(heldAtOnce(cfg, len(g.GPUDevices()), prover.HostFootprint(k)), nparts*njobs)
+		devs, hostBytes := len(g.GPUDevices()), prover.HostFootprint(k)
+		solves := min(solvesAtOnce(cfg, devs, hostBytes), nparts*njobs)
+		pinned := min(heldAtOnce(cfg, devs, hostBytes), nparts*njobs)
 		if err := preloadKeys(g.Backend, k, solves, max(slices.Max(workers), nparts, pinned)); err != nil {
 			g.Close()
 			return err
