@@ -7,6 +7,8 @@ import (
 	"math/big"
 	mrand "math/rand/v2"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -218,24 +220,55 @@ func gnarkNTT(dom *fft.Domain, v []fr.Element, inverse, coset bool) []fr.Element
 	return out
 }
 
-// nttVariants are the kernel choices one library build makes at run time,
-// as the environment variables that pick them: every group kernel
-// (CUZK_NTT_RADIX) with every Fr product (CUZK_NTT_MUL), with the default
-// groups of at most 9 stages (group "") and with groups of up to 12
-// (CUZK_NTT_GROUP_BITS=12: 2^24 in 12 + 12 stages, the split variant of
-// k_dif_group_r at every group of 12). The tests run each against
-// gnark-crypto, so the card checks every variant it times.
-var nttVariants = []struct{ radix, mul, group string }{
-	{"2", "0", ""}, {"4", "0", ""}, {"8", "0", ""}, {"2", "1", ""}, {"4", "1", ""}, {"8", "1", ""},
-	{"2", "1", "12"}, {"4", "1", "12"}, {"8", "0", "12"}, {"8", "1", "12"},
+// nttVariant is one kernel choice a library build makes at run time, as
+// the environment variables that pick it: the group kernel (CUZK_NTT_RADIX),
+// the Fr product (CUZK_NTT_MUL), groups of at most 9 stages (group "") or
+// of up to 12 (CUZK_NTT_GROUP_BITS=12: 2^24 in 12 + 12 stages, the split
+// variant of k_dif_group_r at every group of 12), the radix-8 kernel's
+// twiddle copy and L2 prefetch (CUZK_NTT_AHEAD), and group sizes other than
+// the balanced ones (split "front": groups of 9 first, the rest last;
+// "back": the rest first; CUZK_NTT_SPLIT, set per size by setNTTVariant).
+type nttVariant struct{ radix, mul, group, ahead, split string }
+
+// nttVariants are the variants TestNTT runs against gnark-crypto, so that
+// the card checks every variant it times.
+var nttVariants = []nttVariant{
+	{"2", "0", "", "", ""}, {"4", "0", "", "", ""}, {"8", "0", "", "", ""},
+	{"2", "1", "", "", ""}, {"4", "1", "", "", ""}, {"8", "1", "", "", ""},
+	{"2", "1", "12", "", ""}, {"4", "1", "12", "", ""}, {"8", "0", "12", "", ""}, {"8", "1", "12", "", ""},
+	{"8", "1", "", "1", ""}, {"8", "1", "", "2", ""}, {"8", "0", "", "3", "front"}, {"8", "1", "", "3", "back"},
 }
 
-// setNTTVariant selects variant v for the rest of the test; group "" is
-// the default grouping.
-func setNTTVariant(t *testing.T, radix, mul, group string) {
-	t.Setenv("CUZK_NTT_RADIX", radix)
-	t.Setenv("CUZK_NTT_MUL", mul)
-	t.Setenv("CUZK_NTT_GROUP_BITS", group)
+// nttSplit is CUZK_NTT_SPLIT for a 2^logN transform cut as split says:
+// the default number of groups (at most 9 stages each), all but one of 9
+// stages and the one left first ("back") or last ("front"); "" where the
+// default has one group or split is "".
+func nttSplit(logN int, split string) string {
+	groups := (logN + 8) / 9
+	if split == "" || groups < 2 {
+		return ""
+	}
+	sizes := make([]string, groups)
+	for i := range sizes {
+		sizes[i] = "9"
+	}
+	rest := strconv.Itoa(logN - 9*(groups-1))
+	if split == "front" {
+		sizes[groups-1] = rest
+	} else {
+		sizes[0] = rest
+	}
+	return strings.Join(sizes, ",")
+}
+
+// setNTTVariant selects variant v for a 2^logN transform for the rest of
+// the test.
+func setNTTVariant(t *testing.T, v nttVariant, logN int) {
+	t.Setenv("CUZK_NTT_RADIX", v.radix)
+	t.Setenv("CUZK_NTT_MUL", v.mul)
+	t.Setenv("CUZK_NTT_GROUP_BITS", v.group)
+	t.Setenv("CUZK_NTT_AHEAD", v.ahead)
+	t.Setenv("CUZK_NTT_SPLIT", nttSplit(logN, v.split))
 }
 
 // TestNTT: every size up to 2^20, forward and inverse, on the subgroup and on
@@ -262,7 +295,7 @@ func TestNTT(t *testing.T) {
 				in := randomFr(n)
 				want := gnarkNTT(gd, in, inverse, coset)
 				for _, v := range nttVariants {
-					setNTTVariant(t, v.radix, v.mul, v.group)
+					setNTTVariant(t, v, logN)
 					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
 						t.Fatal(err)
 					}
@@ -275,8 +308,8 @@ func TestNTT(t *testing.T) {
 					}
 					for i := range want {
 						if !got[i].Equal(&want[i]) {
-							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_RADIX=%s CUZK_NTT_MUL=%s CUZK_NTT_GROUP_BITS=%s: element %d differs from gnark-crypto",
-								logN, inverse, coset, v.radix, v.mul, v.group, i)
+							t.Fatalf("2^%d inverse=%v coset=%v variant %+v (CUZK_NTT_SPLIT=%q): element %d differs from gnark-crypto",
+								logN, inverse, coset, v, nttSplit(logN, v.split), i)
 						}
 					}
 				}
@@ -308,7 +341,7 @@ func TestNTTRoundTrip(t *testing.T) {
 		in := randomFr(n)
 		gd := fft.NewDomain(uint64(n))
 		for _, group := range []string{"", "12"} {
-			setNTTVariant(t, "8", "1", group)
+			setNTTVariant(t, nttVariant{radix: "8", mul: "1", group: group}, logN)
 			buf, err := Upload(d, in, DefaultStream)
 			if err != nil {
 				t.Fatal(err)
@@ -389,13 +422,26 @@ func TestNTTGroupsLarge(t *testing.T) {
 		for _, inverse := range []bool{false, true} {
 			for _, coset := range []bool{false, true} {
 				for _, mul := range []string{"0", "1"} {
-					var res [3][]fr.Element
-					for gi, group := range []string{"", "12", "12"} {
-						setNTTVariant(t, "8", mul, group)
+					// The default first, then each variant and whether it
+					// runs in place (no scratch).
+					variants := []struct {
+						v       nttVariant
+						inPlace bool
+					}{
+						{nttVariant{radix: "8", mul: mul}, false},
+						{nttVariant{radix: "8", mul: mul, group: "12"}, false},
+						{nttVariant{radix: "8", mul: mul, group: "12"}, true},
+						{nttVariant{radix: "8", mul: mul, ahead: "1"}, false},
+						{nttVariant{radix: "8", mul: mul, ahead: "2", split: "front"}, false},
+						{nttVariant{radix: "8", mul: mul, ahead: "3", split: "back"}, false},
+					}
+					var want []fr.Element
+					for vi, vr := range variants {
+						setNTTVariant(t, vr.v, logN)
 						if err := CopyIn(d, buf, in, DefaultStream); err != nil {
 							t.Fatal(err)
 						}
-						if gi == 2 {
+						if vr.inPlace {
 							err = dom.NTTIn(buf, Scratch{}, inverse, coset, DefaultStream)
 						} else {
 							err = dom.NTT(buf, inverse, coset, DefaultStream)
@@ -403,15 +449,19 @@ func TestNTTGroupsLarge(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						res[gi] = make([]fr.Element, n)
-						if err := CopyOut(d, res[gi], buf, DefaultStream); err != nil {
+						got := make([]fr.Element, n)
+						if err := CopyOut(d, got, buf, DefaultStream); err != nil {
 							t.Fatal(err)
 						}
-					}
-					for i := range in {
-						if !res[1][i].Equal(&res[0][i]) || !res[2][i].Equal(&res[0][i]) {
-							t.Fatalf("2^%d inverse=%v coset=%v CUZK_NTT_MUL=%s: element %d with CUZK_NTT_GROUP_BITS=12 (with scratch: %v, in place: %v) differs from the default groups'",
-								logN, inverse, coset, mul, i, res[1][i].Equal(&res[0][i]), res[2][i].Equal(&res[0][i]))
+						if vi == 0 {
+							want = got
+							continue
+						}
+						for i := range want {
+							if !got[i].Equal(&want[i]) {
+								t.Fatalf("2^%d inverse=%v coset=%v: element %d of variant %+v (in place: %v, CUZK_NTT_SPLIT=%q) differs from the default's",
+									logN, inverse, coset, i, vr.v, vr.inPlace, nttSplit(logN, vr.v.split))
+							}
 						}
 					}
 				}

@@ -146,7 +146,7 @@ func TestNTTInCallerScratch(t *testing.T) {
 	}
 	defer d.Free(data)
 	for _, group := range []string{"", "12"} {
-		setNTTVariant(t, "8", "1", group)
+		setNTTVariant(t, nttVariant{radix: "8", mul: "1", group: group}, logN)
 		need, err := d.NTTScratchBytes(logN)
 		if err != nil || need == 0 {
 			t.Fatalf("2^%d takes %d bytes of scratch, %v", logN, need, err)
@@ -205,10 +205,11 @@ func TestNTTInPlace(t *testing.T) {
 				want := gnarkNTT(gd, in, inverse, coset)
 				// In place every group runs k_dif_group whatever the radix:
 				// only the product and the grouping vary (CUZK_NTT_GROUP_BITS
-				// 12: 2^13 in 7 + 6 stages, 2^20 in 10 + 10).
-				for _, v := range []struct{ mul, group string }{{"0", ""}, {"1", ""}, {"1", "12"}} {
+				// 12: 2^13 in 7 + 6 stages, 2^20 in 10 + 10; split "front":
+				// 2^13 in 9 + 4).
+				for _, v := range []struct{ mul, group, split string }{{"0", "", ""}, {"1", "", ""}, {"1", "12", ""}, {"1", "", "front"}} {
 					mul := v.mul
-					setNTTVariant(t, "4", mul, v.group)
+					setNTTVariant(t, nttVariant{radix: "4", mul: mul, group: v.group, split: v.split}, logN)
 					if err := CopyIn(d, buf, in, DefaultStream); err != nil {
 						t.Fatal(err)
 					}
@@ -221,8 +222,8 @@ func TestNTTInPlace(t *testing.T) {
 					}
 					for i := range want {
 						if !got[i].Equal(&want[i]) {
-							t.Fatalf("2^%d in place, inverse=%v coset=%v CUZK_NTT_MUL=%s CUZK_NTT_GROUP_BITS=%s: element %d differs from gnark-crypto",
-								logN, inverse, coset, mul, v.group, i)
+							t.Fatalf("2^%d in place, inverse=%v coset=%v CUZK_NTT_MUL=%s CUZK_NTT_GROUP_BITS=%s split %q: element %d differs from gnark-crypto",
+								logN, inverse, coset, mul, v.group, v.split, i)
 						}
 					}
 				}

@@ -326,7 +326,7 @@ __device__ __forceinline__ uint32_t ctaid_reread() {
 // 3 stages instead of stalling the stores; and the last group, whose tiles
 // are contiguous, prefetches into L2 the tile of the block nsmid further on,
 // the one likely to start when a block of this wave ends.
-template <int RB, int MV, int TB = RADIX_THREAD_BITS>
+template <int RB, int MV, int TB = RADIX_THREAD_BITS, int AH = 0>
 __global__ void __launch_bounds__(1 << TB, TB > RADIX_THREAD_BITS ? 1 : RB == 1 ? 3 : 2)
 k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n, int b, int k_arg, int logC_arg,
               const fr_t* __restrict__ GH, const fr_t* __restrict__ GL, int final_mode, fr_t s,
@@ -350,6 +350,11 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
     const uint32_t g0 = ((sigma >> sb) << b) + (sigma & (S - 1));  // position ih is element g0 + ih * S
 
     const int np = (k + RB - 1) / RB;
+    // The last pass's twiddles through shared memory (cp.async, see above):
+    // always in the split variant, by CUZK_NTT_AHEAD bit 0 (AH) in the
+    // others; AH bit 1 adds the split variant's L2 prefetch of the next tile.
+    const bool tw_smem = (SPLIT_V || (AH & 1)) && sb > 0 && np > 1;
+    constexpr bool prefetch = SPLIT_V || (AH & 2);
     fr_t x[R];
     int top = k - 1, low = 0, base = 0;
     for (int pass = 0; pass < np; pass++) {
@@ -384,37 +389,52 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
 #pragma unroll
             for (int m = 0; m < R; m++)
                 x[m] = lds_planes(rsm, tile, SPLIT_V ? fslot(base | m << low) : rslot(base | m << low, c, logC));
-            if (SPLIT_V && pass == np - 1) {
+            if (prefetch && pass == np - 1) {
                 const uint32_t next = ctaid_reread() + nsmid();
-                if (sb > 0) {
-                    // The next tile's column, strided: a 128-byte line holds
-                    // the elements of 4 consecutive columns, which 4 blocks
-                    // of one wave read, so the line's other 96 bytes are
-                    // used too (L2 hits) rather than fetched in vain.
-                    if (next < gridDim.x) {
-                        const uint32_t gn = ((next >> sb) << b) + (next & (S - 1));
+                if (next < gridDim.x) {
+                    const uint32_t t = tid_reread();
+                    if (sb > 0) {
+                        // The next tile's columns, strided: a 128-byte line
+                        // holds the elements of 4 consecutive columns, which
+                        // the same block (C >= 4) or 4 blocks of one wave
+                        // read, so the line's other 96 bytes are used too
+                        // (L2 hits) rather than fetched in vain. Thread t
+                        // takes positions (t >> logC) | m << (k - RB) of
+                        // column t mod C: every position of every column.
+                        const uint32_t sn = (next << logC) + (t & ((1u << logC) - 1));
+                        const uint32_t gn = ((sn >> sb) << b) + (sn & (S - 1));
 #pragma unroll
-                        for (int m = 0; m < R; m++) prefetch_l2(src + gn + ((uint32_t)(tid_reread() | m << (k - RB)) << sb));
-                    }
-                    // The slots just read are the thread's until the block ends.
-                    const uint32_t half = 1u << (log_n - 1);
-                    const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
+                        for (int m = 0; m < R; m++)
+                            prefetch_l2(src + gn + ((uint32_t)((t >> logC) | m << (k - RB)) << sb));
+                    } else if (R >= 4 && k >= 2) {
+                        // Column sigma is elements sigma * K .. + K - 1: the
+                        // tile is C runs of K * 32 bytes, R / 4 of its
+                        // 128-byte lines a thread (R elements a thread).
+                        const uint32_t lines_per_col = (1u << k) / 4;
 #pragma unroll
-                    for (int m = 0; m < R; m++) {
-                        const int ih = base | m << low;
-                        const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
-                        if (E) {
-                            const uint4* w = reinterpret_cast<const uint4*>(W + (E >= half ? E - half : E));
-                            cp_async16(rsm + fslot(ih), w);
-                            cp_async16(rsm + tile + fslot(ih), w + 1);
+                        for (int h = 0; h < (R >= 4 ? R / 4 : 1); h++) {
+                            const uint32_t l = (R / 4) * t + h, col = l / lines_per_col;
+                            const uint32_t sn = next + (col << (log_n - k - logC));
+                            prefetch_l2(src + ((sn << k) + (l % lines_per_col) * 4));
                         }
                     }
-                } else {
-                    if (next < gridDim.x) {
-                        // 2^12 elements of 32 bytes: two 128-byte lines a thread.
-                        const char* p = reinterpret_cast<const char*>(src + ((uint32_t)next << k)) + tid_reread() * 256;
-                        prefetch_l2(p);
-                        prefetch_l2(p + 128);
+                }
+            }
+            if (pass == np - 1 && tw_smem) {
+                // The slots just read are the thread's until the block ends.
+                const uint32_t half = 1u << (log_n - 1);
+                const uint32_t t = tid_reread();
+                const uint32_t ilo = column_sigma(t, ctaid_reread(), log_n, k, logC, sb) & (S - 1);
+                const int cc = (int)(t & ((1u << logC) - 1));
+#pragma unroll
+                for (int m = 0; m < R; m++) {
+                    const int ih = base | m << low;
+                    const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
+                    if (E) {
+                        const uint4* w = reinterpret_cast<const uint4*>(W + (E >= half ? E - half : E));
+                        const int sl = SPLIT_V ? fslot(ih) : rslot(ih, cc, logC);
+                        cp_async16(rsm + sl, w);
+                        cp_async16(rsm + tile + sl, w + 1);
                     }
                 }
             }
@@ -434,7 +454,8 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
     // Read again rather than kept through the passes: kept, it was the one
     // value ptxas spilled to local memory at radix 4.
     const uint32_t ilo = column_sigma(tid_reread(), ctaid_reread(), log_n, k, logC, sb) & (S - 1);
-    if (SPLIT_V && sb > 0) cp_wait_all();
+    if (tw_smem) cp_wait_all();
+    const int cc = SPLIT_V || !(AH & 1) ? 0 : (int)(tid_reread() & ((1u << logC) - 1));
 #pragma unroll
     for (int m = 0; m < R; m++) {
         const int ih = base | m << low;
@@ -442,9 +463,9 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
         fr_t v = x[m];
         if (sb > 0) {
             const uint32_t E = (ilo * brev_bits(ih, k)) << (log_n - b);
-            if (SPLIT_V) {
+            if (tw_smem) {
                 if (E) {
-                    fr_t w = lds_planes(rsm, tile, fslot(ih));
+                    fr_t w = lds_planes(rsm, tile, SPLIT_V ? fslot(ih) : rslot(ih, cc, logC));
                     if (E >= half) w = w.neg();
                     v = fmul<MV>(v, w);
                 }
@@ -599,13 +620,38 @@ inline void domain_destroy(domain_t* dom) {
     *dom = domain_t{};
 }
 
+// The stages of a 2^L transform cut into groups of at most max_group: the
+// fewest groups, the longer ones first, sizes within one of each other. Or,
+// for experiments, CUZK_NTT_SPLIT: group sizes first to last ("9,9,6"),
+// used for the sizes they add up to when that takes as many groups as the
+// default, each of 1..MAX_GROUP_BITS stages (k_dif_group_r's general
+// shapes). Writes the sizes to out and returns their count.
+inline int group_split(int L, int max_group, int* out) {
+    const int groups = L > 0 ? (L + max_group - 1) / max_group : 1;
+    for (int gi = 0; gi < groups; gi++) out[gi] = L / groups + (gi < L % groups ? 1 : 0);
+    const char* e = getenv("CUZK_NTT_SPLIT");
+    if (!e || !*e || groups < 2) return groups;
+    int v[MAX_LOG_N], n = 0, sum = 0;
+    for (const char* p = e; *p;) {
+        char* end;
+        const long x = strtol(p, &end, 10);
+        if (end == p || x < 1 || x > MAX_GROUP_BITS || n == MAX_LOG_N) return groups;
+        v[n++] = (int)x;
+        sum += (int)x;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return groups;
+    }
+    if (sum != L || n != groups) return groups;
+    for (int gi = 0; gi < n; gi++) out[gi] = v[gi];
+    return n;
+}
+
 // The scratch a transform of 2^log_n elements takes: one vector when its
 // stages take more than one group (see transform), else none. Both group
 // kernels cut the stages alike, so this holds whichever CUZK_NTT_RADIX picks.
 inline uint64_t scratch_bytes(int log_n) {
-    const int max_group = group_bits();
-    const int groups = (log_n + max_group - 1) / max_group;
-    return groups > 1 ? (1ull << log_n) * sizeof(fr_t) : 0;
+    int split[MAX_LOG_N];
+    return group_split(log_n, group_bits(), split) > 1 ? (1ull << log_n) * sizeof(fr_t) : 0;
 }
 
 // The device memory domain_create takes with cudaMalloc: the tables it
@@ -626,9 +672,12 @@ inline uint64_t domain_bytes(int log_n) {
 template <int MV>
 inline cudaError_t launch_dif_r(const rshape& r, unsigned grid, cudaStream_t st, const fr_t* src, fr_t* dst,
                                 const fr_t* W, int log_n, int b, int k, const fr_t* GH, const fr_t* GL,
-                                int final_mode, fr_t s, const fr_t* GIH, const fr_t* GIL) {
+                                int final_mode, fr_t s, const fr_t* GIH, const fr_t* GIL, int ahead) {
     auto kern = r.split     ? k_dif_group_r<3, MV, SPLIT_THREAD_BITS>
-                : r.rb == 3 ? k_dif_group_r<3, MV>
+                : r.rb == 3 ? (ahead == 1   ? k_dif_group_r<3, MV, RADIX_THREAD_BITS, 1>
+                               : ahead == 2 ? k_dif_group_r<3, MV, RADIX_THREAD_BITS, 2>
+                               : ahead == 3 ? k_dif_group_r<3, MV, RADIX_THREAD_BITS, 3>
+                                            : k_dif_group_r<3, MV>)
                 : r.rb == 2 ? k_dif_group_r<2, MV>
                             : k_dif_group_r<1, MV>;
     if (r.shmem > 48 * 1024) {
@@ -671,7 +720,12 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     const int rb = radix == 8 ? 3 : radix == 4 ? 2 : 0;
     const int tile_bits = env_int("CUZK_NTT_TILE_BITS", rb ? RADIX_THREAD_BITS + rb : TILE_BITS, 6, 11);
     const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
-    const int groups = (L + max_group - 1) / max_group;
+    // CUZK_NTT_AHEAD (bits, default 0): 1 copies the last pass's twiddles
+    // into shared memory by cp.async while it runs its stages, as the split
+    // variant does; 2 prefetches the next tile into L2. Same bits either way.
+    const int ahead = env_int("CUZK_NTT_AHEAD", 0, 0, 3);
+    int split[MAX_LOG_N];
+    const int groups = group_split(L, max_group, split);
     // Several groups run out of place through the caller's scratch so that
     // the last one can scatter straight into natural order in d: no separate
     // bit-reversal pass. Without scratch they run in place, every group
@@ -686,7 +740,7 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     }
     int b = L;
     for (int gi = 0; gi < groups; gi++) {
-        const int k = L / groups + (gi < L % groups ? 1 : 0);
+        const int k = split[gi];
         const bool pre = coset && !inverse && gi == 0;
         const bool last = gi == groups - 1 && !in_place;
         const fr_t* src = gi == 0 ? d : scratch;
@@ -697,7 +751,7 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
             const rshape r = radix_shape(L, k, rb, tile_bits);
             cudaError_t e = launch_dif_r<MV>(r, (unsigned)(dom.n >> (k + r.logC)), st, src, dst, W, L, b, k,
                                          pre ? dom.GH : nullptr, pre ? dom.GL : nullptr, last ? mode : -1,
-                                         dom.n_inv, dom.GIH, dom.GIL);
+                                         dom.n_inv, dom.GIH, dom.GIL, ahead);
             if (e != cudaSuccess) return e;
             prof.mark(gi == 0 ? "group0" : gi == 1 ? "group1" : "group2+");
             b -= k;
