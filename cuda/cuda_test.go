@@ -225,23 +225,27 @@ func gnarkNTT(dom *fft.Domain, v []fr.Element, inverse, coset bool) []fr.Element
 // the Fr product (CUZK_NTT_MUL), groups of at most 9 stages (group "") or
 // of up to 12 (CUZK_NTT_GROUP_BITS=12: 2^24 in 12 + 12 stages, the split
 // variant of k_dif_group_r at every group of 12), the radix-8 kernel's
-// twiddle copy and L2 prefetch (CUZK_NTT_AHEAD), and group sizes other than
-// the balanced ones (split "front": groups of 9 first, the rest last;
-// "back": the rest first; CUZK_NTT_SPLIT, set per size by setNTTVariant).
-type nttVariant struct{ radix, mul, group, ahead, split string }
+// twiddle copy and L2 prefetch (CUZK_NTT_AHEAD), group sizes other than the
+// default ones (split "front": groups of 9 first, the rest last, the
+// default from 2^24 up; "back": the rest first; "balanced": sizes within
+// one of each other, the default below 2^24; CUZK_NTT_SPLIT, set per size
+// by setNTTVariant), and the tile size (CUZK_NTT_TILE_BITS).
+type nttVariant struct{ radix, mul, group, ahead, split, tile string }
 
 // nttVariants are the variants TestNTT runs against gnark-crypto, so that
 // the card checks every variant it times.
 var nttVariants = []nttVariant{
-	{"2", "0", "", "", ""}, {"4", "0", "", "", ""}, {"8", "0", "", "", ""},
-	{"2", "1", "", "", ""}, {"4", "1", "", "", ""}, {"8", "1", "", "", ""},
-	{"2", "1", "12", "", ""}, {"4", "1", "12", "", ""}, {"8", "0", "12", "", ""}, {"8", "1", "12", "", ""},
-	{"8", "1", "", "1", ""}, {"8", "1", "", "2", ""}, {"8", "0", "", "3", "front"}, {"8", "1", "", "3", "back"},
+	{"2", "0", "", "", "", ""}, {"4", "0", "", "", "", ""}, {"8", "0", "", "", "", ""},
+	{"2", "1", "", "", "", ""}, {"4", "1", "", "", "", ""}, {"8", "1", "", "", "", ""},
+	{"2", "1", "12", "", "", ""}, {"4", "1", "12", "", "", ""}, {"8", "0", "12", "", "", ""}, {"8", "1", "12", "", "", ""},
+	{"8", "1", "", "1", "", ""}, {"8", "1", "", "2", "", ""}, {"8", "0", "", "3", "front", ""}, {"8", "1", "", "3", "back", ""},
+	{"8", "1", "", "", "front", "10"},
 }
 
 // nttSplit is CUZK_NTT_SPLIT for a 2^logN transform cut as split says:
 // the default number of groups (at most 9 stages each), all but one of 9
-// stages and the one left first ("back") or last ("front"); "" where the
+// stages and the one left first ("back") or last ("front"), or sizes
+// within one of each other, the longer first ("balanced"); "" where the
 // default has one group or split is "".
 func nttSplit(logN int, split string) string {
 	groups := (logN + 8) / 9
@@ -251,6 +255,16 @@ func nttSplit(logN int, split string) string {
 	sizes := make([]string, groups)
 	for i := range sizes {
 		sizes[i] = "9"
+		if split == "balanced" {
+			k := logN / groups
+			if i < logN%groups {
+				k++
+			}
+			sizes[i] = strconv.Itoa(k)
+		}
+	}
+	if split == "balanced" {
+		return strings.Join(sizes, ",")
 	}
 	rest := strconv.Itoa(logN - 9*(groups-1))
 	if split == "front" {
@@ -269,6 +283,7 @@ func setNTTVariant(t *testing.T, v nttVariant, logN int) {
 	t.Setenv("CUZK_NTT_GROUP_BITS", v.group)
 	t.Setenv("CUZK_NTT_AHEAD", v.ahead)
 	t.Setenv("CUZK_NTT_SPLIT", nttSplit(logN, v.split))
+	t.Setenv("CUZK_NTT_TILE_BITS", v.tile)
 }
 
 // TestNTT: every size up to 2^20, forward and inverse, on the subgroup and on
@@ -434,6 +449,9 @@ func TestNTTGroupsLarge(t *testing.T) {
 						{nttVariant{radix: "8", mul: mul, ahead: "1"}, false},
 						{nttVariant{radix: "8", mul: mul, ahead: "2", split: "front"}, false},
 						{nttVariant{radix: "8", mul: mul, ahead: "3", split: "back"}, false},
+						{nttVariant{radix: "8", mul: mul, split: "balanced"}, false},
+						{nttVariant{radix: "8", mul: mul, split: "front", tile: "11"}, false},
+						{nttVariant{radix: "4", mul: mul, split: "balanced"}, false},
 					}
 					var want []fr.Element
 					for vi, vr := range variants {
@@ -762,5 +780,21 @@ func TestMSMEmpty(t *testing.T) {
 	}
 	if !jac.Z.IsZero() {
 		t.Fatal("empty MSM is not the point at infinity")
+	}
+}
+
+// TestNTTSplitEnv: the CUZK_NTT_SPLIT values the NTT tests set add up to
+// the size and keep its number of groups.
+func TestNTTSplitEnv(t *testing.T) {
+	for _, c := range []struct {
+		logN        int
+		split, want string
+	}{
+		{24, "front", "9,9,6"}, {24, "back", "6,9,9"}, {24, "balanced", "8,8,8"}, {22, "balanced", "8,7,7"},
+		{13, "front", "9,4"}, {9, "front", ""}, {24, "", ""},
+	} {
+		if got := nttSplit(c.logN, c.split); got != c.want {
+			t.Errorf("nttSplit(%d, %q) = %q, want %q", c.logN, c.split, got, c.want)
+		}
 	}
 }

@@ -434,10 +434,12 @@ inline int msm_mul() { return env_int("CUZK_MSM_MUL", 3, 0, 3); }
 // instead of three); 2, that and the formulas regrouped around a b + c d as
 // G1's MUL_FUSED does, each with one lazy reduction per component
 // (fp2_t::mul2_lazy); 0, Karatsuba over three reduced Fp products. The same
-// bits every way. 0 by default until the H200 has timed them. As the MUL of
-// G2's kernels: MUL_LAZY (4) and MUL_LAZY | MUL_FUSED (5).
+// bits every way. 1 by default: on the H200 a 2^20 G2 MSM took 31.72 ms
+// with it, 31.82 with 2 and 34.72 with 0 (TestMSMG2Timing, median of 5;
+// docs/benchmarks.md). As the MUL of G2's kernels: MUL_LAZY (4) and
+// MUL_LAZY | MUL_FUSED (5).
 inline int msm_g2_mul() {
-    const int v = env_int("CUZK_MSM_G2_MUL", 0, 0, 2);
+    const int v = env_int("CUZK_MSM_G2_MUL", 1, 0, 2);
     return v == 0 ? 0 : v == 1 ? 4 : 5;
 }
 

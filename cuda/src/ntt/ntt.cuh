@@ -621,14 +621,22 @@ inline void domain_destroy(domain_t* dom) {
 }
 
 // The stages of a 2^L transform cut into groups of at most max_group: the
-// fewest groups, the longer ones first, sizes within one of each other. Or,
-// for experiments, CUZK_NTT_SPLIT: group sizes first to last ("9,9,6"),
+// fewest groups, the longer ones first, sizes within one of each other;
+// from 2^24 up with the default groups of at most 9, every group but the
+// last of 9 stages and the rest last (2^24: 9 + 9 + 6, one register pass
+// fewer than 8 + 8 + 8 at radix 8; on the H200 4.09 ms forward against
+// 4.22, and 3.88 with tiles of 2^10, tile_bits_default). Or, for
+// experiments, CUZK_NTT_SPLIT: group sizes first to last ("9,9,6"),
 // used for the sizes they add up to when that takes as many groups as the
 // default, each of 1..MAX_GROUP_BITS stages (k_dif_group_r's general
 // shapes). Writes the sizes to out and returns their count.
 inline int group_split(int L, int max_group, int* out) {
     const int groups = L > 0 ? (L + max_group - 1) / max_group : 1;
     for (int gi = 0; gi < groups; gi++) out[gi] = L / groups + (gi < L % groups ? 1 : 0);
+    if (max_group == MAX_GROUP_BITS && L >= 24) {
+        for (int gi = 0; gi + 1 < groups; gi++) out[gi] = MAX_GROUP_BITS;
+        out[groups - 1] = L - MAX_GROUP_BITS * (groups - 1);
+    }
     const char* e = getenv("CUZK_NTT_SPLIT");
     if (!e || !*e || groups < 2) return groups;
     int v[MAX_LOG_N], n = 0, sum = 0;
@@ -644,6 +652,18 @@ inline int group_split(int L, int max_group, int* out) {
     if (sum != L || n != groups) return groups;
     for (int gi = 0; gi < n; gi++) out[gi] = v[gi];
     return n;
+}
+
+// Tile size of the group kernels by default: 2^10 elements for k_dif_group;
+// for k_dif_group_r, 2^(RADIX_THREAD_BITS + rb), a block's full 256 threads,
+// except at 2^24 at radix 8, where tiles of 2^10 (blocks of 128 threads, 4
+// a multiprocessor) were the fastest on the H200 with the 9 + 9 + 6 groups:
+// 3.88 ms forward against 4.09 with 2^11 and 5.20 with 2^9 (inverse coset
+// 4.51, 4.72, 5.87; docs/benchmarks.md). Other sizes keep 2^11: with the
+// balanced groups at 2^24 tiles of 2^10 were slower (4.26 against 4.22).
+inline int tile_bits_default(int L, int rb) {
+    if (!rb) return TILE_BITS;
+    return rb == 3 && L == 24 ? 10 : RADIX_THREAD_BITS + rb;
 }
 
 // The scratch a transform of 2^log_n elements takes: one vector when its
@@ -718,7 +738,7 @@ inline cudaError_t transform_mv(const domain_t& dom, fr_t* d, bool inverse, bool
     // at radix 4 and 4.54 at radix 2; inverse coset 4.73, 4.84, 4.97).
     const int radix = env_int("CUZK_NTT_RADIX", 8, 2, 8);
     const int rb = radix == 8 ? 3 : radix == 4 ? 2 : 0;
-    const int tile_bits = env_int("CUZK_NTT_TILE_BITS", rb ? RADIX_THREAD_BITS + rb : TILE_BITS, 6, 11);
+    const int tile_bits = env_int("CUZK_NTT_TILE_BITS", tile_bits_default(L, rb), 6, 11);
     const unsigned max_threads = (unsigned)env_int("CUZK_NTT_THREADS", 256, 32, 1024);
     // CUZK_NTT_AHEAD (bits, default 0): 1 copies the last pass's twiddles
     // into shared memory by cp.async while it runs its stages, as the split
