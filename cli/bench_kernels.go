@@ -37,7 +37,8 @@ func benchMSMCommand() *cli.Command {
 	flags := append(kernelBenchFlags("20,22,24"),
 		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)", Action: intBetween("window", 0, 24)},
 		&cli.Float64Flag{Name: "bits-fraction", Usage: "fraction of the scalars that are 0 or 1 (half each), as in bit-heavy witnesses", Action: fraction("bits-fraction")},
-		&cli.BoolFlag{Name: "split", Usage: "also time the MSM that drops zero scalars and adds the points of one scalars apart"})
+		&cli.BoolFlag{Name: "split", Usage: "also time the MSM that drops zero scalars and adds the points of one scalars apart"},
+		&cli.StringFlag{Name: "windows", Usage: "also time the GPU MSM at each of these window sizes in bits, comma separated (e.g. 14,15,16,17,18): the sweep behind the library's window table; each result must equal the chosen window's"})
 	return &cli.Command{
 		Name:  "msm",
 		Usage: "G1 multi-scalar multiplication: GPU (points and scalars on the device) against gnark-crypto MultiExp on all cores",
@@ -46,10 +47,15 @@ func benchMSMCommand() *cli.Command {
 			if f := c.Float64("bits-fraction"); f < 0 || f > 1 {
 				return fmt.Errorf("--bits-fraction %v: want a fraction in [0, 1]", f)
 			}
+			windows, err := parseWindows(c.String("windows"))
+			if err != nil {
+				return err
+			}
 			kb, err := newKernelBench(c)
 			if err != nil {
 				return err
 			}
+			kb.windows = windows
 			return kb.msm(c.Int("window"), c.Float64("bits-fraction"), c.Bool("split"))
 		},
 	}
@@ -76,6 +82,7 @@ type kernelBench struct {
 	runs    int
 	cpuRuns int
 	dev     *cuda.Device // nil for --backend cpu
+	windows []int        // bench msm --windows: window sizes also timed
 }
 
 func newKernelBench(c *cli.Context) (*kernelBench, error) {
@@ -195,7 +202,7 @@ func benchPoints(n int) []bls12381.G1Affine {
 // msm times the G1 MSM; a fraction bits of the scalars are 0 or 1, and with
 // split the MSM that sets those apart gets a row of its own.
 func (kb *kernelBench) msm(window int, bits float64, split bool) error {
-	var rows []benchRow
+	var rows, windowRows []benchRow
 	for _, lg := range kb.logs {
 		n := 1 << lg
 		points, scalars := benchPoints(n), benchScalars(n)
@@ -251,6 +258,17 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 				return res, st, nil
 			}
 			gpuRes, _, err = timeIt(cuda.MSMOptions{Window: window}, &row.gpu)
+			for _, w := range kb.windows {
+				if err != nil {
+					break
+				}
+				wrow := benchRow{log: lg, what: fmt.Sprintf("%s, c=%d", what, w), gpuIncl: row.gpuIncl, cpuIn: row.cpuIn}
+				var wres bls12381.G1Affine
+				if wres, _, err = timeIt(cuda.MSMOptions{Window: w}, &wrow.gpu); err == nil && !wres.Equal(&gpuRes) {
+					err = fmt.Errorf("MSM 2^%d: the result at window %d differs from the chosen window's", lg, w)
+				}
+				windowRows = append(windowRows, wrow)
+			}
 			if err == nil && split {
 				var splitRes bls12381.G1Affine
 				var st cuda.MSMStats
@@ -283,9 +301,28 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 			splitRow.cpu = row.cpu
 			rows = append(rows, splitRow)
 		}
+		rows = append(rows, windowRows...)
+		windowRows = windowRows[:0]
 	}
 	kb.print(rows)
 	return nil
+}
+
+// parseWindows reads --windows: window sizes in bits, comma separated,
+// each in [4, 24] (the library's range for a forced window).
+func parseWindows(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var ws []int
+	for _, f := range strings.Split(s, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || w < 4 || w > 24 {
+			return nil, fmt.Errorf("bench msm: --windows: %q is not a window size in [4, 24]", f)
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
 }
 
 func (kb *kernelBench) ntt() error {

@@ -27,6 +27,8 @@ func TestNumericFlagsRefused(t *testing.T) {
 		{[]string{"bench", "prove", "--jobs", "0"}, "--jobs 0: must be 1 to 1000"},
 		{[]string{"bench", "prove", "--key-tier", "tape"}, "--key-tier tape: want auto, device, pinned, host or disk"},
 		{[]string{"bench", "msm", "--bits-fraction", "1.5"}, "--bits-fraction 1.5: must be 0 to 1"},
+		{[]string{"bench", "msm", "--windows", "16,3"}, `--windows: "3" is not a window size in [4, 24]`},
+		{[]string{"bench", "msm", "--windows", "16,x"}, `--windows: "x" is not a window size in [4, 24]`},
 	} {
 		_, stderr, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -456,9 +456,10 @@ constexpr int reduce_blocks_of() {
     return sizeof(F) == sizeof(fp_t) ? B : (min_blocks<F>::value > 0 ? min_blocks<F>::value : 1);
 }
 
-// Window size: fewest additions, counting n per window for the buckets and
-// about 1.4 * 2^c per window for the bucket sums (full additions cost more).
-inline int choose_window(uint64_t n) {
+// The cost model's window: fewest additions, counting n per window for the
+// buckets and about 1.4 * 2^c per window for the bucket sums (full
+// additions cost more).
+inline int model_window(uint64_t n) {
     int best = 4;
     double best_cost = 1e300;
     for (int c = 4; c <= 22; c++) {
@@ -470,6 +471,43 @@ inline int choose_window(uint64_t n) {
         }
     }
     return best;
+}
+
+// Windows measured on the H200 (G1, `cuzk bench msm --windows`), by log2 of
+// the size: {log2 n, c}; docs/benchmarks.md has the sweep. Sizes not in it
+// take the cost model's window at their power of two.
+constexpr int MEASURED_WINDOWS[][2] = {{0, 0}};
+
+// The window of an n-point MSM: from a table by the nearest log2 of n (n in
+// [2^(L - 1/2), 2^(L + 1/2)) takes entry L), entry L the measured window
+// where MEASURED_WINDOWS or CUZK_MSM_WINDOWS ("22:17,24:20", for
+// experiments: entries over the measured ones) has one, else the model's at
+// 2^L; then raised to the largest entry below it, so that the window never
+// shrinks as n grows (pip_scratch_bound relies on that).
+inline int choose_window(uint64_t n) {
+    constexpr int TL = 32;
+    int t[TL];
+    for (int L = 0; L < TL; L++) t[L] = model_window(1ull << L);
+    for (const auto& e : MEASURED_WINDOWS)
+        if (e[1] >= 4 && e[0] >= 0 && e[0] < TL) t[e[0]] = e[1];
+    if (const char* env = getenv("CUZK_MSM_WINDOWS")) {
+        for (const char* p = env; *p;) {
+            char* end;
+            const long L = strtol(p, &end, 10);
+            if (end == p || *end != ':') break;
+            const long c = strtol(end + 1, &end, 10);
+            if (L >= 0 && L < TL && c >= 4 && c <= 24) t[L] = (int)c;
+            p = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') break;
+        }
+    }
+    for (int L = 1; L < TL; L++)
+        if (t[L] < t[L - 1]) t[L] = t[L - 1];
+    if (n <= 1) return t[0];
+    int L = 63 - __builtin_clzll(n);
+    // Nearest: n >= 2^L * sqrt(2), i.e. n^2 >= 2^(2L + 1), takes L + 1.
+    if (L < 31 && (unsigned __int128)n * n >= ((unsigned __int128)1 << (2 * L + 1))) L++;
+    return t[L < TL ? L : TL - 1];
 }
 
 inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
