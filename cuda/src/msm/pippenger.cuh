@@ -473,10 +473,15 @@ inline int model_window(uint64_t n) {
     return best;
 }
 
-// Windows measured on the H200 (G1, `cuzk bench msm --windows`), by log2 of
-// the size: {log2 n, c}; docs/benchmarks.md has the sweep. Sizes not in it
-// take the cost model's window at their power of two.
-constexpr int MEASURED_WINDOWS[][2] = {{0, 0}};
+// Windows measured on the H200 (G1, `cuzk bench msm --windows`, median of
+// 5, 2026-12-01; docs/benchmarks.md has the sweep), by log2 of the size:
+// {log2 n, the fastest c}. Where they differ from the cost model: 2^14 c = 8
+// (4.12 ms against 4.40 at the model's 11; raised to 10 by the rule below,
+// 2^13 taking the model's 10), 2^16 12 (4.51 against 4.55 at 13), 2^18 16
+// (5.15 against 6.21 at 14), 2^22 17 (32.62 against 33.96 at 18). Sizes not
+// in it take the model's window at their power of two.
+constexpr int MEASURED_WINDOWS[][2] = {{12, 9},  {14, 8},  {16, 12}, {18, 16}, {20, 16},
+                                       {21, 16}, {22, 17}, {23, 19}, {24, 20}, {25, 20}};
 
 // The window of an n-point MSM: from a table by the nearest log2 of n (n in
 // [2^(L - 1/2), 2^(L + 1/2)) takes entry L), entry L the measured window
