@@ -53,11 +53,15 @@ func simCalibrateCommand() *cli.Command {
 			"every --trace gives the device's figures: the host→device bandwidth, the copy-engine work a\n" +
 			"cudaFree leaves (from copies made soon after a free), and the host time of cudaMalloc, cudaFree,\n" +
 			"a trim and a pool regrowth. The CPU model's cores and bandwidth shares, and what no trace has ops\n" +
-			"for, are the base profile's.",
+			"for, are the base profile's. With --fit-scenario the stage costs are fitted through the simulator\n" +
+			"on the first trace's run instead, for runs whose spans of a stage overlap (docs/simulator.md).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "trace", Required: true, Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
 			&cli.StringFlag{Name: "constraints", Required: true, Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M)"},
+			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
+			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
+			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -78,18 +82,37 @@ func simCalibrateCommand() *cli.Command {
 				}
 				traces = append(traces, sim.Trace{Name: path, JSON: data})
 			}
-			p, fits, err := sim.Calibrate(base, traces[0].JSON, n, traces[0].Name)
-			if err != nil {
-				return err
-			}
-			p, devFits, err := sim.CalibrateDevice(p, n, traces...)
-			if err != nil {
-				return err
+			var p *sim.Profile
+			var fits []sim.StageFit
+			var devFits []sim.DeviceFit
+			if sc := c.String("fit-scenario"); sc != "" {
+				s, err := sim.LoadScenario(sc)
+				if err != nil {
+					return fmt.Errorf("--fit-scenario: %w", err)
+				}
+				if p, devFits, err = sim.CalibrateDevice(base, n, traces...); err != nil {
+					return err
+				}
+				o := sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
+				if p, fits, err = sim.FitThrough(p, s, o, traces[0].JSON, traces[0].Name, n); err != nil {
+					return err
+				}
+			} else {
+				if p, fits, err = sim.Calibrate(base, traces[0].JSON, n, traces[0].Name); err != nil {
+					return err
+				}
+				if p, devFits, err = sim.CalibrateDevice(p, n, traces...); err != nil {
+					return err
+				}
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name
 			}
 			for _, f := range fits {
+				if f.SimMs > 0 {
+					fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms (simulated %9.3f) → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, f.SimMs, p.Stages[f.Stage].PerConstraintNs)
+					continue
+				}
 				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, p.Stages[f.Stage].PerConstraintNs)
 			}
 			if p.Jitter != base.Jitter {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,42 @@ func TestSimCalibrate(t *testing.T) {
 	}
 	if _, _, err := run(t, "sim"); err == nil || !strings.Contains(err.Error(), "--scenario") {
 		t.Errorf("sim without a scenario: %v", err)
+	}
+}
+
+// sim calibrate --fit-scenario fits the stage costs of a one-worker run
+// whose syntheses overlap (bench prove's host-memory gate) through the
+// simulator: the g1 calibration run gives the stage costs of the committed
+// 2^24 profile, which was fitted the same way; plain calibrate refuses that
+// trace.
+func TestSimCalibrateFitScenario(t *testing.T) {
+	t.Chdir("..") // the scenario's profile path is relative to the repository root
+	tr := "docs/runs/h200-2026-12-01g/g1/tr-m24-16g-w1/trace-budget-w1-16.00GiB.json.gz"
+	args := []string{"sim", "calibrate", "--trace", tr, "--profile", "docs/predictions/h200-mimc32m-16g-e.json", "--constraints", "16777210"}
+	if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Fatalf("plain calibrate on overlapping syntheses: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "profile.json")
+	_, stderr, err := run(t, append(args, "--fit-scenario", "docs/predictions/h200-mimc16m-16g-g-job.json", "--out", out)...)
+	if err != nil {
+		t.Fatalf("sim calibrate --fit-scenario: %v\n%s", err, stderr)
+	}
+	got, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.LoadProfile("docs/predictions/h200-mimc16m-16g-g.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{"compute", "synthesize", "prep", "finalize"} {
+		g, w := got.Stages[st].PerConstraintNs, want.Stages[st].PerConstraintNs
+		if math.Abs(g-w) > 1e-3*w {
+			t.Errorf("%s: %.4f ns a constraint, the committed profile %.4f\n%s", st, g, w, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "simulated") {
+		t.Errorf("no simulated means reported:\n%s", stderr)
 	}
 }
 

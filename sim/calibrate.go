@@ -19,6 +19,8 @@ type StageFit struct {
 	Stage  string
 	Count  int
 	MeanMs float64
+	// SimMs is the simulated spans' mean after FitThrough (0 from Calibrate).
+	SimMs float64
 }
 
 // Calibrate returns a copy of p whose stage costs come from a production

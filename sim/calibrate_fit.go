@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+)
+
+// fitRounds bounds FitThrough's rounds; fitTolerance is the relative
+// difference between a simulated and a measured mean that ends them.
+const (
+	fitRounds    = 12
+	fitTolerance = 1e-3
+)
+
+// FitThrough returns a copy of p whose stage costs are fitted through the
+// simulator on the run a production trace recorded: scenario s (with o)
+// describes that run (its design, workers, partitions and sizes, resident
+// memory and host-memory gate), and each stage's per_constraint_ns is
+// scaled, round by round, until the mean of its spans in a simulation of s
+// equals the mean of its spans in the trace. Calibrate takes a stage's mean
+// as its solo cost, which holds only where its spans never overlap; with
+// syntheses ahead of the GPU (bench prove's host-memory gate runs several at
+// once on the host's cores) the measured spans are the CPU model's shared
+// ones, and this fit inverts that model. The device figures are p's (fit
+// them first with CalibrateDevice). constraints is the partition size the
+// costs are per-constraint at; it should be s's partition size. A stage
+// whose measured mean is below a microsecond keeps that mean unscaled.
+func FitThrough(p *Profile, s *Scenario, o Options, traceJSON []byte, name string, constraints int) (*Profile, []StageFit, error) {
+	if constraints <= 0 {
+		return nil, nil, fmt.Errorf("fit: partition size %d: must be positive", constraints)
+	}
+	events, err := readTraceEvents(traceJSON, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	measured := map[string]*spanMean{}
+	for _, e := range events {
+		if _, ok := p.Stages[e.Name]; ok && e.Ph == "X" {
+			m := measured[e.Name]
+			if m == nil {
+				m = &spanMean{}
+				measured[e.Name] = m
+			}
+			m.add(e.Dur / 1000)
+		}
+	}
+	stages := slices.Sorted(maps.Keys(p.Stages))
+	for _, st := range stages {
+		if measured[st] == nil {
+			return nil, nil, fmt.Errorf("fit: trace %s has no %s spans", name, st)
+		}
+	}
+	cur := *p
+	cur.Stages = maps.Clone(p.Stages)
+	cur.ReferenceConstraints = constraints
+	for _, st := range stages {
+		sp := cur.Stages[st]
+		sp.BaseMs = 0
+		sp.PerConstraintNs = measured[st].mean() * 1e6 / float64(constraints)
+		cur.Stages[st] = sp
+	}
+	sc := *s
+	var sim map[string]*spanMean
+	for round := 0; round < fitRounds; round++ {
+		if err := cur.validate(); err != nil {
+			return nil, nil, fmt.Errorf("fit: %w", err)
+		}
+		sc.profile = &cur
+		obs := &stageObserver{means: map[string]*spanMean{}}
+		oo := o
+		oo.Observer = actors.Observers{obs}
+		if o.Observer != nil {
+			oo.Observer = actors.Observers{obs, o.Observer}
+		}
+		res, err := Run(&sc, oo)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fit: %w", err)
+		}
+		if !res.Report.Complete || res.Report.Failed != 0 {
+			return nil, nil, fmt.Errorf("fit: scenario %s did not complete on the simulator (%d partitions failed): it cannot stand for the traced run", s.Name, res.Report.Failed)
+		}
+		sim = obs.means
+		worst := 0.0
+		for _, st := range stages {
+			want, got := measured[st].mean(), sim[st].mean()
+			if want < 1e-3 || got <= 0 {
+				continue
+			}
+			worst = math.Max(worst, math.Abs(got-want)/want)
+			sp := cur.Stages[st]
+			sp.PerConstraintNs *= want / got
+			cur.Stages[st] = sp
+		}
+		if worst <= fitTolerance {
+			break
+		}
+	}
+	var fits []StageFit
+	for _, st := range stages {
+		sp := cur.Stages[st]
+		sp.PerConstraintNs = math.Round(sp.PerConstraintNs*1e4) / 1e4
+		sp.Calibrated = true
+		sp.Source = fmt.Sprintf("fitted through the simulator on trace %s (scenario %s): the per-constraint cost whose simulated spans' mean equals the measured mean over %d spans, partitions of %d constraints",
+			name, s.Name, measured[st].n, constraints)
+		cur.Stages[st] = sp
+		fits = append(fits, StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st].mean()})
+	}
+	if err := cur.validate(); err != nil {
+		return nil, nil, fmt.Errorf("fit: %w", err)
+	}
+	return &cur, fits, nil
+}
+
+// spanMean accumulates span lengths in milliseconds.
+type spanMean struct {
+	sum float64
+	n   int
+}
+
+func (m *spanMean) add(ms float64) { m.sum += ms; m.n++ }
+
+// mean is 0 for no spans (a nil m included).
+func (m *spanMean) mean() float64 {
+	if m == nil || m.n == 0 {
+		return 0
+	}
+	return m.sum / float64(m.n)
+}
+
+// stageObserver collects the simulated stages' span lengths as a trace
+// would record them (EvStageEnd's Took).
+type stageObserver struct {
+	mu    sync.Mutex
+	means map[string]*spanMean
+}
+
+func (o *stageObserver) Observe(e actors.Event) {
+	if e.Kind != actors.EvStageEnd || e.Err != "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st := e.Stage.String()
+	m := o.means[st]
+	if m == nil {
+		m = &spanMean{}
+		o.means[st] = m
+	}
+	m.add(float64(e.Took) / float64(time.Millisecond))
+}
