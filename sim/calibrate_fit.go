@@ -5,10 +5,10 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/metrics"
 )
 
 // fitRounds bounds FitThrough's rounds; fitTolerance is the relative
@@ -66,17 +66,17 @@ func FitThrough(p *Profile, s *Scenario, o Options, traceJSON []byte, name strin
 		cur.Stages[st] = sp
 	}
 	sc := *s
-	var sim map[string]*spanMean
+	var sim map[string]float64 // the simulated spans' mean of each stage, ms
 	for round := 0; round < fitRounds; round++ {
 		if err := cur.validate(); err != nil {
 			return nil, nil, fmt.Errorf("fit: %w", err)
 		}
 		sc.profile = &cur
-		obs := &stageObserver{means: map[string]*spanMean{}}
+		m := metrics.New()
 		oo := o
-		oo.Observer = actors.Observers{obs}
+		oo.Observer = actors.Observers{m}
 		if o.Observer != nil {
-			oo.Observer = actors.Observers{obs, o.Observer}
+			oo.Observer = actors.Observers{m, o.Observer}
 		}
 		res, err := Run(&sc, oo)
 		if err != nil {
@@ -85,10 +85,13 @@ func FitThrough(p *Profile, s *Scenario, o Options, traceJSON []byte, name strin
 		if !res.Report.Complete || res.Report.Failed != 0 {
 			return nil, nil, fmt.Errorf("fit: scenario %s did not complete on the simulator (%d partitions failed): it cannot stand for the traced run", s.Name, res.Report.Failed)
 		}
-		sim = obs.means
+		sim = map[string]float64{}
+		for _, st := range m.Summary().Stages {
+			sim[st.Stage] = float64(st.Mean) / float64(time.Millisecond)
+		}
 		worst := 0.0
 		for _, st := range stages {
-			want, got := measured[st].mean(), sim[st].mean()
+			want, got := measured[st].mean(), sim[st]
 			if want < 1e-3 || got <= 0 {
 				continue
 			}
@@ -109,7 +112,7 @@ func FitThrough(p *Profile, s *Scenario, o Options, traceJSON []byte, name strin
 		sp.Source = fmt.Sprintf("fitted through the simulator on trace %s (scenario %s): the per-constraint cost whose simulated spans' mean equals the measured mean over %d spans, partitions of %d constraints",
 			name, s.Name, measured[st].n, constraints)
 		cur.Stages[st] = sp
-		fits = append(fits, StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st].mean()})
+		fits = append(fits, StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st]})
 	}
 	if err := cur.validate(); err != nil {
 		return nil, nil, fmt.Errorf("fit: %w", err)
@@ -125,32 +128,10 @@ type spanMean struct {
 
 func (m *spanMean) add(ms float64) { m.sum += ms; m.n++ }
 
-// mean is 0 for no spans (a nil m included).
+// mean is 0 for no spans.
 func (m *spanMean) mean() float64 {
-	if m == nil || m.n == 0 {
+	if m.n == 0 {
 		return 0
 	}
 	return m.sum / float64(m.n)
-}
-
-// stageObserver collects the simulated stages' span lengths as a trace
-// would record them (EvStageEnd's Took).
-type stageObserver struct {
-	mu    sync.Mutex
-	means map[string]*spanMean
-}
-
-func (o *stageObserver) Observe(e actors.Event) {
-	if e.Kind != actors.EvStageEnd || e.Err != "" {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	st := e.Stage.String()
-	m := o.means[st]
-	if m == nil {
-		m = &spanMean{}
-		o.means[st] = m
-	}
-	m.add(float64(e.Took) / float64(time.Millisecond))
 }
