@@ -311,16 +311,9 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 // parseWindows reads --windows: window sizes in bits, comma separated,
 // each in [4, 24] (the library's range for a forced window).
 func parseWindows(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var ws []int
-	for _, f := range strings.Split(s, ",") {
-		w, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || w < 4 || w > 24 {
-			return nil, fmt.Errorf("bench msm: --windows: %q is not a window size in [4, 24]", f)
-		}
-		ws = append(ws, w)
+	ws, bad, ok := intsIn(s, 4, 24)
+	if !ok {
+		return nil, fmt.Errorf("bench msm: --windows: %q is not a window size in [4, 24]", bad)
 	}
 	return ws, nil
 }

@@ -130,16 +130,9 @@ func peerPlanFrom(c *cli.Context) (*peerPlan, error) {
 
 // peerLogSizes parses a comma-separated list of log2 sizes; empty is none.
 func peerLogSizes(flag, s string) ([]int, error) {
-	var out []int
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 || v > peerMaxLog {
-			return nil, fmt.Errorf("bench peer: --%s: %q is not a log2 size in [1, %d]", flag, f, peerMaxLog)
-		}
-		out = append(out, v)
+	out, bad, ok := intsIn(s, 1, peerMaxLog)
+	if !ok {
+		return nil, fmt.Errorf("bench peer: --%s: %q is not a log2 size in [1, %d]", flag, bad, peerMaxLog)
 	}
 	return out, nil
 }

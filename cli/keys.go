@@ -137,12 +137,11 @@ const keysInMemory = "memory"
 func setupInMemory(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints), in memory: no key is written\n", ks.circuit.Name(), ks.layout, ks.target)
 	start := time.Now()
-	mul, how, closeMul, err := keyMultiplier(ks, log)
+	mul, how, done, err := startSetup(ks, log)
 	if err != nil {
 		return nil, err
 	}
-	defer closeMul()
-	defer limitSetupMemory()()
+	defer done()
 	var k *prover.Keys
 	if mul != nil {
 		k, err = prover.SetupInMemory(ks.circuit, ks.target, mul, keygen.DumpOptions{})
@@ -170,12 +169,11 @@ func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 		return nil, err
 	}
 	start := time.Now()
-	mul, how, closeMul, err := keyMultiplier(ks, log)
+	mul, how, done, err := startSetup(ks, log)
 	if err != nil {
 		return nil, err
 	}
-	defer closeMul()
-	defer limitSetupMemory()()
+	defer done()
 	if mul != nil {
 		wr, err := prover.SetupTo(ks.circuit, ks.target, mul, ks.dir, keygen.DumpOptions{})
 		if err != nil {
@@ -199,6 +197,18 @@ func runSetup(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 		k.Constraints(), len(k.PK.InfinityA), log2(k.PK.Domain.Cardinality), time.Since(start).Round(time.Millisecond), k.Hash[:16])
 	slog.Debug("keys written", "dir", ks.dir)
 	return k, nil
+}
+
+// startSetup readies a setup of ks: the multiplier keygen runs on (nil for
+// gnark's setup) and how it is named, and the heap's soft limit
+// (limitSetupMemory). done releases both.
+func startSetup(ks *keySpec, log io.Writer) (mul keygen.Multiplier, how string, done func(), err error) {
+	mul, how, closeMul, err := keyMultiplier(ks, log)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	restore := limitSetupMemory()
+	return mul, how, func() { restore(); closeMul() }, nil
 }
 
 // limitSetupMemory gives the Go heap a soft limit of 3/4 of the host's

@@ -58,6 +58,24 @@ func parseBytes(s string) (int64, error) {
 	return int64(f * float64(mult)), nil
 }
 
+// intsIn reads a comma-separated list of integers, each in [lo, hi]; a
+// blank list is none. On an entry that is not such an integer it returns
+// that entry as given and false.
+func intsIn(s string, lo, hi int) ([]int, string, bool) {
+	if strings.TrimSpace(s) == "" {
+		return nil, "", true
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < lo || v > hi {
+			return nil, f, false
+		}
+		out = append(out, v)
+	}
+	return out, "", true
+}
+
 // parseIndexList reads "0,1,3" into device indices.
 func parseIndexList(s string) ([]int, error) {
 	var out []int
