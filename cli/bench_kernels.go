@@ -202,9 +202,10 @@ func benchPoints(n int) []bls12381.G1Affine {
 // msm times the G1 MSM; a fraction bits of the scalars are 0 or 1, and with
 // split the MSM that sets those apart gets a row of its own.
 func (kb *kernelBench) msm(window int, bits float64, split bool) error {
-	var rows, windowRows []benchRow
+	var rows []benchRow
 	for _, lg := range kb.logs {
 		n := 1 << lg
+		var windowRows []benchRow // --windows, after the size's other rows
 		points, scalars := benchPoints(n), benchScalars(n)
 		if bits > 0 {
 			r := mrand.New(mrand.NewPCG(uint64(lg), 0))
@@ -302,7 +303,6 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 			rows = append(rows, splitRow)
 		}
 		rows = append(rows, windowRows...)
-		windowRows = windowRows[:0]
 	}
 	kb.print(rows)
 	return nil
