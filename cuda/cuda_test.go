@@ -254,23 +254,17 @@ func nttSplit(logN int, split string) string {
 	}
 	sizes := make([]string, groups)
 	for i := range sizes {
-		sizes[i] = "9"
-		if split == "balanced" {
-			k := logN / groups
+		k := 9
+		switch {
+		case split == "balanced":
+			k = logN / groups
 			if i < logN%groups {
 				k++
 			}
-			sizes[i] = strconv.Itoa(k)
+		case split == "front" && i == groups-1, split == "back" && i == 0:
+			k = logN - 9*(groups-1)
 		}
-	}
-	if split == "balanced" {
-		return strings.Join(sizes, ",")
-	}
-	rest := strconv.Itoa(logN - 9*(groups-1))
-	if split == "front" {
-		sizes[groups-1] = rest
-	} else {
-		sizes[0] = rest
+		sizes[i] = strconv.Itoa(k)
 	}
 	return strings.Join(sizes, ",")
 }

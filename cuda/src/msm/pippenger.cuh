@@ -483,37 +483,48 @@ inline int model_window(uint64_t n) {
 constexpr int MEASURED_WINDOWS[][2] = {{12, 9},  {14, 8},  {16, 12}, {18, 16}, {20, 16},
                                        {21, 16}, {22, 17}, {23, 19}, {24, 20}, {25, 20}};
 
-// The window of an n-point MSM: from a table by the nearest log2 of n (n in
-// [2^(L - 1/2), 2^(L + 1/2)) takes entry L), entry L the measured window
-// where MEASURED_WINDOWS or CUZK_MSM_WINDOWS ("22:17,24:20", for
-// experiments: entries over the measured ones) has one, else the model's at
-// 2^L; then raised to the largest entry below it, so that the window never
-// shrinks as n grows (pip_scratch_bound relies on that).
-inline int choose_window(uint64_t n) {
-    constexpr int TL = 32;
-    int t[TL];
-    for (int L = 0; L < TL; L++) t[L] = model_window(1ull << L);
+// The windows of MSMs by size: entry L is the window of sizes whose nearest
+// log2 is L (n in [2^(L - 1/2), 2^(L + 1/2))), the measured window where
+// MEASURED_WINDOWS or CUZK_MSM_WINDOWS ("22:17,24:20", for experiments:
+// entries over the measured ones) has one, else the model's at 2^L; then
+// raised to the largest entry below it, so that the window never shrinks
+// as n grows (pip_scratch_bound relies on that).
+struct window_table {
+    static constexpr int TL = 32;
+    int c[TL];
+    int of(uint64_t n) const {
+        if (n <= 1) return c[0];
+        int L = 63 - __builtin_clzll(n);
+        // Nearest: n >= 2^L * sqrt(2), i.e. n^2 >= 2^(2L + 1), takes L + 1.
+        if (L < 31 && (unsigned __int128)n * n >= ((unsigned __int128)1 << (2 * L + 1))) L++;
+        return c[L < TL ? L : TL - 1];
+    }
+};
+
+// The table as the environment sets it now.
+inline window_table windows_now() {
+    window_table t;
+    for (int L = 0; L < window_table::TL; L++) t.c[L] = model_window(1ull << L);
     for (const auto& e : MEASURED_WINDOWS)
-        if (e[1] >= 4 && e[0] >= 0 && e[0] < TL) t[e[0]] = e[1];
+        if (e[1] >= 4 && e[0] >= 0 && e[0] < window_table::TL) t.c[e[0]] = e[1];
     if (const char* env = getenv("CUZK_MSM_WINDOWS")) {
         for (const char* p = env; *p;) {
             char* end;
             const long L = strtol(p, &end, 10);
             if (end == p || *end != ':') break;
             const long c = strtol(end + 1, &end, 10);
-            if (L >= 0 && L < TL && c >= 4 && c <= 24) t[L] = (int)c;
+            if (L >= 0 && L < window_table::TL && c >= 4 && c <= 24) t.c[L] = (int)c;
             p = *end == ',' ? end + 1 : end;
             if (*end && *end != ',') break;
         }
     }
-    for (int L = 1; L < TL; L++)
-        if (t[L] < t[L - 1]) t[L] = t[L - 1];
-    if (n <= 1) return t[0];
-    int L = 63 - __builtin_clzll(n);
-    // Nearest: n >= 2^L * sqrt(2), i.e. n^2 >= 2^(2L + 1), takes L + 1.
-    if (L < 31 && (unsigned __int128)n * n >= ((unsigned __int128)1 << (2 * L + 1))) L++;
-    return t[L < TL ? L : TL - 1];
+    for (int L = 1; L < window_table::TL; L++)
+        if (t.c[L] < t.c[L - 1]) t.c[L] = t.c[L - 1];
+    return t;
 }
+
+// The window of an n-point MSM (windows_now).
+inline int choose_window(uint64_t n) { return windows_now().of(n); }
 
 inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
@@ -672,13 +683,14 @@ template <class F>
 inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, uint64_t* bytes) {
     cudaError_t err = pip_scratch<F>(n, window_override, bytes);
     if (err != cudaSuccess || n == 0 || (window_override >= 4 && window_override <= 24)) return err;
-    const int cn = choose_window(n);
+    const window_table wt = windows_now();  // once: a table and the environment per lookup otherwise
+    const int cn = wt.of(n);
     for (int c = 4; c < cn; c++) {
-        if (choose_window(1) > c) continue;
+        if (wt.of(1) > c) continue;
         uint64_t lo = 1, hi = n;  // the largest m in [1, n] whose window is at most c
         while (lo < hi) {
             const uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (choose_window(mid) <= c) lo = mid;
+            if (wt.of(mid) <= c) lo = mid;
             else hi = mid - 1;
         }
         uint64_t at = 0;

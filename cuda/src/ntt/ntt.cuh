@@ -412,7 +412,7 @@ k_dif_group_r(const fr_t* src, fr_t* dst, const fr_t* __restrict__ W, int log_n,
                         // 128-byte lines a thread (R elements a thread).
                         const uint32_t lines_per_col = (1u << k) / 4;
 #pragma unroll
-                        for (int h = 0; h < (R >= 4 ? R / 4 : 1); h++) {
+                        for (int h = 0; h < R / 4; h++) {
                             const uint32_t l = (R / 4) * t + h, col = l / lines_per_col;
                             const uint32_t sn = next + (col << (log_n - k - logC));
                             prefetch_l2(src + ((sn << k) + (l % lines_per_col) * 4));
