@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/gpu"
 )
 
 // kernelBenchFlags are shared by bench msm and bench ntt.
@@ -38,7 +39,8 @@ func benchMSMCommand() *cli.Command {
 		&cli.IntFlag{Name: "window", Usage: "MSM window size in bits (0: chosen by size)", Action: intBetween("window", 0, 24)},
 		&cli.Float64Flag{Name: "bits-fraction", Usage: "fraction of the scalars that are 0 or 1 (half each), as in bit-heavy witnesses", Action: fraction("bits-fraction")},
 		&cli.BoolFlag{Name: "split", Usage: "also time the MSM that drops zero scalars and adds the points of one scalars apart"},
-		&cli.StringFlag{Name: "windows", Usage: "also time the GPU MSM at each of these window sizes in bits, comma separated (e.g. 14,15,16,17,18): the sweep behind the library's window table; each result must equal the chosen window's"})
+		&cli.StringFlag{Name: "windows", Usage: "also time the GPU MSM at each of these window sizes in bits, comma separated (e.g. 14,15,16,17,18): the sweep behind the library's window table; each result must equal the chosen window's"},
+		&cli.StringFlag{Name: "tables", Usage: "also time GPU MSMs over precomputed tables of the points, comma separated as COPIES or COPIES:WINDOW (COPIES 0: one per window; WINDOW 0 or absent: the library's choice), e.g. 0,2,4:16; each table's build is timed once and its result must equal the plain MSM's"})
 	return &cli.Command{
 		Name:  "msm",
 		Usage: "G1 multi-scalar multiplication: GPU (points and scalars on the device) against gnark-crypto MultiExp on all cores",
@@ -51,11 +53,15 @@ func benchMSMCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			tables, err := parseTables(c.String("tables"))
+			if err != nil {
+				return err
+			}
 			kb, err := newKernelBench(c)
 			if err != nil {
 				return err
 			}
-			kb.windows = windows
+			kb.windows, kb.tables = windows, tables
 			return kb.msm(c.Int("window"), c.Float64("bits-fraction"), c.Bool("split"))
 		},
 	}
@@ -83,6 +89,36 @@ type kernelBench struct {
 	cpuRuns int
 	dev     *cuda.Device // nil for --backend cpu
 	windows []int        // bench msm --windows: window sizes also timed
+	tables  []tableShape // bench msm --tables: table MSMs also timed
+}
+
+// tableShape is one of bench msm --tables: copies and window as
+// cuda.MSMTableShape takes them.
+type tableShape struct{ copies, window int }
+
+// parseTables reads --tables: COPIES or COPIES:WINDOW, comma separated,
+// copies in [0, 32], windows 0 or in [4, 24].
+func parseTables(s string) ([]tableShape, error) {
+	var out []tableShape
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		cs, ws, hasWindow := strings.Cut(f, ":")
+		copies, err := strconv.Atoi(cs)
+		bad := err != nil || copies < 0 || copies > 32
+		window := 0
+		if hasWindow {
+			window, err = strconv.Atoi(ws)
+			bad = bad || err != nil || window != 0 && (window < 4 || window > 24)
+		}
+		if bad {
+			return nil, fmt.Errorf("bench msm: --tables: %q is not COPIES (0..32) or COPIES:WINDOW (window 0 or 4..24)", f)
+		}
+		out = append(out, tableShape{copies, window})
+	}
+	return out, nil
 }
 
 func newKernelBench(c *cli.Context) (*kernelBench, error) {
@@ -270,6 +306,15 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 				}
 				windowRows = append(windowRows, wrow)
 			}
+			for _, ts := range kb.tables {
+				if err != nil {
+					break
+				}
+				var trow benchRow
+				if trow, err = kb.tableRow(d, points, ps, lg, what, ts, gpuRes, row); err == nil {
+					windowRows = append(windowRows, trow)
+				}
+			}
 			if err == nil && split {
 				var splitRes bls12381.G1Affine
 				var st cuda.MSMStats
@@ -306,6 +351,53 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 	}
 	kb.print(rows)
 	return nil
+}
+
+// tableRow times the MSM of points (host) and ps (device scalars) over a
+// table of shape ts, built on the device from the points; its result must
+// equal want. The table is freed before it returns.
+func (kb *kernelBench) tableRow(d *cuda.Device, points []bls12381.G1Affine, ps cuda.Ptr, lg int, what string, ts tableShape,
+	want bls12381.G1Affine, like benchRow) (benchRow, error) {
+	n := len(points)
+	tab, err := d.MSMTableShape(n, false, ts.window, ts.copies)
+	if err != nil {
+		return benchRow{}, err
+	}
+	if tab.Ptr, err = d.Malloc(tab.Bytes); err != nil {
+		return benchRow{}, fmt.Errorf("MSM 2^%d: table of %d copies (%s): %w", lg, tab.Copies, gpu.FormatBytes(tab.Bytes), err)
+	}
+	defer d.Free(tab.Ptr)
+	if err := cuda.CopyIn(d, tab.Ptr, points, cuda.DefaultStream); err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := d.BuildMSMTable(tab, tab.Ptr, cuda.DefaultStream); err != nil {
+		return benchRow{}, err
+	}
+	if err := d.StreamSync(cuda.DefaultStream); err != nil {
+		return benchRow{}, err
+	}
+	built := time.Since(start)
+	row := benchRow{log: lg, what: fmt.Sprintf("%s, table %d copies c=%d (%s, built in %s ms)", what, tab.Copies, tab.Window,
+		gpu.FormatBytes(tab.Bytes), msDur(built)), gpuIncl: like.gpuIncl, cpuIn: like.cpuIn}
+	opt := tab.Options(cuda.MSMOptions{})
+	var res bls12381.G1Affine
+	for i := 0; i <= kb.runs; i++ {
+		start := time.Now()
+		jac, err := d.MSM(tab.Ptr, ps, n, cuda.Montgomery, opt, cuda.DefaultStream)
+		el := time.Since(start)
+		if err != nil {
+			return row, err
+		}
+		if i > 0 {
+			row.gpu = append(row.gpu, el)
+		}
+		res.FromJacobian(&jac)
+	}
+	if !res.Equal(&want) {
+		return row, fmt.Errorf("MSM 2^%d: the result over a table of %d copies at window %d differs from the plain MSM's", lg, tab.Copies, tab.Window)
+	}
+	return row, nil
 }
 
 // parseWindows reads --windows: window sizes in bits, comma separated,

@@ -29,6 +29,8 @@ func TestNumericFlagsRefused(t *testing.T) {
 		{[]string{"bench", "msm", "--bits-fraction", "1.5"}, "--bits-fraction 1.5: must be 0 to 1"},
 		{[]string{"bench", "msm", "--windows", "16,3"}, `--windows: "3" is not a window size in [4, 24]`},
 		{[]string{"bench", "msm", "--windows", "16,x"}, `--windows: "x" is not a window size in [4, 24]`},
+		{[]string{"bench", "msm", "--tables", "33"}, `--tables: "33" is not COPIES (0..32) or COPIES:WINDOW (window 0 or 4..24)`},
+		{[]string{"bench", "msm", "--tables", "0,2:3"}, `--tables: "2:3" is not COPIES (0..32) or COPIES:WINDOW (window 0 or 4..24)`},
 	} {
 		_, stderr, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

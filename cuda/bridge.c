@@ -37,6 +37,8 @@ typedef int (*fn_msm_ex)(int, uint64_t, uint64_t, uint64_t, int, int, int, uint6
 typedef int (*fn_i_pu)(int, uint64_t*);
 typedef int (*fn_i_u_u_u_u)(int, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*fn_msm_scratch)(int, int, uint64_t, int, int, uint64_t*);
+typedef int (*fn_table_shape)(int, int, uint64_t, int, int, int*, int*, uint64_t*);
+typedef int (*fn_table)(int, uint64_t, uint64_t, int, int, uint64_t, uint64_t);
 
 int cz_v(void* f) { return ((fn_v)f)(); }
 const char* cz_s(void* f) { return ((fn_s)f)(); }
@@ -90,4 +92,10 @@ int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint6
 int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t scratch,
               uint64_t scratch_bytes, uint64_t* out, uint64_t* counts, uint64_t s) {
 	return ((fn_msm_ex)f)(d, pts, sc, n, mont, window, flags, scratch, scratch_bytes, out, counts, s);
+}
+int cz_table_shape(void* f, int d, int g2, uint64_t n, int window, int copies, int* w, int* c, uint64_t* b) {
+	return ((fn_table_shape)f)(d, g2, n, window, copies, w, c, b);
+}
+int cz_table(void* f, int d, uint64_t pts, uint64_t n, int window, int copies, uint64_t table, uint64_t s) {
+	return ((fn_table)f)(d, pts, n, window, copies, table, s);
 }

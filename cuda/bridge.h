@@ -38,5 +38,7 @@ int cz_h(void* f, int d, uint64_t dom, uint64_t a, uint64_t b, uint64_t c, uint6
 int cz_fixed_base(void* f, int d, uint64_t table, int window, uint64_t sc, uint64_t n, uint64_t out, uint64_t s);
 int cz_msm_ex(void* f, int d, uint64_t pts, uint64_t sc, uint64_t n, int mont, int window, int flags, uint64_t scratch,
               uint64_t scratch_bytes, uint64_t* out, uint64_t* counts, uint64_t s);
+int cz_table_shape(void* f, int d, int g2, uint64_t n, int window, int copies, int* w, int* c, uint64_t* b);
+int cz_table(void* f, int d, uint64_t pts, uint64_t n, int window, int copies, uint64_t table, uint64_t s);
 
 #endif

@@ -196,6 +196,73 @@ type MSMOptions struct {
 	// allocates that much from the stream-ordered pool on its stream and
 	// frees it before it returns.
 	Scratch Scratch
+	// Copies > 1: the points are an MSMTable of this many copies of the n
+	// points, built for Window (MSMTable.Options sets both).
+	Copies int
+}
+
+// MSMTable is a precomputed table of fixed MSM bases on the device: Copies
+// rows of N points each, row k holding 2^(Window·g·k) times the points (g
+// the windows a copy covers; row 0 the points themselves). An MSM over it
+// adds into one set of buckets per g windows instead of per window, so it
+// spends fewer bucket sums and no doublings between those windows, for
+// Copies times the points' memory.
+type MSMTable struct {
+	Ptr    Ptr // device memory of Bytes bytes, the caller's
+	N      int
+	G2     bool
+	Window int
+	Copies int
+	Bytes  int64
+}
+
+// Options returns o set to MSMs over the table.
+func (t MSMTable) Options(o MSMOptions) MSMOptions {
+	o.Window, o.Copies = t.Window, t.Copies
+	return o
+}
+
+// ErrNoTables is returned (wrapped) by the table calls of a kernel library
+// built before precomputed tables.
+var ErrNoTables = errors.New("cuda: the kernel library has no precomputed MSM tables")
+
+// MSMTableShape is the table of n points on G1 (G2 with g2): its window
+// (window 0: the library's choice for tables, else 4..24), copies (copies
+// 0: one per window, a single virtual window; else 1..32) and bytes. Ptr is
+// left zero for the caller to allocate.
+func (d *Device) MSMTableShape(n int, g2 bool, window, copies int) (MSMTable, error) {
+	if d.lib.fn.msmTableShape == nil {
+		return MSMTable{}, ErrNoTables
+	}
+	if n <= 0 || uint64(n) >= 1<<31 {
+		return MSMTable{}, fmt.Errorf("cuda: MSM table of %d points", n)
+	}
+	var w, c C.int
+	var b C.uint64_t
+	rc := C.cz_table_shape(d.lib.fn.msmTableShape, d.dev(), cbool(g2), C.uint64_t(n), C.int(window), C.int(copies), &w, &c, &b)
+	if err := d.lib.check("cuzk_msm_table_shape", rc); err != nil {
+		return MSMTable{}, fmt.Errorf("msm table of %d points, window %d, %d copies: %w", n, window, copies, err)
+	}
+	return MSMTable{N: n, G2: g2, Window: int(w), Copies: int(c), Bytes: int64(b)}, nil
+}
+
+// BuildMSMTable launches the construction of t (t.Ptr allocated, t from
+// MSMTableShape) from its N points on s; points may be t.Ptr, whose first
+// row then holds the points already. Asynchronous: the table is ready when
+// s reaches this point.
+func (d *Device) BuildMSMTable(t MSMTable, points Ptr, s Stream) error {
+	fn := d.lib.fn.msmTableG1
+	if t.G2 {
+		fn = d.lib.fn.msmTableG2
+	}
+	if fn == nil {
+		return ErrNoTables
+	}
+	if t.Ptr == 0 || points == 0 {
+		return fmt.Errorf("cuda: msm table: no device memory")
+	}
+	rc := C.cz_table(fn, d.dev(), C.uint64_t(points), C.uint64_t(t.N), C.int(t.Window), C.int(t.Copies), C.uint64_t(t.Ptr), C.uint64_t(s))
+	return d.lib.check("cuzk_msm_table", rc)
 }
 
 // MSMScratchBytes is the scratch an MSM of n points (G2 points with g2)
@@ -279,13 +346,20 @@ func (d *Device) MSMG2WithStats(points, scalars Ptr, n int, form ScalarForm, opt
 	return res, st, nil
 }
 
-// msmSplit is cuzkgpu.h's CUZK_MSM_SPLIT.
-const msmSplit = 1
+// msmSplit and msmCopiesShift are cuzkgpu.h's CUZK_MSM_SPLIT and
+// CUZK_MSM_COPIES_SHIFT.
+const (
+	msmSplit       = 1
+	msmCopiesShift = 8
+)
 
 func msmFlags(opt MSMOptions) C.int {
 	flags := C.int(0)
 	if opt.Split {
 		flags |= msmSplit
+	}
+	if opt.Copies > 1 {
+		flags |= C.int(opt.Copies) << msmCopiesShift
 	}
 	return flags
 }

@@ -95,6 +95,8 @@ type funcs struct {
 	fixedBaseG1, fixedBaseG2 unsafe.Pointer
 
 	buildInfo unsafe.Pointer // optional: nil in libraries built before it
+	// optional: nil in libraries built before precomputed tables
+	msmTableShape, msmTableG1, msmTableG2 unsafe.Pointer
 }
 
 var (
@@ -201,9 +203,17 @@ func open(path string) (*Lib, error) {
 		}
 		*s.dst = p
 	}
-	cname := C.CString("cuzk_build_info")
-	l.fn.buildInfo = C.cz_sym(h, cname)
-	C.free(unsafe.Pointer(cname))
+	for _, s := range []struct {
+		name string
+		dst  *unsafe.Pointer
+	}{
+		{"cuzk_build_info", &l.fn.buildInfo}, {"cuzk_msm_table_shape", &l.fn.msmTableShape},
+		{"cuzk_msm_table_g1", &l.fn.msmTableG1}, {"cuzk_msm_table_g2", &l.fn.msmTableG2},
+	} {
+		cname := C.CString(s.name)
+		*s.dst = C.cz_sym(h, cname)
+		C.free(unsafe.Pointer(cname))
+	}
 	if v := int(C.cz_v(l.fn.abiVersion)); v != abiVersion {
 		return nil, fmt.Errorf("%w: %s: ABI version %d, want %d", ErrUnavailable, path, v, abiVersion)
 	}

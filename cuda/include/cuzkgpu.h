@@ -129,6 +129,13 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
  * plain additions and run Pippenger on the other scalars only (the result is
  * the same group element). */
 #define CUZK_MSM_SPLIT 1
+/* CUZK_MSM_COPIES(t), t in 2..32: points is a table of t copies of the n
+ * points that cuzk_msm_table_g1/_g2 built for n points, this window and t
+ * copies (the window must be the table's, 4..24). Added within ABI 3:
+ * libraries built before it reject the bits, and lack the table calls. */
+#define CUZK_MSM_COPIES_SHIFT 8
+#define CUZK_MSM_COPIES_MASK (0xff << CUZK_MSM_COPIES_SHIFT)
+#define CUZK_MSM_COPIES(t) ((t) << CUZK_MSM_COPIES_SHIFT)
 
 /* G1 MSM: sum scalars[i] * points[i], i < n (n < 2^31). points and scalars are
  * device pointers; scalars are 32 bytes each, in Montgomery form if
@@ -153,6 +160,23 @@ int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
  * this window and these flags: with CUZK_MSM_SPLIT, the most over every mix of
  * 0, 1 and other scalars. */
 int cuzk_msm_scratch_bytes(int dev, int g2, uint64_t n, int window, int flags, uint64_t* bytes);
+
+/* Precomputed tables of fixed bases (added within ABI 3; a caller must not
+ * require them). A table of t copies of n points holds, in row k (n points,
+ * the points' layout), 2^(c*g*k) times the points, c the window and
+ * g = ceil(nw / t) the windows a copy covers (nw = 255 / c + 1); row 0 is
+ * the points themselves. An MSM over it (flags CUZK_MSM_COPIES(t), window c)
+ * sums into one set of buckets per g windows instead of per window.
+ * cuzk_msm_table_shape: the window (window = 0: the library's choice for
+ * tables, else 4..24), copies (copies = 0: one per window, else 1..32,
+ * t * n < 2^31) and bytes of the table for n points on G1 or G2.
+ * cuzk_msm_table_g1/_g2: launches the table's construction on stream for
+ * that window and copies (asynchronous): points may be the table's own
+ * first row. */
+int cuzk_msm_table_shape(int dev, int g2, uint64_t n, int window, int copies, int* window_out, int* copies_out,
+                         uint64_t* bytes);
+int cuzk_msm_table_g1(int dev, uint64_t points, uint64_t n, int window, int copies, uint64_t table, uint64_t stream);
+int cuzk_msm_table_g2(int dev, uint64_t points, uint64_t n, int window, int copies, uint64_t table, uint64_t stream);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,18 @@ inline cuzk::fr_t fr_from(const uint64_t* limbs) {
     return r;
 }
 
+// The _ex MSMs' flags: CUZK_MSM_SPLIT and a table's copies.
+inline bool flags_ok(int flags) {
+    if (flags & ~(CUZK_MSM_SPLIT | CUZK_MSM_COPIES_MASK)) return false;
+    const int t = (flags & CUZK_MSM_COPIES_MASK) >> CUZK_MSM_COPIES_SHIFT;
+    return t == 0 || (t >= 2 && t <= cuzk::msm::MAX_COPIES);
+}
+
+inline int copies_of(int flags) {
+    const int t = (flags & CUZK_MSM_COPIES_MASK) >> CUZK_MSM_COPIES_SHIFT;
+    return t == 0 ? 1 : t;
+}
+
 }  // namespace
 
 // cudaGetLastError also reports failures of earlier runtime calls (a failed
@@ -306,12 +318,13 @@ int cuzk_fixed_base_g2(int dev, uint64_t table, int window, uint64_t scalars, ui
 
 int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
                    uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
-    if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    if (!out_jac || (n > 0 && (!points || !scalars)) || !flags_ok(flags)) return cudaErrorInvalidValue;
     SET_DEVICE(dev);
     cuzk::msm::g1_jacobian r;
     cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g1_affine*>(points),
                                    reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, P(scratch),
-                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts,
+                                   copies_of(flags));
     if (e != cudaSuccess) return (int)e;
     static_assert(sizeof(r) == 18 * sizeof(uint64_t), "Jacobian result is 18 limbs");
     memcpy(out_jac, &r, sizeof(r));
@@ -320,12 +333,13 @@ int cuzk_msm_g1_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
 
 int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int scalars_mont, int window, int flags,
                    uint64_t scratch, uint64_t scratch_bytes, uint64_t* out_jac, uint64_t* counts, uint64_t stream) {
-    if (!out_jac || (n > 0 && (!points || !scalars)) || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    if (!out_jac || (n > 0 && (!points || !scalars)) || !flags_ok(flags)) return cudaErrorInvalidValue;
     SET_DEVICE(dev);
     cuzk::msm::g2_jacobian r;
     cudaError_t e = cuzk::msm::run(reinterpret_cast<const cuzk::msm::g2_affine*>(points),
                                    reinterpret_cast<const cuzk::fr_t*>(scalars), n, scalars_mont != 0, &r, P(scratch),
-                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts);
+                                   scratch_bytes, S(stream), window, (flags & CUZK_MSM_SPLIT) != 0, counts,
+                                   copies_of(flags));
     if (e != cudaSuccess) return (int)e;
     static_assert(sizeof(r) == 36 * sizeof(uint64_t), "Jacobian G2 result is 36 limbs");
     memcpy(out_jac, &r, sizeof(r));
@@ -333,11 +347,39 @@ int cuzk_msm_g2_ex(int dev, uint64_t points, uint64_t scalars, uint64_t n, int s
 }
 
 int cuzk_msm_scratch_bytes(int dev, int g2, uint64_t n, int window, int flags, uint64_t* bytes) {
-    if (!bytes || (flags & ~CUZK_MSM_SPLIT)) return cudaErrorInvalidValue;
+    if (!bytes || !flags_ok(flags)) return cudaErrorInvalidValue;
     SET_DEVICE(dev);  // CUB's storage query reads the device's properties
     const bool split = (flags & CUZK_MSM_SPLIT) != 0;
-    return (int)(g2 ? cuzk::msm::scratch_bytes<cuzk::fp2_t>(n, window, split, bytes)
-                    : cuzk::msm::scratch_bytes<cuzk::fp_t>(n, window, split, bytes));
+    const int copies = copies_of(flags);
+    return (int)(g2 ? cuzk::msm::scratch_bytes<cuzk::fp2_t>(n, window, split, bytes, copies)
+                    : cuzk::msm::scratch_bytes<cuzk::fp_t>(n, window, split, bytes, copies));
+}
+
+int cuzk_msm_table_shape(int dev, int g2, uint64_t n, int window, int copies, int* window_out, int* copies_out,
+                         uint64_t* bytes) {
+    if (!window_out || !copies_out || !bytes) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    cuzk::msm::table_shape t;
+    const cudaError_t e = g2 ? cuzk::msm::table_shape_for<cuzk::fp2_t>(n, window, copies, &t)
+                             : cuzk::msm::table_shape_for<cuzk::fp_t>(n, window, copies, &t);
+    *window_out = t.c;
+    *copies_out = t.copies;
+    *bytes = t.bytes;
+    return (int)e;
+}
+
+int cuzk_msm_table_g1(int dev, uint64_t points, uint64_t n, int window, int copies, uint64_t table, uint64_t stream) {
+    if (!points || !table) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    return (int)cuzk::msm::build_table(reinterpret_cast<const cuzk::msm::g1_affine*>(points), n, window, copies,
+                                       reinterpret_cast<cuzk::msm::g1_affine*>(P(table)), S(stream));
+}
+
+int cuzk_msm_table_g2(int dev, uint64_t points, uint64_t n, int window, int copies, uint64_t table, uint64_t stream) {
+    if (!points || !table) return cudaErrorInvalidValue;
+    SET_DEVICE(dev);
+    return (int)cuzk::msm::build_table(reinterpret_cast<const cuzk::msm::g2_affine*>(points), n, window, copies,
+                                       reinterpret_cast<cuzk::msm::g2_affine*>(P(table)), S(stream));
 }
 
 }  // extern "C"

@@ -6,5 +6,6 @@
 #include "ntt/ntt.cuh"
 #include "ntt/quotient.cuh"
 #include "msm/pippenger.cuh"
+#include "msm/table.cuh"
 #include "fixedbase/fixedbase.cuh"
 #include "abi.cu"

@@ -135,15 +135,24 @@ __device__ __forceinline__ fr_t canonical_scalar(fr_t s, int mont) {
 // vals = point index | sign << 31, laid out window-major. Entry i is scalar
 // idx[i] (i without idx), and its value is that index, so the points are read
 // where they lie, never gathered.
+//
+// Over a table of t copies (t > 1, msm/table.cuh: row k of `rows` points is
+// 2^(c·g·k) times the points, g the windows a copy covers), scalar window
+// w = k·g + l is virtual window l's digit for row k: virtual window l has
+// t·n entries, (l - w0)·t·n + k·n + i holding point k·rows + j. Windows at
+// and above nw have digit 0 (the top window takes the last carry), so a t·g
+// beyond nw costs zero entries only. t = 1 is the plain MSM (g = nw).
 __global__ void k_digits(const fr_t* __restrict__ scalars, const uint32_t* __restrict__ idx, uint64_t n, int c,
-                         int w0, int wc, int mont, uint32_t* keys, uint32_t* vals) {
+                         int w0, int wc, int mont, uint32_t* keys, uint32_t* vals, int t, int g, uint64_t rows) {
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t j = idx ? idx[i] : (uint32_t)i;
     const fr_t s = canonical_scalar(scalars[j], mont);
     const uint32_t half = 1u << (c - 1);
     uint32_t carry = 0;
-    for (int w = 0; w < w0 + wc; w++) {
+    const int W = t == 1 ? w0 + wc : t * g;
+    int k = 0, l = 0;  // w = k·g + l
+    for (int w = 0; w < W; w++) {
         const uint32_t v = window_bits(s.v, w * c, c) + carry;
         uint32_t mag = v, neg = 0;
         if (v > half) {
@@ -153,9 +162,14 @@ __global__ void k_digits(const fr_t* __restrict__ scalars, const uint32_t* __res
         } else {
             carry = 0;
         }
-        if (w >= w0) {
-            keys[(uint64_t)(w - w0) * n + i] = mag;
-            vals[(uint64_t)(w - w0) * n + i] = j | (neg << 31);
+        if (l >= w0 && l < w0 + wc) {
+            const uint64_t e = ((uint64_t)(l - w0) * t + k) * n + i;
+            keys[e] = mag;
+            vals[e] = (uint32_t)((uint64_t)k * rows + j) | (neg << 31);
+        }
+        if (++l == g) {
+            l = 0;
+            k++;
         }
     }
 }
@@ -526,13 +540,50 @@ inline window_table windows_now() {
 // The window of an n-point MSM (windows_now).
 inline int choose_window(uint64_t n) { return windows_now().of(n); }
 
+// Precomputed tables (msm/table.cuh): t copies of the points, row k being
+// 2^(c·g·k) times them, so that g = ceil(nw / t) virtual windows of t·n
+// entries each do the work of nw: one set of buckets and one bucket sum per
+// virtual window instead of per window, and no doublings between the
+// windows a copy covers. At most MAX_COPIES copies.
+constexpr int MAX_COPIES = 32;
+
+inline int plain_windows(int c) { return 255 / c + 1; }
+
+// Virtual windows of a t-copy table at window c.
+inline int copy_windows(int c, int t) { return (plain_windows(c) + t - 1) / t; }
+
+// The copies a table of window c has when t asks for them: t itself, or
+// for t = 0 one per window (a single virtual window), capped at MAX_COPIES.
+inline int table_copies(int c, int t) {
+    const int want = t > 0 ? t : plain_windows(c);
+    return want < MAX_COPIES ? want : MAX_COPIES;
+}
+
+// The cost model's window for an n-point MSM over a table of t copies (t =
+// 0: one per window): the plain model's count, g virtual windows of t·n
+// entries and of 1.4 · 2^c for the bucket sums each, over c from 4 to 24.
+inline int table_window(uint64_t n, int t) {
+    int best = 4;
+    double best_cost = 1e300;
+    for (int c = 4; c <= 24; c++) {
+        const int tc = table_copies(c, t), g = copy_windows(c, tc);
+        const double cost = (double)g * ((double)tc * (double)n + 1.4 * (double)(1ull << c));
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = c;
+        }
+    }
+    return best;
+}
+
 inline unsigned nblocks(uint64_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
 // The sizes of one Pippenger call over n scalars: everything its scratch
 // depends on. Computed the same way by the call and by its sizing.
 struct pip_shape {
-    uint64_t n = 0;
-    int c = 0, nw = 0;
+    uint64_t n = 0;      // entries per (virtual) window: the scalars times the copies
+    int copies = 1;      // of a precomputed table; 1: the points themselves
+    int c = 0, nw = 0;   // nw: (virtual) windows
     uint32_t Bw = 0;     // buckets per window (digits 0..2^(c-1))
     uint64_t wb = 0;     // windows sorted per batch
     uint64_t Mcap = 0;   // sorted entries a batch holds: at least wb * n
@@ -549,11 +600,17 @@ struct pip_shape {
 #endif
 };
 
-inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t st, pip_shape* s) {
+inline cudaError_t pip_shape_for(uint64_t n, int window_override, int copies, cudaStream_t st, pip_shape* s) {
     *s = pip_shape{};
-    s->n = n;
+    if (copies < 1 || copies > MAX_COPIES) return cudaErrorInvalidValue;
+    // A table's window is the one it was built for: the caller's.
+    if (copies > 1 && !(window_override >= 4 && window_override <= 24)) return cudaErrorInvalidValue;
+    s->copies = copies;
     s->c = window_override >= 4 && window_override <= 24 ? window_override : choose_window(n);
-    s->nw = 255 / s->c + 1;
+    s->nw = copy_windows(s->c, copies);
+    n *= (uint64_t)copies;
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    s->n = n;
     s->Bw = (1u << (s->c - 1)) + 1;
     uint64_t wb = BATCH_ENTRIES / n;
     if (wb < 1) wb = 1;
@@ -584,8 +641,8 @@ inline cudaError_t pip_shape_for(uint64_t n, int window_override, cudaStream_t s
 // accumulation's threads (as many as the device holds at once, or
 // CUZK_MSM_AFFINE_THREADS) and their lists.
 template <class F>
-inline cudaError_t pip_shape_of(uint64_t n, int window_override, cudaStream_t st, pip_shape* s) {
-    cudaError_t err = pip_shape_for(n, window_override, st, s);
+inline cudaError_t pip_shape_of(uint64_t n, int window_override, int copies, cudaStream_t st, pip_shape* s) {
+    cudaError_t err = pip_shape_for(n, window_override, copies, st, s);
 #if CUZK_MSM_AFFINE
     if (err != cudaSuccess) return err;
     s->min_pairs = (uint32_t)env_int("CUZK_MSM_AFFINE_MIN_PAIRS", affine::DEFAULT_MIN_PAIRS, 1, 1 << 20);
@@ -659,14 +716,15 @@ inline cudaError_t pip_carve(const pip_shape& s, arena& a, pip_bufs<F>& b) {
     return cudaSuccess;
 }
 
-// The scratch one Pippenger call over n scalars takes.
+// The scratch one Pippenger call over n scalars takes (over a table of
+// copies copies, whose window is window_override).
 template <class F>
-inline cudaError_t pip_scratch(uint64_t n, int window_override, uint64_t* bytes) {
+inline cudaError_t pip_scratch(uint64_t n, int window_override, int copies, uint64_t* bytes) {
     *bytes = 0;
     if (n == 0) return cudaSuccess;
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
     pip_shape s;
-    cudaError_t err = pip_shape_of<F>(n, window_override, nullptr, &s);
+    cudaError_t err = pip_shape_of<F>(n, window_override, copies, nullptr, &s);
     if (err != cudaSuccess) return err;
     arena count;
     pip_bufs<F> b;
@@ -678,10 +736,11 @@ inline cudaError_t pip_scratch(uint64_t n, int window_override, uint64_t* bytes)
 // The most scratch a Pippenger call over any m <= n scalars takes (the
 // split's, whose m is known only on the device). For one window size every
 // size grows with m, and the window chosen grows with m too, so the maximum
-// is at n or at the largest m of each smaller window.
+// is at n or at the largest m of each smaller window. (A table's window is
+// fixed: its bound is at n.)
 template <class F>
-inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, uint64_t* bytes) {
-    cudaError_t err = pip_scratch<F>(n, window_override, bytes);
+inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, int copies, uint64_t* bytes) {
+    cudaError_t err = pip_scratch<F>(n, window_override, copies, bytes);
     if (err != cudaSuccess || n == 0 || (window_override >= 4 && window_override <= 24)) return err;
     const window_table wt = windows_now();  // once: a table and the environment per lookup otherwise
     const int cn = wt.of(n);
@@ -694,7 +753,7 @@ inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, uint64_t* 
             else hi = mid - 1;
         }
         uint64_t at = 0;
-        if ((err = pip_scratch<F>(lo, 0, &at)) != cudaSuccess) return err;
+        if ((err = pip_scratch<F>(lo, 0, 1, &at)) != cudaSuccess) return err;
         if (at > *bytes) *bytes = at;
     }
     return cudaSuccess;
@@ -702,23 +761,29 @@ inline cudaError_t pip_scratch_bound(uint64_t n, int window_override, uint64_t* 
 
 // Computes sum scalars[j] * points[j] over the n indices j = idx[i] (j = i
 // without idx). points: device, gnark affine layout; scalars: device, 32
-// bytes each, Montgomery form if mont. Temporaries come from scratch (at
-// least pip_scratch bytes). The result is written to *out (host). Blocks
-// until done.
+// bytes each, Montgomery form if mont. With copies > 1, points is a table of
+// that many copies of rows points each (msm/table.cuh) built for window
+// window_override, and j < rows. Temporaries come from scratch (at least
+// pip_scratch bytes). The result is written to *out (host). Blocks until
+// done.
 template <class F>
 inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, const uint32_t* idx, uint64_t n,
-                             bool mont, xyzz_t<F>* out, arena& scratch, cudaStream_t st, int window_override) {
+                             bool mont, xyzz_t<F>* out, arena& scratch, cudaStream_t st, int window_override,
+                             int copies = 1, uint64_t rows = 0) {
     if (n == 0) {
         *out = xyzz_t<F>::inf();
         return cudaSuccess;
     }
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    if (rows == 0) rows = n;
+    if ((uint64_t)copies * rows >= (1ull << 31)) return cudaErrorInvalidValue;
     pip_shape s;
-    cudaError_t err = pip_shape_of<F>(n, window_override, st, &s);
+    cudaError_t err = pip_shape_of<F>(n, window_override, copies, st, &s);
     if (err != cudaSuccess) return err;
     pip_bufs<F> b;
     if ((err = pip_carve(s, scratch, b)) != cudaSuccess) return err;
     const int c = s.c, nw = s.nw;
+    const uint64_t ne = s.n;  // entries per (virtual) window
     const uint32_t Bw = s.Bw, chunk = s.chunk, nseg = s.nseg, fan = s.fan;
     const uint64_t wb = s.wb;
     const int logLs = s.logLs;
@@ -734,16 +799,17 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
 
     for (int w0 = 0; w0 < nw; w0 += (int)wb) {
         const int wc = nw - w0 < (int)wb ? nw - w0 : (int)wb;
-        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, idx, n, c, w0, wc, mont ? 1 : 0, b.keys_in, b.vals_in);
+        k_digits<<<nblocks(n, 256), 256, 0, st>>>(scalars, idx, n, c, w0, wc, mont ? 1 : 0, b.keys_in, b.vals_in,
+                                                  copies, nw, rows);
         CUZK_TRY(cudaGetLastError());
         prof.mark("digits");
         for (int wl = 0; wl < wc; wl++) {
-            const uint64_t off = (uint64_t)wl * n;
+            const uint64_t off = (uint64_t)wl * ne;
             CUZK_TRY(cub::DeviceRadixSort::SortPairs(b.temp, temp_bytes, b.keys_in + off, b.keys_out + off,
-                                                     b.vals_in + off, b.vals_out + off, (int)n, 0, c, st));
+                                                     b.vals_in + off, b.vals_out + off, (int)ne, 0, c, st));
         }
         prof.mark("sort");
-        const uint64_t M = (uint64_t)wc * n;
+        const uint64_t M = (uint64_t)wc * ne;
         const uint64_t nthr = (M + chunk - 1) / chunk;
 #if CUZK_MSM_AFFINE
         {
@@ -751,7 +817,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
             J.keys = b.keys_out;
             J.vals = b.vals_out;
             J.M = M;
-            J.n = n;
+            J.n = ne;
             J.w0 = (uint32_t)w0;
             J.Bw = Bw;
             J.points = points;
@@ -770,7 +836,7 @@ inline cudaError_t pippenger(const affine_t<F>* points, const fr_t* scalars, con
         }
 #else
 #define CUZK_ACCUMULATE(MUL)                                                                                   \
-    k_accumulate<F, mul_of<F, MUL>()><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, n, w0, Bw, \
+    k_accumulate<F, mul_of<F, MUL>()><<<nblocks(nthr, 128), 128, 0, st>>>(b.keys_out, b.vals_out, M, ne, w0, Bw, \
                                                                         points, b.buckets, b.slot_keys, b.slots, \
                                                                         nthr, chunk)
         switch (mul) {
@@ -982,7 +1048,8 @@ inline cudaError_t split_carve(uint64_t n, arena& a, split_bufs<F>& b, cudaStrea
 // the partition.
 template <class F>
 inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, xyzz_t<F>* out,
-                             uint64_t counts[3], arena& scratch, cudaStream_t st, int window_override) {
+                             uint64_t counts[3], arena& scratch, cudaStream_t st, int window_override,
+                             int copies = 1) {
     *out = xyzz_t<F>::inf();
     counts[0] = counts[1] = counts[2] = 0;
     if (n == 0) return cudaSuccess;
@@ -1041,7 +1108,8 @@ inline cudaError_t run_split(const affine_t<F>* points, const fr_t* scalars, uin
         }
     }
     prof.mark("ones");
-    CUZK_TRY(pippenger(points, scalars, b.idx, m, mont, &rest, scratch, st, window_override));
+    // Over a table the ones above read its first copy, the points themselves.
+    CUZK_TRY(pippenger(points, scalars, b.idx, m, mont, &rest, scratch, st, window_override, copies, n));
     prof.mark("others");
     // Copied after pippenger's work is queued: a copy to pageable memory
     // returns only when done, which would hold its launches back.
@@ -1057,19 +1125,20 @@ done:
 }
 
 // The scratch an MSM of n points takes (run's scratch argument): with split,
-// the split's own temporaries and the most its Pippenger can take.
+// the split's own temporaries and the most its Pippenger can take. copies:
+// of the table the MSM reads (1: none).
 template <class F>
-inline cudaError_t scratch_bytes(uint64_t n, int window_override, bool split, uint64_t* bytes) {
+inline cudaError_t scratch_bytes(uint64_t n, int window_override, bool split, uint64_t* bytes, int copies = 1) {
     *bytes = 0;
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
-    if (!split) return pip_scratch<F>(n, window_override, bytes);
+    if (!split) return pip_scratch<F>(n, window_override, copies, bytes);
     if (n == 0) return cudaSuccess;
     arena count;
     split_bufs<F> b;
     cudaError_t err = split_carve(n, count, b, nullptr);
     if (err != cudaSuccess) return err;
     uint64_t pip = 0;
-    if ((err = pip_scratch_bound<F>(n, window_override, &pip)) != cudaSuccess) return err;
+    if ((err = pip_scratch_bound<F>(n, window_override, copies, &pip)) != cudaSuccess) return err;
     // pippenger's carving starts where the split's ends, aligned.
     *bytes = ((count.used + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1)) + pip;
     return cudaSuccess;
@@ -1081,18 +1150,21 @@ inline cudaError_t scratch_bytes(uint64_t n, int window_override, bool split, ui
 // scalars are dropped and one scalars summed apart (run_split). counts
 // (host, optional): zero, one and other scalars; without split every scalar
 // counts as other. The temporaries come from the scratch buffer (device,
-// scratch_bytes large; see scratch_bytes). Blocks until done.
+// scratch_bytes large; see scratch_bytes). With copies > 1, points is a
+// table of that many copies of the n points (msm/table.cuh), built for
+// window window_override. Blocks until done.
 template <class F>
 inline cudaError_t run(const affine_t<F>* points, const fr_t* scalars, uint64_t n, bool mont, jacobian_t<F>* out,
                        void* scratch, uint64_t scratch_len, cudaStream_t st, int window_override = 0,
-                       bool split = false, uint64_t* counts = nullptr) {
+                       bool split = false, uint64_t* counts = nullptr, int copies = 1) {
     if (n >= (1ull << 31)) return cudaErrorInvalidValue;
     if (n > 0 && !scratch) return cudaErrorInvalidValue;
     arena a(scratch, scratch_len);
     xyzz_t<F> r;
     uint64_t c[3] = {0, 0, n};
-    const cudaError_t err = split ? run_split(points, scalars, n, mont, &r, c, a, st, window_override)
-                                  : pippenger<F>(points, scalars, nullptr, n, mont, &r, a, st, window_override);
+    const cudaError_t err =
+        split ? run_split(points, scalars, n, mont, &r, c, a, st, window_override, copies)
+              : pippenger<F>(points, scalars, nullptr, n, mont, &r, a, st, window_override, copies, n);
     if (err != cudaSuccess) return err;
     *out = r.to_jacobian();
     if (counts)
