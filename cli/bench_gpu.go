@@ -41,6 +41,13 @@ func benchGPUFlags() []cli.Flag {
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
+		&cli.StringFlag{Name: "msm-tables", Value: "auto", Usage: "gpu: precomputed MSM tables of resident keys (copies of the points times powers of two: one set of buckets for several windows): auto (when the MSMs are whole and the tables fit beside two partitions) or off",
+			Action: func(_ *cli.Context, v string) error {
+				if err := gpuprove.CheckMSMTables(v); err != nil {
+					return fmt.Errorf("--msm-tables %s: %w", v, err)
+				}
+				return nil
+			}},
 		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "gpu: where the keys' points are kept, as prove's --key-tier: auto, device, pinned, host or disk (streamed from the key set's points file, written next to the keys on first use)",
 			Action: func(_ *cli.Context, v string) error {
 				if err := gpuprove.CheckKeyTier(v); err != nil {
@@ -123,7 +130,8 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var zeros, ones, others int64 // wire scalars of the split MSMs
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
-			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier")})
+			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"),
+			MSMTables: c.String("msm-tables")})
 		if err != nil {
 			return err
 		}

@@ -27,7 +27,7 @@ import (
 
 func daemonFlags() []cli.Flag {
 	keep := map[string]bool{"keys": true, "backend": true, "gpu-lib": true, "b-g2": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "key-tier": true, "pinned-limit": true, "keys-host-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
+		"devices": true, "vram-limit": true, "key-tier": true, "msm-tables": true, "pinned-limit": true, "keys-host-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true,
 		"host-mem-limit": true, "synth-workers": true, "trace": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {

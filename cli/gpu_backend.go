@@ -33,7 +33,8 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 		return nil, nil, nil, err
 	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
-		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2)}
+		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2),
+		MSMTables: c.String("msm-tables")}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -190,7 +191,7 @@ func reportKeys(b prover.Backend, m *metrics.Metrics) {
 	for _, i := range h.Devices() {
 		x := h.Held(i)
 		m.SetHeld(i, metrics.Held{Keys: x.Keys, Streamed: x.Host, Disk: x.Disk, Staging: x.Staging, Chunks: x.Chunks,
-			Scratch: x.Scratch, Tables: x.Tables, Commitments: x.Commitments})
+			Scratch: x.Scratch, Tables: x.Tables, Commitments: x.Commitments, MSMTables: x.MSMTables})
 	}
 	m.SetPinnedHost(h.Pinned())
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
@@ -48,6 +49,13 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "devices", Value: "0", Usage: "device indices, e.g. 0,1 (emulated on the CPU backend)"},
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "device memory the designs may use (the emulated devices' capacity on the CPU backend)"},
 		&cli.StringFlag{Name: "key-tier", Value: "auto", Usage: "where the GPU backend keeps the proving keys' points: auto (on the device when they fit beside two partitions, else streamed from the host, or from disk beyond --keys-host-limit), device, pinned, host or disk (streamed from the key set's points file, proving.points, written next to the keys on first use)"},
+		&cli.StringFlag{Name: "msm-tables", Value: "auto", Usage: "GPU backend: precomputed MSM tables of resident keys (copies of the points times powers of two: one set of buckets for several windows): auto (when the MSMs are whole and the tables fit beside two partitions) or off",
+			Action: func(_ *cli.Context, v string) error {
+				if err := gpuprove.CheckMSMTables(v); err != nil {
+					return fmt.Errorf("--msm-tables %s: %w", v, err)
+				}
+				return nil
+			}},
 		&cli.StringFlag{Name: "pinned-limit", Value: "64GiB", Usage: "pinned host memory (cudaHostAlloc) that streamed keys may take; key sets beyond it stream from ordinary memory (off: none pinned)"},
 		&cli.StringFlag{Name: "keys-host-limit", Value: "auto", Usage: "host memory the GPU backend's key points may take (pinned or not); with --key-tier auto, a key set beyond it is loaded without its points and streamed from disk: bytes (32GiB), a share of the host's memory (25%), auto (half of what --host-mem-limit leaves of MemTotal) or off (no limit)"},
 		&cli.StringFlag{Name: "seed", Usage: "job seed (hex); partitions' inputs derive from it (default: random)"},

@@ -14,7 +14,7 @@ import (
 // resumeFlags are prove's flags that say how to run, not what to prove.
 func resumeFlags() []cli.Flag {
 	keep := map[string]bool{"backend": true, "gpu-lib": true, "b-g2": true, "json": true, "design": true, "workers": true,
-		"devices": true, "vram-limit": true, "key-tier": true, "pinned-limit": true, "keys-host-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true, "trace": true,
+		"devices": true, "vram-limit": true, "key-tier": true, "msm-tables": true, "pinned-limit": true, "keys-host-limit": true, "max-attempts": true, "retry-backoff": true, "metrics-addr": true, "trace": true,
 		"host-mem-limit": true, "synth-workers": true}
 	var out []cli.Flag
 	for _, f := range proveFlags() {

@@ -240,7 +240,9 @@ func TestMSMTableRefused(t *testing.T) {
 }
 
 // TestMSMTableScratch: a table MSM runs in the scratch its sizing call
-// gives, with and without the split.
+// gives, with and without the split, and a table of one copy per window
+// needs less than the plain MSM at its window (h1: 3.6 MB against 18.7 MB
+// at n = 5000).
 func TestMSMTableScratch(t *testing.T) {
 	d := testDevice(t)
 	const n = 5000
@@ -260,12 +262,14 @@ func TestMSMTableScratch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One virtual window: one set of buckets where the plain MSM at the
+		// same window keeps nw of them.
 		plain, err := d.MSMScratchBytes(n, false, MSMOptions{Split: split, Window: tab.Window})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b <= plain {
-			t.Errorf("split=%v: table scratch %d not above the plain MSM's %d at the same window", split, b, plain)
+		if b >= plain {
+			t.Errorf("split=%v: table scratch %d not below the plain MSM's %d at the same window", split, b, plain)
 		}
 		if o.Scratch.Ptr, err = d.Malloc(b); err != nil {
 			t.Fatal(err)

@@ -108,6 +108,20 @@ type BackendOptions struct {
 	// NTTInPlace runs the NTTs in place (a bit-reversal pass instead of a
 	// scratch vector) whatever the plan would choose.
 	NTTInPlace bool
+	// MSMTables: "" or "auto" gives resident G1 point sets precomputed MSM
+	// tables (Plan.MSMTables) when the MSMs are whole and the tables fit
+	// beside PartitionsBeside partitions, the most copies that fit of one
+	// per window, 6 and 3; "off" never does.
+	MSMTables string
+}
+
+// CheckMSMTables says whether v is an MSMTables setting.
+func CheckMSMTables(v string) error {
+	switch v {
+	case "", "auto", "off":
+		return nil
+	}
+	return fmt.Errorf("want auto or off")
 }
 
 // DefaultKeysPinnedLimit is the pinned host memory streamed keys may take
@@ -143,9 +157,12 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("gpu backend: layout %q: want auto, %s or %s", opt.Layout, LayoutWhole, LayoutCompact)
 	}
+	if err := CheckMSMTables(opt.MSMTables); err != nil {
+		return nil, fmt.Errorf("gpu backend: MSM tables %q: %w", opt.MSMTables, err)
+	}
 	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
 	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints,
-		layout: opt.Layout, nttInPlace: opt.NTTInPlace}
+		layout: opt.Layout, nttInPlace: opt.NTTInPlace, tables: cmp.Or(opt.MSMTables, "auto")}
 	pinnedKeys := &budget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
 	hostKeys := &budget{max: cmp.Or(opt.KeysHostLimit, unlimited)}
 	if opt.PinnedLimit >= 0 {
@@ -582,6 +599,9 @@ func (b *Backend) g1MSM(ctx context.Context, st *staged, name string, dst *curve
 		return err
 	}
 	cd := st.dk.cd
+	if points.table.Copies > 1 {
+		opt = points.table.Options(opt)
+	}
 	sum, stats, err := chunkedMSM(cd, points, scalars, st.res.plan.ChunkPoints, &st.dk.chunkG1,
 		func(points, scalars cuda.Ptr, n int) (curve.G1Jac, cuda.MSMStats, error) {
 			return cd.MSMWithStats(points, scalars, n, cuda.Montgomery, opt, st.s)

@@ -161,6 +161,9 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 	}{
 		{"g2-beside", gpuprove.Options{BG2: true}},
 		{"g2-serial", gpuprove.Options{BG2: true, SerialG2: true}},
+		// The resident G1 sets read through the points, not tables of them
+		// (every other resident case has tables: MSMTables auto).
+		{"no-msm-tables", gpuprove.Options{BG2: true, MSMTables: "off"}},
 		// The keys streamed from the host in chunks of 2^11 points, through
 		// the chunk buffers (pinned) or the driver's staging (Go heap).
 		{"streamed-pinned", gpuprove.Options{BG2: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
@@ -229,9 +232,14 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 	if r := g.Backend.Held(0).Keys; r <= 0 {
 		t.Errorf("no key bytes resident after proving")
 	}
+	// The key sets of 2^13 and more have MSM tables of their G1 sets
+	// (those of 2^12 are below the smallest set tabulated).
+	if tables := u.MSMTables > 0; tables != (opt.MSMTables != "off") {
+		t.Errorf("MSM tables %q: %d bytes of them held", opt.MSMTables, u.MSMTables)
+	}
 	freed, err := g.Backend.EvictIdle(0)
-	if err != nil || freed <= 0 || g.Backend.Held(0).Keys != 0 {
-		t.Errorf("evict: freed %d, err %v, %d still resident", freed, err, g.Backend.Held(0).Keys)
+	if h := g.Backend.Held(0); err != nil || freed <= 0 || h.Keys != 0 || h.MSMTables != 0 {
+		t.Errorf("evict: freed %d, err %v, %d still resident, %d of tables", freed, err, h.Keys, h.MSMTables)
 	}
 }
 

@@ -225,6 +225,9 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 			return nil, fmt.Errorf("device %d: place key points %s of %s (%s): %w", dk.cd.Index(), src.name, k.Circuit, tier, err)
 		}
 	}
+	if r.plan.MSMTables > 0 {
+		dk.tabulate(r)
+	}
 	if tier != TierDisk && r.ownPoints != nil {
 		// Read into memory: the file is not needed after placing.
 		_ = r.ownPoints.Close()
@@ -265,6 +268,61 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	}
 	dk.keys[k.Hash] = r
 	return r, nil
+}
+
+// tabulate replaces the resident G1 point sets of r by precomputed MSM
+// tables of them (cuda.MSMTable, r.plan.TableCopies copies), built on the
+// device. A set whose table cannot be made keeps its points, which the
+// plan's scratch also serves, and the plan gives its table's bytes back,
+// saying why in TableError.
+func (dk *deviceKeys) tabulate(r *resident) {
+	var built int64
+	var errs []error
+	sets := 0
+	for _, ps := range []*pointSet{&r.a, &r.b, &r.k, &r.z} {
+		if ps.dev == 0 || ps.n < minTablePoints {
+			continue
+		}
+		if err := dk.tabulateSet(ps, r.plan.TableCopies); err != nil {
+			errs = append(errs, fmt.Errorf("%s kept its points: %w", ps.name, err))
+			continue
+		}
+		built += ps.table.Bytes - ps.bytes()
+		sets++
+	}
+	r.plan.MSMTables, r.plan.TableSets = built, sets
+	if err := errors.Join(errs...); err != nil {
+		r.plan.TableError = err.Error()
+	}
+}
+
+// tabulateSet builds ps's table in memory of its own, from a copy of the
+// points in its first row, and frees the points; on a failure ps is as it
+// was.
+func (dk *deviceKeys) tabulateSet(ps *pointSet, ask int) error {
+	cd := dk.cd
+	tab, err := cd.MSMTableShape(ps.n, false, 0, ask)
+	if err != nil {
+		return err
+	}
+	if tab.Ptr, err = cd.Malloc(tab.Bytes); err != nil {
+		return err
+	}
+	err = cd.CopyDevice(tab.Ptr, ps.dev, ps.bytes(), dk.stream)
+	if err == nil {
+		err = cd.BuildMSMTable(tab, tab.Ptr, dk.stream)
+	}
+	if err == nil {
+		err = cd.StreamSync(dk.stream)
+	}
+	if err != nil {
+		return errors.Join(err, cd.StreamSync(dk.stream), cd.Free(tab.Ptr))
+	}
+	if err := cd.Free(ps.dev); err != nil {
+		return errors.Join(err, cd.Free(tab.Ptr))
+	}
+	ps.dev, ps.table = tab.Ptr, tab
+	return nil
 }
 
 // points opens k's points file for r: the one the keys were loaded with,
@@ -383,6 +441,18 @@ func (r *resident) sets() []*pointSet { return []*pointSet{&r.a, &r.b, &r.k, &r.
 // all are sets and the commitments' bases: everything the key set holds.
 func (r *resident) all() []*pointSet { return append(r.sets(), &r.cm.basis, &r.cm.sigma) }
 
+// msmTables is the bytes of the key's precomputed MSM tables beyond the
+// points they hold.
+func (r *resident) msmTables() int64 {
+	var n int64
+	for _, p := range r.sets() {
+		if p.table.Copies > 1 {
+			n += p.table.Bytes - p.bytes()
+		}
+	}
+	return n
+}
+
 // onDevice is the bytes of the key's points resident on the device.
 func (r *resident) onDevice() int64 {
 	var n int64
@@ -442,7 +512,7 @@ func (dk *deviceKeys) domainLocked(logN int) (*cuda.Domain, error) {
 // commitments' bases and their MSMs' buffer.
 func (dk *deviceKeys) reserved() int64 {
 	u := dk.usage()
-	return u.Keys + u.Tables + u.Chunks + u.Scratch + u.Commitments
+	return u.Keys + u.Tables + u.Chunks + u.Scratch + u.Commitments + u.MSMTables
 }
 
 func (dk *deviceKeys) usage() prover.Held {
@@ -451,6 +521,7 @@ func (dk *deviceKeys) usage() prover.Held {
 	u := prover.Held{Tables: dk.tables}
 	for _, r := range dk.keys {
 		u.Keys += r.onDevice()
+		u.MSMTables += r.msmTables()
 		u.Commitments += r.cm.bytes()
 		u.Host += r.plan.HostKeys
 		u.Disk += r.plan.DiskKeys
@@ -480,7 +551,7 @@ func (dk *deviceKeys) evictIdle(idle time.Duration) (int64, error) {
 		}
 		dk.giveBudgets(r)
 		delete(dk.keys, h)
-		freed += r.plan.Keys + r.plan.Commitments
+		freed += r.plan.Keys + r.plan.Commitments + r.plan.MSMTables
 	}
 	return freed, nil
 }
@@ -595,15 +666,63 @@ func msmScratch(n int, xyzzBytes int64) int64 {
 		return 0
 	}
 	c := msmWindow(n)
-	nw := int64(255/c + 1)
-	wb := max(min(int64(msmBatchEntries)/int64(n), nw), 1)
-	m := wb * int64(n)
+	return pipScratch(n, int64(n), c, 255/c+1, xyzzBytes)
+}
+
+// pipScratch is msmScratch's count for n scalars whose Pippenger sorts e
+// entries a window over nw windows of c bits: e = n and nw = 255/c + 1 on
+// the points themselves, e = t·n and fewer windows over a table of t copies.
+func pipScratch(n int, e int64, c, nw int, xyzzBytes int64) int64 {
+	wb := max(min(int64(msmBatchEntries)/e, int64(nw)), 1)
+	m := wb * e
 	slots := 2 * ((m + msmChunk - 1) / msmChunk)
-	buckets := nw * (int64(1)<<(c-1) + 1)
-	segs := nw * max(int64(1)<<(c-1-min(c-1, 5)), 1)
+	buckets := int64(nw) * (int64(1)<<(c-1) + 1)
+	segs := int64(nw) * max(int64(1)<<(c-1-min(c-1, 5)), 1)
 	b := 16*m + slots*(4+xyzzBytes) + (buckets+2*segs)*xyzzBytes
 	// The 0/1 split: a class byte and an index per scalar, and CUB's
 	// partition storage.
 	b += 5*int64(n) + 1<<20
 	return b + b/4 + 8<<20
+}
+
+// maxTableCopies is the library's MAX_COPIES (cuda/src/msm/pippenger.cuh).
+const maxTableCopies = 32
+
+// tableCopies and tableWindow are the library's table_copies and
+// table_window (cuda/src/msm/pippenger.cuh): the copies a table of window c
+// has when ask (0: one per window) asks for them, and the cost model's
+// window for a table of n points.
+func tableCopies(c, ask int) int {
+	want := ask
+	if ask <= 0 {
+		want = 255/c + 1
+	}
+	return min(want, maxTableCopies)
+}
+
+func tableWindow(n, ask int) int {
+	best, bestCost := 4, 1e300
+	for c := 4; c <= 24; c++ {
+		t := tableCopies(c, ask)
+		g := (255/c + 1 + t - 1) / t
+		cost := float64(g) * (float64(t)*float64(n) + 1.4*float64(uint64(1)<<c))
+		if cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return best
+}
+
+// msmTableEstimate is the device memory of a table of n G1 points for ask
+// and an upper bound of the scratch of an MSM over it, for planning without
+// the library: its count of the points' copies, and msmScratch's over the
+// table's entries and virtual windows.
+func msmTableEstimate(n, ask int) (table, scratch int64) {
+	if n <= 0 {
+		return 0, 0
+	}
+	c := tableWindow(n, ask)
+	t := tableCopies(c, ask)
+	g := (255/c + 1 + t - 1) / t
+	return int64(t) * int64(n) * pointBytes, pipScratch(n, int64(t)*int64(n), c, g, xyzzBytes)
 }

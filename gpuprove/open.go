@@ -38,6 +38,9 @@ type Options struct {
 	ChunkPoints      int
 	Layout           string
 	NTTInPlace       bool
+	// MSMTables makes precomputed MSM tables of resident keys (see
+	// BackendOptions).
+	MSMTables string
 }
 
 // GPUs is an opened backend and its devices.
@@ -67,7 +70,7 @@ func Open(opt Options) (*GPUs, error) {
 	}
 	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2,
 		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, KeysHostLimit: opt.KeysHostLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints,
-		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace})
+		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace, MSMTables: opt.MSMTables})
 	if err != nil {
 		return nil, err
 	}

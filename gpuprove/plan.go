@@ -2,6 +2,7 @@ package gpuprove
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -98,6 +99,18 @@ type Plan struct {
 	ScratchG2 int64 `json:"scratch_g2_bytes"`
 	// Tables is the NTT domain's tables.
 	Tables int64 `json:"tables_bytes"`
+	// MSMTables is what precomputed MSM tables of the resident G1 point
+	// sets (A, B, K, Z) take beyond the points, each set's table of
+	// TableCopies copies (0: one per window, cuda.MSMTableShape); zero
+	// without tables. A table MSM sums one set of buckets per copy's
+	// windows instead of per window (docs/cuda.md). TableSets is how many
+	// sets have one.
+	MSMTables   int64 `json:"msm_table_bytes"`
+	TableCopies int   `json:"msm_table_copies"`
+	TableSets   int   `json:"msm_table_sets"`
+	// TableError says why sets the plan gave tables kept their points
+	// instead (placing them failed); empty when every table was built.
+	TableError string `json:"msm_table_error,omitempty"`
 	// Commitments is the Pedersen bases of gnark's commitments (every
 	// commitment's Basis and BasisExpSigma), resident on the device whatever
 	// Tier says: they are as large as the committed wires. CommitScratch is
@@ -116,7 +129,7 @@ func (p Plan) KeyTier() string { return p.Tier }
 
 // Reserved is what the backend holds on the device for the key set.
 func (p Plan) Reserved() int64 {
-	return p.Keys + p.Chunks + p.Scratch + p.Tables + p.Commitments + p.CommitScratch
+	return p.Keys + p.Chunks + p.Scratch + p.Tables + p.Commitments + p.CommitScratch + p.MSMTables
 }
 
 // Fits reports whether one partition fits beside what the backend holds.
@@ -147,6 +160,16 @@ func (p Plan) String() string {
 	kernels := fmt.Sprintf("NTTs and MSMs of up to %d points a call", p.ChunkPoints)
 	if p.NTTInPlace {
 		kernels = fmt.Sprintf("MSMs of up to %d points a call; the NTTs run in place", p.ChunkPoints)
+	}
+	if p.MSMTables > 0 {
+		copies := fmt.Sprintf("%d copies", p.TableCopies)
+		if p.TableCopies == 0 {
+			copies = "one copy per window"
+		}
+		row("MSM tables", p.MSMTables, fmt.Sprintf("precomputed multiples of %d G1 point sets (%s), beyond the points", p.TableSets, copies))
+	}
+	if p.TableError != "" {
+		fmt.Fprintf(&b, "  MSM tables not built: %s\n", p.TableError)
 	}
 	row("kernel scratch", p.Scratch, kernels)
 	row("NTT tables", p.Tables, "")
@@ -280,6 +303,11 @@ type sizes interface {
 	msm(n int, g2, split bool) int64
 	nttScratch(logN int) int64
 	tables(logN int) int64
+	// msmTable is the device memory of a precomputed table of n G1
+	// points for ask (cuda.MSMTableShape's copies: 0, one per window) and
+	// the scratch of an MSM over it; ok is false where tables cannot be
+	// made (a library built before them).
+	msmTable(n, ask int, split bool) (table, scratch int64, ok bool)
 	// failed is the first sizing call that failed, whose answer an
 	// estimate stood in for.
 	failed() error
@@ -299,6 +327,11 @@ func (estimatedSizes) msm(n int, g2, _ bool) int64 {
 func (estimatedSizes) nttScratch(logN int) int64 { return int64(1) << logN * scalarBytes }
 
 func (estimatedSizes) tables(logN int) int64 { return domainTableBytes(logN) }
+
+func (estimatedSizes) msmTable(n, ask int, _ bool) (int64, int64, bool) {
+	t, s := msmTableEstimate(n, ask)
+	return t, s, true
+}
 
 func (estimatedSizes) failed() error { return nil }
 
@@ -323,6 +356,20 @@ func (l *librarySizes) failed() error { return l.err }
 func (l *librarySizes) msm(n int, g2, split bool) int64 {
 	b, err := l.cd.MSMScratchBytes(n, g2, cuda.MSMOptions{Split: split})
 	return l.keep(b, err, estimatedSizes{}.msm(n, g2, split))
+}
+
+func (l *librarySizes) msmTable(n, ask int, split bool) (int64, int64, bool) {
+	t, err := l.cd.MSMTableShape(n, false, 0, ask)
+	if errors.Is(err, cuda.ErrNoTables) {
+		return 0, 0, false
+	}
+	et, es := msmTableEstimate(n, ask)
+	if err != nil {
+		l.keep(0, err, 0)
+		return et, es, false
+	}
+	s, err := l.cd.MSMScratchBytes(n, false, t.Options(cuda.MSMOptions{Split: split}))
+	return t.Bytes, l.keep(s, err, es), err == nil
 }
 
 func (l *librarySizes) nttScratch(logN int) int64 {
@@ -353,6 +400,7 @@ type planOptions struct {
 	hostFree    int64  // host memory (pinned or not) its points may take
 	layout      string // "" or "auto": chosen; else forced (LayoutWhole, LayoutCompact)
 	nttInPlace  bool   // forced on
+	tables      string // MSM tables: "auto" where they fit; "" or "off": none
 }
 
 // streamTier is where a key set of shape s streams from when its points are
@@ -461,6 +509,9 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 					p := make1(tier, c, sh)
 					last = p
 					if p.Reserved()+int64(want)*p.Partition <= free {
+						if want == beside {
+							return withTables(p, s, free, want, o, sz)
+						}
 						return p
 					}
 				}
@@ -469,6 +520,58 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 	}
 	return last
 }
+
+// tableAsks are the tables a plan tries, most copies first: one copy per
+// window, then 6 and 3 copies. At 2^24 a G1 MSM took 93.0, 95.7 and 102.5
+// ms over them against 106.8 ms without (runs/h200-2026-12-01h h1); 2
+// copies at the model's window were slower (109.0 ms).
+var tableAsks = []int{0, 6, 3}
+
+// withTables gives plan p precomputed MSM tables of the G1 point sets when
+// o asks for them, the points are resident and the MSMs whole, and the
+// largest of tableAsks whose tables fit beside want partitions. The G1
+// scratch grows to hold an MSM over a table as well as over the plain
+// points, which a set whose table cannot be built falls back to.
+func withTables(p Plan, s keyShape, free int64, want int, o planOptions, sz sizes) Plan {
+	if o.tables != "auto" || p.Tier != TierDevice || p.ChunkPoints < s.largest() || p.Partition <= 0 {
+		return p
+	}
+	sets := []struct {
+		n     int
+		split bool
+	}{{s.na, s.split}, {s.nb, s.split}, {s.nk, s.split}, {s.nz, false}}
+	for _, ask := range tableAsks {
+		var extra, scratch int64
+		n := 0
+		for _, set := range sets {
+			if set.n < minTablePoints {
+				continue
+			}
+			tb, sc, ok := sz.msmTable(set.n, ask, set.split)
+			if !ok {
+				return p
+			}
+			extra += tb - int64(set.n)*pointBytes
+			scratch = max(scratch, sc)
+			n++
+		}
+		if n == 0 {
+			return p
+		}
+		q := p
+		q.MSMTables, q.TableCopies, q.TableSets = extra, ask, n
+		q.Scratch = max(p.Scratch-p.ScratchG2, scratch) + p.ScratchG2
+		if q.Reserved()+int64(want)*q.Partition <= free {
+			q.Beside = int(max(free-q.Reserved(), 0) / q.Partition)
+			return q
+		}
+	}
+	return p
+}
+
+// minTablePoints is the smallest point set a plan makes a table of: below
+// it an MSM is bound by its launches, not its bucket sums.
+const minTablePoints = 1 << 12
 
 func log2(n int) int {
 	l := 0

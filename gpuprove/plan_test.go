@@ -160,3 +160,62 @@ func TestPlanStreamsFromDiskBeyondTheHostBudget(t *testing.T) {
 		})
 	}
 }
+
+// MSM tables: the most copies that fit beside the partitions wanted, on
+// resident keys with whole MSMs only, counted in what the key set reserves.
+func TestPlanMSMTables(t *testing.T) {
+	s := squareShape(20)
+	o := planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited, tables: "auto"}
+	off := o
+	off.tables = "off"
+	bare := planFor(s, 140*gib, off, estimatedSizes{})
+	if bare.MSMTables != 0 || strings.Contains(bare.String(), "MSM tables") {
+		t.Fatalf("tables off, and the plan has %d bytes of them", bare.MSMTables)
+	}
+	full := planFor(s, 140*gib, o, estimatedSizes{})
+	t.Logf("\n%s", full)
+	wantFull := int64(0)
+	for _, n := range []int{s.na, s.nb, s.nk, s.nz} {
+		tb, _ := msmTableEstimate(n, 0)
+		wantFull += tb - int64(n)*pointBytes
+	}
+	if full.MSMTables != wantFull || full.TableCopies != 0 || full.TableSets != 4 || full.Tier != TierDevice {
+		t.Fatalf("140 GiB: tables %d (want %d), copies %d, sets %d, tier %s", full.MSMTables, wantFull, full.TableCopies, full.TableSets, full.Tier)
+	}
+	if full.Reserved() != bare.Reserved()-bare.Scratch+full.Scratch+full.MSMTables || full.Scratch < bare.Scratch {
+		t.Fatalf("reserved %d: the bare plan's %d with scratch %d (bare %d) and the tables", full.Reserved(), bare.Reserved(), full.Scratch, bare.Scratch)
+	}
+	if !strings.Contains(full.String(), "one copy per window") {
+		t.Fatalf("the plan does not print its tables:\n%s", full)
+	}
+	// Room for 6 copies but not one per window (13 at 2^20): fewer copies.
+	six := planFor(s, 140*gib, o, estimatedSizes{})
+	for free := full.Reserved() + 2*full.Partition - 1; ; free -= gib / 4 {
+		six = planFor(s, free, o, estimatedSizes{})
+		if six.MSMTables == 0 || six.TableCopies != 0 {
+			break
+		}
+	}
+	if six.MSMTables > 0 && (six.TableCopies != 6 && six.TableCopies != 3) {
+		t.Fatalf("short of one copy per window: %d copies", six.TableCopies)
+	}
+	if six.MSMTables > 0 && six.Reserved()+2*six.Partition > six.Free {
+		t.Fatalf("tables leave no room for the partitions wanted:\n%s", six)
+	}
+	// Streamed keys and chunked MSMs have none.
+	for _, c := range []struct {
+		name string
+		o    planOptions
+	}{
+		{"pinned", planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited, tables: "auto", tier: TierPinned}},
+		{"chunked", planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited, tables: "auto", chunkPoints: 1 << 16}},
+	} {
+		if p := planFor(s, 140*gib, c.o, estimatedSizes{}); p.MSMTables != 0 {
+			t.Fatalf("%s: tables of %d bytes", c.name, p.MSMTables)
+		}
+	}
+	// On 16 GiB a 2^20 key set keeps its room for partitions, not tables of one copy per window.
+	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Fits() && p.Reserved()+2*p.Partition > 16*gib {
+		t.Fatalf("16 GiB: tables crowd out the partitions:\n%s", p)
+	}
+}

@@ -25,6 +25,9 @@ type pointSet struct {
 	heap unsafe.Pointer      // TierHost: the first point of src
 	src  any                 // keeps the Go slice of heap alive
 	disk *prover.PointStream // TierDisk
+	// table, with Copies > 1, is the precomputed MSM table dev points to
+	// (TierDevice): its first row is the points.
+	table cuda.MSMTable
 }
 
 // filePiece is the points placeFromFile reads at a time for the device
@@ -112,6 +115,7 @@ func (p *pointSet) free(cd *cuda.Device) error {
 		errs = append(errs, cd.Free(p.dev))
 		p.dev = 0
 	}
+	p.table = cuda.MSMTable{}
 	if p.pin != nil {
 		errs = append(errs, cd.HostFree(p.pin))
 		p.pin = nil
@@ -349,6 +353,11 @@ func chunkedMSM[J any](cd *cuda.Device, ps *pointSet, scalars cuda.Ptr, chunk in
 		stats.Zero += s.Zero
 		stats.One += s.One
 		stats.Other += s.Other
+	}
+	if ps.table.Copies > 1 && len(ranges) > 1 {
+		// A table's rows are of all n points: the plan makes tables for
+		// whole MSMs only.
+		return sum, stats, fmt.Errorf("points %s: an MSM table in chunks of %d points", ps.name, chunk)
 	}
 	if ps.dev != 0 || ps.n == 0 {
 		for i := range ranges {

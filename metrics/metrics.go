@@ -162,6 +162,9 @@ type Held struct {
 	Chunks   int64 // device buffers streamed points pass through
 	Scratch  int64
 	Tables   int64
+	// MSMTables are precomputed MSM tables of the resident points beyond
+	// the points themselves; the summary counts them with the keys.
+	MSMTables int64
 	// Commitments are the Pedersen bases of gnark's commitments, which
 	// the summary counts with the keys.
 	Commitments int64
@@ -171,14 +174,14 @@ type Held struct {
 func (m *Metrics) SetHeld(device int, h Held) {
 	d := strconv.Itoa(device)
 	for kind, v := range map[string]int64{"keys": h.Keys, "streamed": h.Streamed, "disk": h.Disk, "staging": h.Staging,
-		"chunks": h.Chunks, "scratch": h.Scratch, "tables": h.Tables, "commitments": h.Commitments} {
+		"chunks": h.Chunks, "scratch": h.Scratch, "tables": h.Tables, "commitments": h.Commitments, "msm_tables": h.MSMTables} {
 		m.held.WithLabelValues(d, kind).Set(float64(v))
 	}
-	m.keys.WithLabelValues(d).Set(float64(h.Keys + h.Commitments))
+	m.keys.WithLabelValues(d).Set(float64(h.Keys + h.Commitments + h.MSMTables))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dev := m.device(device)
-	dev.keys, dev.streamed, dev.fromDisk, dev.scratch = h.Keys+h.Commitments, h.Streamed+h.Disk, h.Disk, h.Chunks+h.Scratch+h.Tables
+	dev.keys, dev.streamed, dev.fromDisk, dev.scratch = h.Keys+h.Commitments+h.MSMTables, h.Streamed+h.Disk, h.Disk, h.Chunks+h.Scratch+h.Tables
 }
 
 // KeysEvicted records resident key bytes freed for idleness on a device.

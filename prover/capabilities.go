@@ -98,6 +98,10 @@ type Held struct {
 	Chunks  int64 // device buffers streamed points pass through
 	Scratch int64 // room for the largest MSM's scratch
 	Tables  int64 // NTT tables
+	// MSMTables are the precomputed MSM tables of resident key points
+	// (copies of the points times powers of two), beyond the points
+	// themselves, which Keys counts.
+	MSMTables int64
 	// Commitments are the Pedersen bases of gnark's commitments, resident
 	// on the device (their MSM's buffer is in Scratch).
 	Commitments int64

@@ -118,7 +118,7 @@ func (s *Server) gpuStatus(ctx context.Context, d gpu.Device, onDevice map[int]m
 	}
 	if h := prover.CapabilitiesOf(s.opt.Backend).Keys; h != nil {
 		held := h.Held(info.Index)
-		g.KeysResident = uint64(max(held.Keys+held.Commitments, 0))
+		g.KeysResident = uint64(max(held.Keys+held.Commitments+held.MSMTables, 0))
 	}
 	for id := range onDevice[info.Index] {
 		g.CurrentJobs = append(g.CurrentJobs, id)
