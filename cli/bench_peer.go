@@ -56,6 +56,7 @@ func benchPeerCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Required: true, Usage: "directory for the driver's logs and peer.json"},
 			&cli.StringFlag{Name: "g1-log-sizes", Value: "20,22,24", Usage: "log2 sizes of the G1 MSMs (empty: none)"},
 			&cli.StringFlag{Name: "g2-log-sizes", Value: "20", Usage: "log2 sizes of the G2 MSMs (empty: none)"},
+			&cli.BoolFlag{Name: "g1-tables", Usage: "also time cuzk's G1 MSMs over precomputed tables of the points (one copy per window, built before the timed runs), as rows \"G1 MSM, table\" beside sppark's times of the plain row"},
 			&cli.StringFlag{Name: "ntt-log-sizes", Value: "24", Usage: "log2 sizes of the forward NTTs (empty: none)"},
 			&cli.IntFlag{Name: "runs", Value: 5, Usage: "timed runs per case and library, after one warm-up", Action: intBetween("runs", 1, 1000)},
 			&cli.DurationFlag{Name: "driver-timeout", Value: 3 * time.Minute, Usage: "longest one driver call may take"},
@@ -88,10 +89,11 @@ type peerPlan struct {
 	ntt     []int
 	runs    int
 	jsonOut string
+	tables  bool // bench peer --g1-tables
 }
 
 func peerPlanFrom(c *cli.Context) (*peerPlan, error) {
-	p := &peerPlan{inputs: c.String("inputs"), runs: c.Int("runs")}
+	p := &peerPlan{inputs: c.String("inputs"), runs: c.Int("runs"), tables: c.Bool("g1-tables")}
 	var err error
 	if p.g1, err = peerLogSizes("g1-log-sizes", c.String("g1-log-sizes")); err != nil {
 		return nil, err
@@ -172,7 +174,7 @@ func (p *peerPlan) run(ctx context.Context, w io.Writer, self peerSelf) error {
 		len(in.scalars), len(in.g1), len(in.g2), p.inputs, time.Since(start).Round(time.Millisecond))
 	var rows []peerRow
 	for _, lg := range p.g1 {
-		rows = append(rows, p.msmG1(ctx, self, in, lg))
+		rows = append(rows, p.msmG1(ctx, self, in, lg)...)
 	}
 	for _, lg := range p.g2 {
 		rows = append(rows, p.msmG2(ctx, self, in, lg))
@@ -253,19 +255,33 @@ func benchPointsG2(n int) []bls12381.G2Affine {
 	return out
 }
 
-func (p *peerPlan) msmG1(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
+// msmG1 is the G1 case at 2^lg, and with --g1-tables a second row: cuzk
+// over a table of the points against the same gnark-crypto answer, beside
+// sppark's times of the plain case (sppark is given no table).
+func (p *peerPlan) msmG1(ctx context.Context, self peerSelf, in *peerInputs, lg int) []peerRow {
 	n := 1 << lg
-	return peerMSM(ctx, p, "G1 MSM", "g1", lg, in.g1Path, in.scalarsPath,
-		func() (w bls12381.G1Affine, err error) {
-			_, err = w.MultiExp(in.g1[:n], in.scalars[:n], ecc.MultiExpConfig{})
-			return w, err
-		},
+	var w bls12381.G1Affine
+	_, wantErr := w.MultiExp(in.g1[:n], in.scalars[:n], ecc.MultiExpConfig{})
+	row := peerMSM(ctx, p, "G1 MSM", "g1", lg, in.g1Path, in.scalarsPath,
+		func() (bls12381.G1Affine, error) { return w, wantErr },
 		func() (bls12381.G1Affine, []float64, error) { return self.msmG1(in.g1[:n], in.scalars[:n], p.runs) },
 		func(b []byte) (a bls12381.G1Affine, err error) {
 			jac, err := decodeG1Jac(b)
 			a.FromJacobian(&jac)
 			return a, err
 		})
+	if !p.tables || wantErr != nil {
+		return []peerRow{row}
+	}
+	table := peerRow{Kernel: "G1 MSM, table", Log: lg, PeerMs: row.PeerMs, PeerOK: row.PeerOK}
+	got, ms, err := self.msmG1Table(in.g1[:n], in.scalars[:n], p.runs)
+	table.CuzkMs = ms
+	if err != nil {
+		table.fail("cuzk: %v", err)
+	} else if table.CuzkOK = got.Equal(&w); !table.CuzkOK {
+		table.fail("cuzk: result over the table differs from gnark-crypto")
+	}
+	return []peerRow{row, table}
 }
 
 func (p *peerPlan) msmG2(ctx context.Context, self peerSelf, in *peerInputs, lg int) peerRow {
@@ -330,6 +346,9 @@ func peerMSM[A any, PA interface {
 type peerSelf interface {
 	msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error)
 	msmG2(points []bls12381.G2Affine, scalars []fr.Element, runs int) (bls12381.G2Affine, []float64, error)
+	// msmG1Table is msmG1 over a precomputed table of the points, built
+	// before the warm-up and not timed.
+	msmG1Table(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error)
 	nttForward(data []fr.Element, lg, runs int) ([]fr.Element, []float64, error)
 }
 
@@ -339,6 +358,34 @@ type gpuSelf struct{ d *cuda.Device }
 func (g gpuSelf) msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
 	return timeCuzkMSM(g.d, points, scalars, runs, func(pp, ps cuda.Ptr) (bls12381.G1Affine, error) {
 		jac, err := g.d.MSM(pp, ps, len(points), cuda.Montgomery, cuda.MSMOptions{}, cuda.DefaultStream)
+		var a bls12381.G1Affine
+		a.FromJacobian(&jac)
+		return a, err
+	})
+}
+
+func (g gpuSelf) msmG1Table(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
+	var zero bls12381.G1Affine
+	tab, err := g.d.MSMTableShape(len(points), false, 0, 0)
+	if err != nil {
+		return zero, nil, err
+	}
+	if tab.Ptr, err = g.d.Malloc(tab.Bytes); err != nil {
+		return zero, nil, err
+	}
+	defer func() { _ = g.d.Free(tab.Ptr) }()
+	if err := cuda.CopyIn(g.d, tab.Ptr, points, cuda.DefaultStream); err != nil {
+		return zero, nil, err
+	}
+	if err := g.d.BuildMSMTable(tab, tab.Ptr, cuda.DefaultStream); err != nil {
+		return zero, nil, err
+	}
+	if err := g.d.StreamSync(cuda.DefaultStream); err != nil {
+		return zero, nil, err
+	}
+	// The table is the points: timeCuzkMSM's own upload of them goes unused.
+	return timeCuzkMSM(g.d, points[:0], scalars, runs, func(_, ps cuda.Ptr) (bls12381.G1Affine, error) {
+		jac, err := g.d.MSM(tab.Ptr, ps, len(points), cuda.Montgomery, tab.Options(cuda.MSMOptions{}), cuda.DefaultStream)
 		var a bls12381.G1Affine
 		a.FromJacobian(&jac)
 		return a, err

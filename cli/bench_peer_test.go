@@ -287,6 +287,10 @@ func (cpuSelf) msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs int)
 	return r, slices.Repeat([]float64{1}, runs), err
 }
 
+func (s cpuSelf) msmG1Table(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
+	return s.msmG1(points, scalars, runs)
+}
+
 func (cpuSelf) msmG2(points []bls12381.G2Affine, scalars []fr.Element, runs int) (bls12381.G2Affine, []float64, error) {
 	var r bls12381.G2Affine
 	_, err := r.MultiExp(points, scalars, ecc.MultiExpConfig{})
@@ -315,7 +319,7 @@ func TestPeerRun(t *testing.T) {
 			p := &peerPlan{
 				driver: peerDriver{path: self, logDir: dir, timeout: time.Minute},
 				inputs: dir, g1: []int{3, 5}, g2: []int{4}, ntt: []int{6}, runs: 3,
-				jsonOut: filepath.Join(dir, "peer.json"),
+				jsonOut: filepath.Join(dir, "peer.json"), tables: true,
 			}
 			var out strings.Builder
 			err := p.run(context.Background(), &out, cpuSelf{})
@@ -326,8 +330,10 @@ func TestPeerRun(t *testing.T) {
 			} else if jerr := json.Unmarshal(b, &rows); jerr != nil {
 				t.Fatal(jerr)
 			}
-			if len(rows) != 4 {
-				t.Fatalf("%d rows, want 4:\n%s", len(rows), table)
+			// With --g1-tables each G1 size has a second row, over a table,
+			// beside sppark's times of the plain row.
+			if len(rows) != 6 || rows[1].Kernel != "G1 MSM, table" || rows[1].Log != 3 {
+				t.Fatalf("%d rows, want 6 with a table row after each G1 row:\n%s", len(rows), table)
 			}
 			for _, r := range rows {
 				if !r.CuzkOK || !slices.Equal(r.PeerMs, []float64{2, 1, 3}) {
@@ -341,13 +347,14 @@ func TestPeerRun(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v\n%s", err, table)
 				}
-				want := "G1 MSM 2^5 1.00 2.00 2.00x yes"
-				found := false
-				for _, line := range strings.Split(table, "\n") {
-					found = found || strings.Join(strings.Fields(line), " ") == want
-				}
-				if !found {
-					t.Fatalf("no row %q in the table:\n%s", want, table)
+				for _, want := range []string{"G1 MSM 2^5 1.00 2.00 2.00x yes", "G1 MSM, table 2^5 1.00 2.00 2.00x yes"} {
+					found := false
+					for _, line := range strings.Split(table, "\n") {
+						found = found || strings.Join(strings.Fields(line), " ") == want
+					}
+					if !found {
+						t.Fatalf("no row %q in the table:\n%s", want, table)
+					}
 				}
 			} else {
 				if err == nil || strings.Count(table, "differs from gnark-crypto") != 4 || !strings.Contains(table, " NO") {
