@@ -527,11 +527,19 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 // copies at the model's window were slower (109.0 ms).
 var tableAsks = []int{0, 6, 3}
 
+// tableRoom is how many times the partitions wanted the room left beside
+// a key set's tables must hold: tables take only memory the partitions
+// could spare, so that under a tight budget the designs keep it (16 GiB
+// with a 2^22 key set would otherwise give 3 copies and halve the room
+// for partitions, for a few percent of an MSM).
+const tableRoom = 4
+
 // withTables gives plan p precomputed MSM tables of the G1 point sets when
 // o asks for them, the points are resident and the MSMs whole, and the
-// largest of tableAsks whose tables fit beside want partitions. The G1
-// scratch grows to hold an MSM over a table as well as over the plain
-// points, which a set whose table cannot be built falls back to.
+// largest of tableAsks whose tables leave room for tableRoom × want
+// partitions. The G1 scratch grows to hold an MSM over a table as well as
+// over the plain points, which a set whose table cannot be built falls
+// back to.
 func withTables(p Plan, s keyShape, free int64, want int, o planOptions, sz sizes) Plan {
 	if o.tables != "auto" || p.Tier != TierDevice || p.ChunkPoints < s.largest() || p.Partition <= 0 {
 		return p
@@ -561,7 +569,7 @@ func withTables(p Plan, s keyShape, free int64, want int, o planOptions, sz size
 		q := p
 		q.MSMTables, q.TableCopies, q.TableSets = extra, ask, n
 		q.Scratch = max(p.Scratch-p.ScratchG2, scratch) + p.ScratchG2
-		if q.Reserved()+int64(want)*q.Partition <= free {
+		if q.Reserved()+int64(tableRoom*want)*q.Partition <= free {
 			q.Beside = int(max(free-q.Reserved(), 0) / q.Partition)
 			return q
 		}

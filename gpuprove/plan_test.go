@@ -190,7 +190,7 @@ func TestPlanMSMTables(t *testing.T) {
 	}
 	// Room for 6 copies but not one per window (13 at 2^20): fewer copies.
 	six := planFor(s, 140*gib, o, estimatedSizes{})
-	for free := full.Reserved() + 2*full.Partition - 1; ; free -= gib / 4 {
+	for free := full.Reserved() + tableRoom*2*full.Partition - 1; ; free -= gib / 4 {
 		six = planFor(s, free, o, estimatedSizes{})
 		if six.MSMTables == 0 || six.TableCopies != 0 {
 			break
@@ -199,7 +199,7 @@ func TestPlanMSMTables(t *testing.T) {
 	if six.MSMTables > 0 && (six.TableCopies != 6 && six.TableCopies != 3) {
 		t.Fatalf("short of one copy per window: %d copies", six.TableCopies)
 	}
-	if six.MSMTables > 0 && six.Reserved()+2*six.Partition > six.Free {
+	if six.MSMTables > 0 && six.Reserved()+tableRoom*2*six.Partition > six.Free {
 		t.Fatalf("tables leave no room for the partitions wanted:\n%s", six)
 	}
 	// Streamed keys and chunked MSMs have none.
@@ -214,8 +214,10 @@ func TestPlanMSMTables(t *testing.T) {
 			t.Fatalf("%s: tables of %d bytes", c.name, p.MSMTables)
 		}
 	}
-	// On 16 GiB a 2^20 key set keeps its room for partitions, not tables of one copy per window.
-	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Fits() && p.Reserved()+2*p.Partition > 16*gib {
-		t.Fatalf("16 GiB: tables crowd out the partitions:\n%s", p)
+	// On 16 GiB a 2^22 key set's partitions keep the memory: no tables
+	// (3 copies would fit beside 5 partitions, under tableRoom × 2).
+	s22 := squareShape(22)
+	if p := planFor(s22, 16*gib, o, estimatedSizes{}); !p.Fits() || p.MSMTables != 0 || p.Tier != TierDevice {
+		t.Fatalf("2^22 on 16 GiB: tables crowd out the partitions:\n%s", p)
 	}
 }
