@@ -3,6 +3,7 @@ package cli
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
+			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib)"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -104,6 +106,24 @@ func simCalibrateCommand() *cli.Command {
 				if p, devFits, err = sim.CalibrateDevice(p, n, traces...); err != nil {
 					return err
 				}
+			}
+			var ballast []sim.Trace
+			for _, path := range c.StringSlice("ballast-trace") {
+				data, err := readMaybeGzip(path)
+				if err != nil {
+					return fmt.Errorf("--ballast-trace: %w", err)
+				}
+				ballast = append(ballast, sim.Trace{Name: path, JSON: data})
+			}
+			if len(ballast) > 0 {
+				var bf []sim.DeviceFit
+				if p, bf, err = sim.CalibrateBallast(p, ballast...); err != nil {
+					return err
+				}
+				if len(bf) == 0 {
+					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split)")
+				}
+				devFits = append(devFits, bf...)
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name

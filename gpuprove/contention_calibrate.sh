@@ -8,6 +8,9 @@
 #                           stages, so that each copy follows the previous
 #                           item's cudaFree at once (the work a free leaves on
 #                           the copy engine, docs/cuda-facts.md);
+#   traces-<family>-ballast/ the split design (it trims and grows the pool
+#                           back every item) with one worker under the grid's
+#                           16 GiB limit, whose ballast slows pool growth;
 # each with its table (<dir>.txt, .err). Bring $OUT back whole; then
 # contention_fit.sh fits the profiles from it and
 # `BACKEND=sim contention_grid.sh` predicts the grid.
@@ -21,12 +24,12 @@ BACKEND=${BACKEND:-gpu}
 mkdir -p "$OUT"
 echo "cuzk $(sha256sum "$CUZK" | cut -c1-16): $("$CUZK" version | head -1)" | tee "$OUT/binary.txt"
 status=0
-run() { # name, flags...
-	local name=$1
-	shift
+run() { # name, limit, flags...
+	local name=$1 limit=$2
+	shift 2
 	local t0
 	t0=$(date +%s)
-	"$CUZK" bench contention --backend "$BACKEND" $(backend_flags "$BACKEND") --vram-limit 140GiB --workers 1 \
+	"$CUZK" bench contention --backend "$BACKEND" $(backend_flags "$BACKEND") --vram-limit "$limit" --workers 1 \
 		--trace-dir "$OUT/$name" "$@" > "$OUT/$name.txt" 2> "$OUT/$name.err"
 	local rc=$?
 	[ $rc -eq 0 ] || status=1
@@ -34,8 +37,10 @@ run() { # name, flags...
 }
 for fam in ${FAMILIES:-f3 f4}; do
 	family "$fam" || exit 2
-	run "traces-$fam" $COSTS $MEM --designs "$DESIGNS"
+	run "traces-$fam" 140GiB $COSTS $MEM --designs "$DESIGNS"
 	# The same kernel and memory without the CPU stages.
-	run "traces-$fam-probe" $COSTS --before 0s --after 0s $MEM --designs single
+	run "traces-$fam-probe" 140GiB $COSTS --before 0s --after 0s $MEM --designs single
+	# Pool growth under the limit's ballast.
+	run "traces-$fam-ballast" 16GiB $COSTS $MEM --designs split
 done
 exit $status

@@ -4,7 +4,9 @@
 # single design's run with the family's CPU stages; the device's figures
 # (bandwidth, the work a cudaFree leaves on the copy engine, the host time of
 # cudaMalloc, cudaFree, a trim and a regrowth) from every one-worker trace of
-# the family; the rest from the base profile. Writes
+# the family, and the extra cost of pool growth under the 16 GiB limit's
+# ballast from traces-<family>-ballast when the calibration has it; the rest
+# from the base profile. Writes
 # $PROFILES/h200-contention-<family>.json and the fit's log beside it.
 #   contention_fit.sh CALIBRATION_DIR
 #   CUZK (default build/cuzk), FAMILIES ("f3 f4"),
@@ -21,6 +23,9 @@ for fam in ${FAMILIES:-f3 f4}; do
 	traces=(--trace "$d/trace-single-w1.json")
 	for t in "$d"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1.json; do
 		[ "$t" = "$d/trace-single-w1.json" ] || traces+=(--trace "$t")
+	done
+	for t in "$1/traces-$fam-ballast"/trace-*-w1.json; do
+		[ -f "$t" ] && traces+=(--ballast-trace "$t")
 	done
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
 		--out "$PROFILES/h200-contention-$fam.json" 2> "$PROFILES/fit-$fam.log"

@@ -142,6 +142,43 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 	return &out, fits, nil
 }
 
+// CalibrateBallast fits p's device.pool_growth_ballast_ms_per_gib from
+// one-worker traces made under a VRAM limit (the rest of the card held by
+// the limit's ballast allocation): the mean host time per GiB of their
+// cudaMallocAsyncs that grow the pool back right after a trim (as
+// CalibrateDevice takes them) less p's pool_regrowth_ms_per_gib, which
+// whole-card traces gave; never below 0. Traces without such growths leave
+// p as it is. p's other figures are not touched.
+func CalibrateBallast(p *Profile, traces ...Trace) (*Profile, []DeviceFit, error) {
+	if len(traces) == 0 {
+		return p, nil, nil
+	}
+	var ops [][]traceOp
+	for _, t := range traces {
+		o, err := readTraceOps(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		ops = append(ops, o)
+	}
+	h := fitHostCalls(ops)
+	out := *p
+	if h.regrowths == 0 {
+		return &out, nil, nil
+	}
+	extra := round(max(h.regrowthMsPerGiB-p.Device.PoolRegrowthMsPerGiB, 0), 3)
+	out.Device.PoolGrowthBallastMsPerGiB = extra
+	cal, err := withTraces(p.Calibration, traces)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Calibration = cal
+	if err := out.validate(); err != nil {
+		return nil, nil, fmt.Errorf("calibrate: %w", err)
+	}
+	return &out, []DeviceFit{{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra}}, nil
+}
+
 // withTraces is the profile's calibration record with traces' names added
 // to its list of traces.
 func withTraces(cal json.RawMessage, traces []Trace) (json.RawMessage, error) {

@@ -60,7 +60,14 @@ type Device struct {
 	// dirty are the cudaFrees whose copy-engine work is still pending,
 	// oldest first (malloc_waits_free_work).
 	dirty []*freeWork
+	// ballast: the device has less memory than its profile's card, the rest
+	// held by the allocation a VRAM limit makes (pool_growth_ballast_ms_per_gib).
+	ballast bool
 }
+
+// ballastMin is how much less memory than its card a device must have to
+// be that card under a VRAM limit: less is rounding.
+const ballastMin = int64(1) << 30
 
 // freeWork is what one cudaFree left on the copy engine.
 type freeWork struct {
@@ -104,6 +111,8 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 		info: gpu.Info{Index: index, Name: name, Total: max(total-mem.Resident-mem.Headroom, 1)},
 		prof: prof,
 		m:    m,
+		// A device smaller than its card is the card under a limit.
+		ballast: int64(prof.VRAMGiB*float64(gib))-total >= ballastMin,
 	}
 	d.compute = newPSServer(k, equalShare)
 	d.copier = newPSServer(k, equalShare)
@@ -323,15 +332,20 @@ func (d *Device) mallocWait(bytes int64) *freeWork {
 
 // growth is the host time a pool growth costs: the profile's per-call cost
 // (plus its per-GiB term) for a first growth, its repeated-growth cost (plus
-// its per-GiB term) for a growth back to a size the pool had before.
+// its per-GiB term) for a growth back to a size the pool had before; under
+// a VRAM limit's ballast, the ballast's per-GiB term on top of either.
 func (d *Device) growth(c model.Call) time.Duration {
-	switch {
-	case c.Grew == 0:
+	if c.Grew == 0 {
 		return 0
-	case !c.FirstGrowth:
-		return ms(d.prof.PoolRegrowthMs) + perGiB(d.prof.PoolRegrowthMsPerGiB, c.Grew)
 	}
-	return ms(d.prof.PoolGrowthMs + d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib))
+	var extra time.Duration
+	if d.ballast {
+		extra = perGiB(d.prof.PoolGrowthBallastMsPerGiB, c.Grew)
+	}
+	if !c.FirstGrowth {
+		return ms(d.prof.PoolRegrowthMs) + perGiB(d.prof.PoolRegrowthMsPerGiB, c.Grew) + extra
+	}
+	return ms(d.prof.PoolGrowthMs+d.prof.PoolGrowthMsPerGiB*float64(c.Grew)/float64(gib)) + extra
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

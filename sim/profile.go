@@ -79,6 +79,16 @@ type DeviceProfile struct {
 	// H200: 6.2–9.2 ms to grow 6 GiB back, about 1.3 ms a GiB).
 	PoolRegrowthMs       float64 `json:"pool_regrowth_ms,omitempty"`
 	PoolRegrowthMsPerGiB float64 `json:"pool_regrowth_ms_per_gib,omitempty"`
+	// PoolGrowthBallastMsPerGiB adds to every pool growth, first or back
+	// after a trim, per GiB grown, on a device with less memory than
+	// VRAMGiB: cuzk applies a VRAM limit by cudaMalloc'ing the rest of the
+	// card at open (a ballast), and the pool's mapping work is slower with
+	// it. The H200 under 16 GiB (124 GiB of ballast): a regrowth of 11 GiB
+	// 25.1 ms against 16.7 on the whole card, of 6.5 GiB 12.2 against 7.5,
+	// about 0.7 ms a GiB more; cudaMalloc and trims unchanged
+	// (docs/simulator.md). `cuzk sim calibrate --ballast-trace` fits it from
+	// one-worker traces made under a limit. 0: a limit costs nothing.
+	PoolGrowthBallastMsPerGiB float64 `json:"pool_growth_ballast_ms_per_gib,omitempty"`
 	H2DGBps              float64 `json:"h2d_gbps"`
 	MallocMs             float64 `json:"malloc_ms"`
 	MemInfoMs            float64 `json:"mem_info_ms"`
@@ -228,6 +238,7 @@ func (p *Profile) validate() error {
 		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
 		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
+		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)

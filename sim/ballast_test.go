@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/gpu/model"
+)
+
+// regrowthTrace is a one-worker trace whose items each trim 6 GiB and grow
+// the pool back by 6 GiB in regrowMs.
+func regrowthTrace(regrowMs float64) []byte {
+	var b traceBuilder
+	b.op("malloc_async", 10, 9.9, 6*gib)
+	for i := 1; i <= 4; i++ {
+		at := float64(i) * 1000
+		b.op("trim_pool", at+12, 12, 6*gib)
+		b.op("malloc_async", at+12+regrowMs, regrowMs, 6*gib)
+	}
+	return b.json()
+}
+
+// Regrowths under a limit that take longer than the whole card's give the
+// ballast's extra cost per GiB; a trace with no regrowth fits nothing, and
+// a limit that costs nothing fits 0, not a negative figure.
+func TestCalibrateBallastFromRegrowthsUnderALimit(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _, err := CalibrateDevice(base, 1<<20, Trace{"whole card", regrowthTrace(9)}) // 1.5 ms a GiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, fits, err := CalibrateBallast(whole, Trace{"16 GiB", regrowthTrace(13.2)}) // 2.2 ms a GiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Device.PoolGrowthBallastMsPerGiB; math.Abs(v-0.7) > 1e-9 || len(fits) != 1 || fits[0].Count != 4 {
+		t.Fatalf("ballast %.4f ms/GiB from %+v: want 0.7 from 4 regrowths", v, fits)
+	}
+	if got.Device.PoolRegrowthMsPerGiB != whole.Device.PoolRegrowthMsPerGiB || !strings.Contains(string(got.Calibration), "16 GiB") {
+		t.Fatalf("the ballast fit changed the regrowth (%g) or did not record its trace", got.Device.PoolRegrowthMsPerGiB)
+	}
+	var none traceBuilder
+	none.op("malloc", 5, 4, 6*gib)
+	if p, fits, err := CalibrateBallast(whole, Trace{"no regrowth", none.json()}); err != nil || len(fits) != 0 || p.Device.PoolGrowthBallastMsPerGiB != 0 {
+		t.Fatalf("a trace without regrowths: %v, %+v", err, fits)
+	}
+	if p, _, err := CalibrateBallast(whole, Trace{"as fast", regrowthTrace(8)}); err != nil || p.Device.PoolGrowthBallastMsPerGiB != 0 {
+		t.Fatalf("regrowths faster under the limit: ballast %g, %v", p.Device.PoolGrowthBallastMsPerGiB, err)
+	}
+}
+
+// A device smaller than its profile's card pays the ballast's cost on every
+// pool growth, first or back after a trim; the whole card does not.
+func TestBallastSlowsPoolGrowth(t *testing.T) {
+	p, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Device.PoolGrowthBallastMsPerGiB = 0.75
+	card := int64(p.Device.VRAMGiB * float64(gib))
+	for _, c := range []struct {
+		total   int64
+		ballast bool
+	}{{card, false}, {card - gib/2, false}, {16 * gib, true}} {
+		k := NewKernel(p, []int64{c.total}, gpu.DefaultPoolPolicy(), 1)
+		d := k.devices[0]
+		for _, first := range []bool{true, false} {
+			call := model.Call{Grew: 8 * gib, FirstGrowth: first}
+			got := d.growth(call)
+			d.ballast = false
+			plain := d.growth(call)
+			d.ballast = int64(p.Device.VRAMGiB*float64(gib))-c.total >= ballastMin
+			want := plain
+			if c.ballast {
+				want += 6 * time.Millisecond
+			}
+			if got != want {
+				t.Errorf("%s, first %v: growth %v, want %v", fmt.Sprint(gpu.FormatBytes(c.total)), first, got, want)
+			}
+		}
+	}
+}
