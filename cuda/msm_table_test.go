@@ -52,64 +52,52 @@ func TestMSMTableRows(t *testing.T) {
 	for _, g2 := range []bool{false, true} {
 		for _, sh := range []struct{ window, copies int }{{0, 0}, {13, 3}, {8, 32}, {16, 2}} {
 			t.Run(fmt.Sprintf("%s/window=%d,copies=%d", groupName(g2), sh.window, sh.copies), func(t *testing.T) {
-				var tab MSMTable
-				var free func()
-				var rows func(k int) (equal bool)
 				if g2 {
 					p := randomPointsG2(n)
 					p[5] = bls12381.G2Affine{}
-					tab, free = buildTable(t, d, p, true, sh.window, sh.copies)
-					got := make([]bls12381.G2Affine, n)
-					rows = func(k int) bool {
-						if err := CopyOut(d, got, tab.Ptr.Add(int64(k*n)*g2PointSize), DefaultStream); err != nil {
-							t.Fatal(err)
-						}
-						e := new(big.Int).Lsh(big.NewInt(1), uint(k*rowStep(tab)))
-						for i := range p {
-							var w bls12381.G2Affine
-							w.ScalarMultiplication(&p[i], e)
-							if !w.Equal(&got[i]) {
-								return false
-							}
-						}
-						return true
-					}
+					checkRows(t, d, p, true, g2PointSize, sh.window, sh.copies)
 				} else {
 					p := randomPoints(n)
 					p[5] = bls12381.G1Affine{}
-					tab, free = buildTable(t, d, p, false, sh.window, sh.copies)
-					got := make([]bls12381.G1Affine, n)
-					rows = func(k int) bool {
-						if err := CopyOut(d, got, tab.Ptr.Add(int64(k*n)*g1PointSize), DefaultStream); err != nil {
-							t.Fatal(err)
-						}
-						e := new(big.Int).Lsh(big.NewInt(1), uint(k*rowStep(tab)))
-						for i := range p {
-							var w bls12381.G1Affine
-							w.ScalarMultiplication(&p[i], e)
-							if !w.Equal(&got[i]) {
-								return false
-							}
-						}
-						return true
-					}
-				}
-				defer free()
-				if sh.copies > 0 && tab.Copies != sh.copies {
-					t.Fatalf("copies %d, asked for %d", tab.Copies, sh.copies)
-				}
-				if sh.window > 0 && tab.Window != sh.window {
-					t.Fatalf("window %d, asked for %d", tab.Window, sh.window)
-				}
-				if sh.copies == 0 && tab.Copies != 255/tab.Window+1 {
-					t.Fatalf("copies %d at window %d, want one per window", tab.Copies, tab.Window)
-				}
-				for k := 0; k < tab.Copies; k++ {
-					if !rows(k) {
-						t.Fatalf("row %d of %d (step %d) is not 2^(%d·k) times the points", k, tab.Copies, rowStep(tab), rowStep(tab))
-					}
+					checkRows(t, d, p, false, g1PointSize, sh.window, sh.copies)
 				}
 			})
+		}
+	}
+}
+
+// checkRows builds a table of points (size bytes each) and checks its
+// shape and every row against gnark-crypto's multiples.
+func checkRows[A any, PA interface {
+	*A
+	ScalarMultiplication(*A, *big.Int) *A
+	Equal(*A) bool
+}](t *testing.T, d *Device, p []A, g2 bool, size int64, window, copies int) {
+	t.Helper()
+	tab, free := buildTable(t, d, p, g2, window, copies)
+	defer free()
+	if copies > 0 && tab.Copies != copies {
+		t.Fatalf("copies %d, asked for %d", tab.Copies, copies)
+	}
+	if window > 0 && tab.Window != window {
+		t.Fatalf("window %d, asked for %d", tab.Window, window)
+	}
+	if copies == 0 && tab.Copies != 255/tab.Window+1 {
+		t.Fatalf("copies %d at window %d, want one per window", tab.Copies, tab.Window)
+	}
+	n := len(p)
+	got := make([]A, n)
+	for k := 0; k < tab.Copies; k++ {
+		if err := CopyOut(d, got, tab.Ptr.Add(int64(k*n)*size), DefaultStream); err != nil {
+			t.Fatal(err)
+		}
+		e := new(big.Int).Lsh(big.NewInt(1), uint(k*rowStep(tab)))
+		for i := range p {
+			var w A
+			PA(&w).ScalarMultiplication(&p[i], e)
+			if !PA(&w).Equal(&got[i]) {
+				t.Fatalf("row %d of %d, point %d: not 2^(%d·k) times the point", k, tab.Copies, i, rowStep(tab))
+			}
 		}
 	}
 }

@@ -89,11 +89,11 @@ type DeviceProfile struct {
 	// (docs/simulator.md). `cuzk sim calibrate --ballast-trace` fits it from
 	// one-worker traces made under a limit. 0: a limit costs nothing.
 	PoolGrowthBallastMsPerGiB float64 `json:"pool_growth_ballast_ms_per_gib,omitempty"`
-	H2DGBps              float64 `json:"h2d_gbps"`
-	MallocMs             float64 `json:"malloc_ms"`
-	MemInfoMs            float64 `json:"mem_info_ms"`
-	HostAllocMsPerGiB    float64 `json:"host_alloc_ms_per_gib"`
-	HostAllocMs          float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
+	H2DGBps                   float64 `json:"h2d_gbps"`
+	MallocMs                  float64 `json:"malloc_ms"`
+	MemInfoMs                 float64 `json:"mem_info_ms"`
+	HostAllocMsPerGiB         float64 `json:"host_alloc_ms_per_gib"`
+	HostAllocMs               float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
 	// KernelSlowdownCopy stretches the kernels while a host→device copy runs
 	// on the device's copy engine: for as long as one copy or more is on it,
 	// every kernel advances at 1/(1+KernelSlowdownCopy) of its processor-shared
