@@ -359,25 +359,17 @@ func (kb *kernelBench) msm(window int, bits float64, split bool) error {
 func (kb *kernelBench) tableRow(d *cuda.Device, points []bls12381.G1Affine, ps cuda.Ptr, lg int, what string, ts tableShape,
 	want bls12381.G1Affine, like benchRow) (benchRow, error) {
 	n := len(points)
-	tab, err := d.MSMTableShape(n, false, ts.window, ts.copies)
+	var start time.Time // the build's, once the points are in
+	tab, err := d.NewMSMTable(n, false, ts.window, ts.copies, func(rows cuda.Ptr) error {
+		err := cuda.CopyIn(d, rows, points, cuda.DefaultStream)
+		start = time.Now()
+		return err
+	}, cuda.DefaultStream)
 	if err != nil {
-		return benchRow{}, err
-	}
-	if tab.Ptr, err = d.Malloc(tab.Bytes); err != nil {
-		return benchRow{}, fmt.Errorf("MSM 2^%d: table of %d copies (%s): %w", lg, tab.Copies, gpu.FormatBytes(tab.Bytes), err)
-	}
-	defer d.Free(tab.Ptr)
-	if err := cuda.CopyIn(d, tab.Ptr, points, cuda.DefaultStream); err != nil {
-		return benchRow{}, err
-	}
-	start := time.Now()
-	if err := d.BuildMSMTable(tab, tab.Ptr, cuda.DefaultStream); err != nil {
-		return benchRow{}, err
-	}
-	if err := d.StreamSync(cuda.DefaultStream); err != nil {
-		return benchRow{}, err
+		return benchRow{}, fmt.Errorf("MSM 2^%d: table: %w", lg, err)
 	}
 	built := time.Since(start)
+	defer d.Free(tab.Ptr)
 	row := benchRow{log: lg, what: fmt.Sprintf("%s, table %d copies c=%d (%s, built in %s ms)", what, tab.Copies, tab.Window,
 		gpu.FormatBytes(tab.Bytes), msDur(built)), gpuIncl: like.gpuIncl, cpuIn: like.cpuIn}
 	opt := tab.Options(cuda.MSMOptions{})

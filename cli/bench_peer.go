@@ -365,24 +365,12 @@ func (g gpuSelf) msmG1(points []bls12381.G1Affine, scalars []fr.Element, runs in
 }
 
 func (g gpuSelf) msmG1Table(points []bls12381.G1Affine, scalars []fr.Element, runs int) (bls12381.G1Affine, []float64, error) {
-	var zero bls12381.G1Affine
-	tab, err := g.d.MSMTableShape(len(points), false, 0, 0)
+	tab, err := g.d.NewMSMTable(len(points), false, 0, 0,
+		func(rows cuda.Ptr) error { return cuda.CopyIn(g.d, rows, points, cuda.DefaultStream) }, cuda.DefaultStream)
 	if err != nil {
-		return zero, nil, err
-	}
-	if tab.Ptr, err = g.d.Malloc(tab.Bytes); err != nil {
-		return zero, nil, err
+		return bls12381.G1Affine{}, nil, err
 	}
 	defer func() { _ = g.d.Free(tab.Ptr) }()
-	if err := cuda.CopyIn(g.d, tab.Ptr, points, cuda.DefaultStream); err != nil {
-		return zero, nil, err
-	}
-	if err := g.d.BuildMSMTable(tab, tab.Ptr, cuda.DefaultStream); err != nil {
-		return zero, nil, err
-	}
-	if err := g.d.StreamSync(cuda.DefaultStream); err != nil {
-		return zero, nil, err
-	}
 	// The table is the points: timeCuzkMSM's own upload of them goes unused.
 	return timeCuzkMSM(g.d, points[:0], scalars, runs, func(_, ps cuda.Ptr) (bls12381.G1Affine, error) {
 		jac, err := g.d.MSM(tab.Ptr, ps, len(points), cuda.Montgomery, tab.Options(cuda.MSMOptions{}), cuda.DefaultStream)

@@ -76,13 +76,9 @@ func simCalibrateCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("--constraints: %w", err)
 			}
-			var traces []sim.Trace
-			for _, path := range c.StringSlice("trace") {
-				data, err := readMaybeGzip(path)
-				if err != nil {
-					return fmt.Errorf("--trace: %w", err)
-				}
-				traces = append(traces, sim.Trace{Name: path, JSON: data})
+			traces, err := readSimTraces("trace", c.StringSlice("trace"))
+			if err != nil {
+				return err
 			}
 			var p *sim.Profile
 			var fits []sim.StageFit
@@ -107,13 +103,9 @@ func simCalibrateCommand() *cli.Command {
 					return err
 				}
 			}
-			var ballast []sim.Trace
-			for _, path := range c.StringSlice("ballast-trace") {
-				data, err := readMaybeGzip(path)
-				if err != nil {
-					return fmt.Errorf("--ballast-trace: %w", err)
-				}
-				ballast = append(ballast, sim.Trace{Name: path, JSON: data})
+			ballast, err := readSimTraces("ballast-trace", c.StringSlice("ballast-trace"))
+			if err != nil {
+				return err
 			}
 			if len(ballast) > 0 {
 				var bf []sim.DeviceFit
@@ -153,6 +145,19 @@ func simCalibrateCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// readSimTraces reads the traces a repeated flag names (.json or .json.gz).
+func readSimTraces(flag string, paths []string) ([]sim.Trace, error) {
+	var out []sim.Trace
+	for _, path := range paths {
+		data, err := readMaybeGzip(path)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+		out = append(out, sim.Trace{Name: path, JSON: data})
+	}
+	return out, nil
 }
 
 // readMaybeGzip reads a file, gunzipping it when its name ends in .gz.

@@ -265,6 +265,32 @@ func (d *Device) BuildMSMTable(t MSMTable, points Ptr, s Stream) error {
 	return d.lib.check("cuzk_msm_table", rc)
 }
 
+// NewMSMTable makes the table of n points (MSMTableShape's window and
+// copies) in device memory of its own: fill puts the points in its first
+// row (from the host or the device, ordered on s), then the rest is built
+// on s, and the call returns once s has run it. On an error the memory is
+// freed.
+func (d *Device) NewMSMTable(n int, g2 bool, window, copies int, fill func(rows Ptr) error, s Stream) (MSMTable, error) {
+	t, err := d.MSMTableShape(n, g2, window, copies)
+	if err != nil {
+		return t, err
+	}
+	if t.Ptr, err = d.Malloc(t.Bytes); err != nil {
+		return t, fmt.Errorf("msm table of %d copies (%d bytes): %w", t.Copies, t.Bytes, err)
+	}
+	if err = fill(t.Ptr); err == nil {
+		err = d.BuildMSMTable(t, t.Ptr, s)
+	}
+	if err == nil {
+		err = d.StreamSync(s)
+	}
+	if err != nil {
+		// Nothing queued on s may still use the memory when it is freed.
+		return MSMTable{}, errors.Join(err, d.StreamSync(s), d.Free(t.Ptr))
+	}
+	return t, nil
+}
+
 // MSMScratchBytes is the scratch an MSM of n points (G2 points with g2)
 // needs with these options; with Split, the most over every mix of 0, 1 and
 // other scalars.

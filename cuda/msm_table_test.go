@@ -14,27 +14,11 @@ import (
 // these window and copies, builds the rest there, and returns it.
 func buildTable[P any](t *testing.T, d *Device, points []P, g2 bool, window, copies int) (MSMTable, func()) {
 	t.Helper()
-	tab, err := d.MSMTableShape(len(points), g2, window, copies)
+	tab, err := d.NewMSMTable(len(points), g2, window, copies, func(rows Ptr) error { return CopyIn(d, rows, points, DefaultStream) }, DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Ptr, err = d.Malloc(tab.Bytes); err != nil {
-		t.Fatal(err)
-	}
-	free := func() { d.Free(tab.Ptr) }
-	if err := CopyIn(d, tab.Ptr, points, DefaultStream); err != nil {
-		free()
-		t.Fatal(err)
-	}
-	if err := d.BuildMSMTable(tab, tab.Ptr, DefaultStream); err != nil {
-		free()
-		t.Fatal(err)
-	}
-	if err := d.StreamSync(DefaultStream); err != nil {
-		free()
-		t.Fatal(err)
-	}
-	return tab, free
+	return tab, func() { d.Free(tab.Ptr) }
 }
 
 // rowStep is the doublings between a table's rows: its window times the

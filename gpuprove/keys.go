@@ -301,22 +301,9 @@ func (dk *deviceKeys) tabulate(r *resident) {
 // was.
 func (dk *deviceKeys) tabulateSet(ps *pointSet, ask int) error {
 	cd := dk.cd
-	tab, err := cd.MSMTableShape(ps.n, false, 0, ask)
+	tab, err := cd.NewMSMTable(ps.n, false, 0, ask, func(rows cuda.Ptr) error { return cd.CopyDevice(rows, ps.dev, ps.bytes(), dk.stream) }, dk.stream)
 	if err != nil {
 		return err
-	}
-	if tab.Ptr, err = cd.Malloc(tab.Bytes); err != nil {
-		return err
-	}
-	err = cd.CopyDevice(tab.Ptr, ps.dev, ps.bytes(), dk.stream)
-	if err == nil {
-		err = cd.BuildMSMTable(tab, tab.Ptr, dk.stream)
-	}
-	if err == nil {
-		err = cd.StreamSync(dk.stream)
-	}
-	if err != nil {
-		return errors.Join(err, cd.StreamSync(dk.stream), cd.Free(tab.Ptr))
 	}
 	if err := cd.Free(ps.dev); err != nil {
 		return errors.Join(err, cd.Free(tab.Ptr))

@@ -47,13 +47,9 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 	if len(traces) == 0 {
 		return nil, nil, fmt.Errorf("calibrate: no trace")
 	}
-	var ops [][]traceOp
-	for _, t := range traces {
-		o, err := readTraceOps(t)
-		if err != nil {
-			return nil, nil, err
-		}
-		ops = append(ops, o)
+	ops, err := readTracesOps(traces)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := *p
 	var fits []DeviceFit
@@ -131,15 +127,24 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 			out.Partition.CopyGiB = 0
 		}
 	}
-	cal, err := withTraces(p.Calibration, traces)
-	if err != nil {
+	if err := out.recordTraces(traces); err != nil {
 		return nil, nil, err
 	}
-	out.Calibration = cal
-	if err := out.validate(); err != nil {
-		return nil, nil, fmt.Errorf("calibrate: %w", err)
-	}
 	return &out, fits, nil
+}
+
+// recordTraces adds the traces' names to p's calibration record, and checks
+// the fitted profile.
+func (p *Profile) recordTraces(traces []Trace) error {
+	cal, err := withTraces(p.Calibration, traces)
+	if err != nil {
+		return err
+	}
+	p.Calibration = cal
+	if err := p.validate(); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	return nil
 }
 
 // CalibrateBallast fits p's device.pool_growth_ballast_ms_per_gib from
@@ -153,13 +158,9 @@ func CalibrateBallast(p *Profile, traces ...Trace) (*Profile, []DeviceFit, error
 	if len(traces) == 0 {
 		return p, nil, nil
 	}
-	var ops [][]traceOp
-	for _, t := range traces {
-		o, err := readTraceOps(t)
-		if err != nil {
-			return nil, nil, err
-		}
-		ops = append(ops, o)
+	ops, err := readTracesOps(traces)
+	if err != nil {
+		return nil, nil, err
 	}
 	h := fitHostCalls(ops)
 	out := *p
@@ -168,13 +169,8 @@ func CalibrateBallast(p *Profile, traces ...Trace) (*Profile, []DeviceFit, error
 	}
 	extra := round(max(h.regrowthMsPerGiB-p.Device.PoolRegrowthMsPerGiB, 0), 3)
 	out.Device.PoolGrowthBallastMsPerGiB = extra
-	cal, err := withTraces(p.Calibration, traces)
-	if err != nil {
+	if err := out.recordTraces(traces); err != nil {
 		return nil, nil, err
-	}
-	out.Calibration = cal
-	if err := out.validate(); err != nil {
-		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}
 	return &out, []DeviceFit{{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra}}, nil
 }
@@ -215,6 +211,19 @@ type traceOp struct {
 	bytes         float64
 	waited, err   bool
 	bytesRecorded bool // the trace gave the op's bytes (not inferred)
+}
+
+// readTracesOps is readTraceOps of each trace.
+func readTracesOps(traces []Trace) ([][]traceOp, error) {
+	var ops [][]traceOp
+	for _, t := range traces {
+		o, err := readTraceOps(t)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, o)
+	}
+	return ops, nil
 }
 
 // readTraceOps reads a trace's device ops in the order they started. A
