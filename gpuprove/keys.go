@@ -675,10 +675,11 @@ func pipScratch(n int, e int64, c, nw int, xyzzBytes int64) int64 {
 // maxTableCopies is the library's MAX_COPIES (cuda/src/msm/pippenger.cuh).
 const maxTableCopies = 32
 
-// tableCopies and tableWindow are the library's table_copies and
-// table_window (cuda/src/msm/pippenger.cuh): the copies a table of window c
-// has when ask (0: one per window) asks for them, and the cost model's
-// window for a table of n points.
+// tableCopies, copyWindows and tableWindow are the library's table_copies,
+// copy_windows and table_window (cuda/src/msm/pippenger.cuh): the copies a
+// table of window c has when ask (0: one per window) asks for them, the
+// virtual windows of t copies, and the cost model's window for a table of n
+// points.
 func tableCopies(c, ask int) int {
 	want := ask
 	if ask <= 0 {
@@ -687,11 +688,13 @@ func tableCopies(c, ask int) int {
 	return min(want, maxTableCopies)
 }
 
+func copyWindows(c, t int) int { return (255/c + 1 + t - 1) / t }
+
 func tableWindow(n, ask int) int {
 	best, bestCost := 4, 1e300
 	for c := 4; c <= 24; c++ {
 		t := tableCopies(c, ask)
-		g := (255/c + 1 + t - 1) / t
+		g := copyWindows(c, t)
 		cost := float64(g) * (float64(t)*float64(n) + 1.4*float64(uint64(1)<<c))
 		if cost < bestCost {
 			best, bestCost = c, cost
@@ -710,6 +713,6 @@ func msmTableEstimate(n, ask int) (table, scratch int64) {
 	}
 	c := tableWindow(n, ask)
 	t := tableCopies(c, ask)
-	g := (255/c + 1 + t - 1) / t
+	g := copyWindows(c, t)
 	return int64(t) * int64(n) * pointBytes, pipScratch(n, int64(t)*int64(n), c, g, xyzzBytes)
 }
