@@ -73,7 +73,7 @@ func TestSplitOnASmallCardFallsBackAndFinishes(t *testing.T) {
 	if e := r.rec.wait(t, 1)[0]; e.Err != "" {
 		t.Fatalf("job: %s", e.Err)
 	}
-	events := r.rec.all()
+	events := r.rec.settled()
 	checkInvariants(t, events, capacity, jobs)
 	ooms, fallbacks := count(events, EvOOM), count(events, EvFallback)
 	t.Logf("split on 30 GiB: %d pre-stage OOMs, %d fallbacks, %d retries", ooms, fallbacks, count(events, EvPartitionRetry))
@@ -100,7 +100,7 @@ func TestBudgetOnASmallCardNeverOOMsAndOverlaps(t *testing.T) {
 	if e := r.rec.wait(t, 1)[0]; e.Err != "" {
 		t.Fatalf("job: %s", e.Err)
 	}
-	events := r.rec.all()
+	events := r.rec.settled()
 	checkInvariants(t, events, capacity, jobs)
 	if n := count(events, EvOOM) + count(events, EvPartitionRetry); n != 0 {
 		t.Errorf("budget: %d OOMs or retries", n)
@@ -141,7 +141,7 @@ func TestDeviceSyncInsideMemHoldsItForTheOtherKernel(t *testing.T) {
 		if e := r.rec.wait(t, 1)[0]; e.Err != "" {
 			t.Fatalf("%s: %s", design, e.Err)
 		}
-		events := r.rec.all()
+		events := r.rec.settled()
 		checkInvariants(t, events, 256*gib, map[string]int{"j": 9})
 		if design == "split-devsync" {
 			waited := 0
@@ -179,7 +179,7 @@ func TestFailingStageIsRetriedThenFailedWithReason(t *testing.T) {
 	if done.Err == "" || done.Count != 2 {
 		t.Errorf("job done: %+v, want 2 done and an error", done)
 	}
-	events := r.rec.all()
+	events := r.rec.settled()
 	checkInvariants(t, events, 64*gib, map[string]int{"f": 3})
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -281,7 +281,7 @@ func TestPanicsDoNotLosePartitions(t *testing.T) {
 		if e := r.rec.wait(t, 1)[0]; e.Err != "" || e.Count != 4 {
 			t.Fatalf("%s: job %+v", design, e)
 		}
-		events := r.rec.all()
+		events := r.rec.settled()
 		checkInvariants(t, events, 64*gib, map[string]int{"p": 4})
 		retried := map[PartitionID]string{}
 		for _, e := range events {

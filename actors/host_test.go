@@ -136,7 +136,7 @@ func TestHostGateSynthesizesAheadWithinTheBudget(t *testing.T) {
 	if e := r.rec.wait(t, 1)[0]; e.Err != "" {
 		t.Fatalf("job: %s", e.Err)
 	}
-	ev = r.rec.all()
+	ev = r.rec.settled()
 	checkInvariants(t, ev, 64*gib, map[string]int{"j": 8})
 	checkHost(t, ev, k*gib)
 	if _, _, peak := hostHeld(ev); peak != k {
@@ -284,7 +284,7 @@ func TestHostGateFailuresReturnTheBytes(t *testing.T) {
 			if !strings.Contains(e.Err, "1 of 5 partitions failed") {
 				t.Fatalf("job: %q, want j/2 failed", e.Err)
 			}
-			ev := r.rec.all()
+			ev := r.rec.settled()
 			checkInvariants(t, ev, 64*gib, map[string]int{"j": 5})
 			checkHost(t, ev, 2*gib)
 			runs := map[string]int{}
@@ -345,7 +345,7 @@ func TestHostGateCancelReturnsTheBytes(t *testing.T) {
 	if !strings.Contains(e.Err, "cancelled") {
 		t.Fatalf("job: %q, want cancelled", e.Err)
 	}
-	ev := r.rec.all()
+	ev := r.rec.settled()
 	checkInvariants(t, ev, 64*gib, map[string]int{"c": 8})
 	checkHost(t, ev, 4*gib)
 	if n := count(ev, EvPartitionCancelled); n != 7 {

@@ -155,7 +155,7 @@ func TestCancelGivesUpWhatIsNotProved(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	events := r.rec.all()
+	events := r.rec.settled()
 	if n := count(events, EvPartitionCancelled); n != 3 {
 		t.Errorf("%d partitions cancelled, want 3", n)
 	}
