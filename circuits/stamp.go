@@ -3,10 +3,12 @@ package circuits
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/constraint"
@@ -53,6 +55,7 @@ func compilePoRepSHA(sh porepSHAShape) (*cs.R1CS, error) {
 	if sh.challenges < stampMinChallenges {
 		return compileShape(sh)
 	}
+	start := time.Now()
 	one, two, filled := sh, sh, sh
 	one.challenges, one.fill = 1, 0
 	two.challenges, two.fill = 2, 0
@@ -84,7 +87,13 @@ func compilePoRepSHA(sh porepSHAShape) (*cs.R1CS, error) {
 	if e := sameSystem(got, sys[1]); e != nil {
 		return nil, fmt.Errorf("%w: two challenges stamped from one differ from gnark's: %v", errNotStampable, e)
 	}
-	return stamp(sys[2], sec, sh.challenges)
+	compiled := time.Since(start)
+	out, e := stamp(sys[2], sec, sh.challenges)
+	if e == nil {
+		slog.Debug("porep-sha stamped", "layout", sh.layout().String(), "constraints", out.GetNbConstraints(),
+			"templates", compiled.Round(time.Millisecond), "total", time.Since(start).Round(time.Millisecond))
+	}
+	return out, e
 }
 
 // compileShape is gnark's compile of one porep-sha shape.
