@@ -122,6 +122,10 @@ type lookupTable struct {
 type segment struct {
 	lo, hi   int
 	parallel bool
+	// groups, when set, are the bounds of runs that share no wire (see
+	// parts.go), each solved in order on its own core: [groups[k],
+	// groups[k+1]).
+	groups []int
 }
 
 // Program is an R1CS compiled for solving. It is immutable and may be used by
@@ -300,6 +304,7 @@ func layOut(r *cs.R1CS, opts []csolver.Option) (*Program, error) {
 			return nil, fmt.Errorf("%w: wire %d is never solved", ErrUnsupported, w)
 		}
 	}
+	p.splitSegments(compileCores())
 	return p, nil
 }
 
@@ -595,6 +600,12 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 	copy(res.W[1:], witness)
 	(&values{w: res.W, kind: res.kind}).mark(0, uint32(1+len(witness)))
 	for _, s := range p.segs {
+		if s.groups != nil {
+			if err := p.runGroups(res, s.groups, hints); err != nil {
+				return err
+			}
+			continue
+		}
 		if !s.parallel {
 			if err := p.run(res, s.lo, s.hi, hints); err != nil {
 				return err
@@ -620,6 +631,17 @@ func (p *Program) runParallel(res *Result, lo, hi int, hints Hints) error {
 			defer wg.Done()
 			errs[k] = p.run(res, a, b, hints)
 		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runGroups solves runs [bounds[k], bounds[k+1]) at once, one per goroutine.
+func (p *Program) runGroups(res *Result, bounds []int, hints Hints) error {
+	errs := make([]error, len(bounds)-1)
+	var wg sync.WaitGroup
+	for k := range errs {
+		wg.Go(func() { errs[k] = p.run(res, bounds[k], bounds[k+1], hints) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

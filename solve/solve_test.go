@@ -114,13 +114,14 @@ func firstDiff(a, b fr.Vector) int {
 // Every wire and every constraint evaluation equals gnark's, on the
 // circuits (sha's bits come from hints, and its levels are wide enough to be
 // solved in parallel at 2^16; sha2's lookups are divisions, batched, and its
-// hints gnark's std ones; its smallest instance, 157,756 constraints).
+// hints gnark's std ones; its smallest instance, 157,756 constraints;
+// porep-sha at 2^17 has two challenges, solved as parts on their own cores).
 func TestMatchesGnark(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target int
-	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}, {"porep-sha", 1 << 12}, {"sha2", 1 << 12}} {
-		t.Run(tc.name, func(t *testing.T) {
+	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}, {"porep-sha", 1 << 12}, {"porep-sha", 1 << 17}, {"sha2", 1 << 12}} {
+		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.target), func(t *testing.T) {
 			p, r, c, l := program(t, tc.name, tc.target)
 			for part := range 2 {
 				want := gnarkSolve(t, r, c, l, part)
@@ -153,6 +154,55 @@ func TestSHAHasParallelLevels(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("no level of %d or more ops in sha at 2^14 (%d segments)", parallelLevel, len(p.segs))
+	}
+}
+
+// porep-sha's challenges share no wire: at 2^17 (two challenges, ten fill
+// rounds) most of its ops are solved in parts, a group per core, and every
+// group's ops are a run in level order that reads only its own wires, the
+// head's and those of earlier segments.
+func TestPoRepSHASolvesInParts(t *testing.T) {
+	r, _, _ := compile(t, "porep-sha", 1<<17)
+	p, err := layOut(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(p.segs)
+	p.splitSegments(4)
+	inGroups, groups := 0, 0
+	solvedAt := make([]int, p.nbWires) // wire → 1 + the segment that solves it, or its group's index in it
+	for i := range solvedAt {
+		if i < p.nbPublic+p.nbSecret {
+			solvedAt[i] = -1
+		}
+	}
+	for si, s := range p.segs {
+		if s.groups == nil {
+			for i := s.lo; i < s.hi; i++ {
+				p.solves(i, func(w uint32) { solvedAt[w] = -1 })
+			}
+			continue
+		}
+		inGroups += s.hi - s.lo
+		groups += len(s.groups) - 1
+		for g := 0; g+1 < len(s.groups); g++ {
+			mark := 1 + si*64 + g
+			for i := s.groups[g]; i < s.groups[g+1]; i++ {
+				p.reads(i, func(w uint32) {
+					if solvedAt[w] != -1 && solvedAt[w] != mark {
+						t.Fatalf("op %d of group %d reads wire %d, solved elsewhere (%d) or later", i, g, w, solvedAt[w])
+					}
+				})
+				p.solves(i, func(w uint32) { solvedAt[w] = mark })
+			}
+		}
+		for i := s.lo; i < s.hi; i++ {
+			p.solves(i, func(w uint32) { solvedAt[w] = -1 })
+		}
+	}
+	t.Logf("%d ops: %d segments, then %d, %d ops in %d groups", len(p.ops), before, len(p.segs), inGroups, groups)
+	if inGroups < len(p.ops)/2 || groups < 2 {
+		t.Errorf("%d of %d ops in %d groups: want most ops in two groups or more", inGroups, len(p.ops), groups)
 	}
 }
 
