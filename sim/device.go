@@ -17,8 +17,9 @@ import (
 // adds the costs and the clock:
 //
 //   - Kernels of every stream share one compute engine by processor sharing;
-//     host→device copies share one copy engine (the bus) the same way; the two
-//     engines run concurrently.
+//     host→device copies share one copy engine (the bus) the same way, or
+//     with the profile's copy_fifo are served by it one at a time in the
+//     order they were issued; the two engines run concurrently.
 //   - Host calls cost what the profile says (cudaMalloc, cudaMemGetInfo,
 //     pinned allocation, a first and a repeated pool growth, a cudaFree and
 //     a trim by the bytes they give back).
@@ -116,6 +117,9 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	}
 	d.compute = newPSServer(k, equalShare)
 	d.copier = newPSServer(k, equalShare)
+	if prof.CopyFIFO {
+		d.copier.rates = firstServed
+	}
 	// Without the factors the engines stay exactly as they were: no extra
 	// rate changes, no extra events, so every prediction made without them
 	// is reproduced byte for byte.

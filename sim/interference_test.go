@@ -171,3 +171,39 @@ func TestKernelSlowdownFields(t *testing.T) {
 		t.Errorf("profile with both factors: %v, %+v", err, q)
 	}
 }
+
+// With copy_fifo the copy engine serves copies one at a time in the order
+// they were issued, whatever their streams: three copies of 40, 30 and 20
+// ms issued at once end at 40, 70 and 90 ms. Shared, the same three end at
+// 90, 80 and 60 ms (each at a third of the bus, then a half): the first
+// issued is the last done. The engine is as busy either way.
+func TestCopyEngineFIFO(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		fifo bool
+		want []time.Duration
+	}{{false, []time.Duration{90 * ms, 80 * ms, 60 * ms}}, {true, []time.Duration{40 * ms, 70 * ms, 90 * ms}}} {
+		p := interferenceProfile(t, 0, 0)
+		p.Device.CopyFIFO = c.fifo
+		k := NewKernel(p, []int64{16 * gib}, gpu.DefaultPoolPolicy(), 1)
+		d := k.Devices()[0]
+		buf := d.m.Submit(gpu.Op{Kind: gpu.OpMalloc, Bytes: gib}, nil).Result.Buffer
+		ends := make([]time.Duration, 3)
+		for i, mb := range []int64{40, 30, 20} {
+			s := d.NewStream()
+			d.Submit(gpu.Op{Kind: gpu.OpCopyIn, Stream: s, Buffer: buf, Bytes: mb * 1e6}, func(res gpu.Result) {
+				if res.Err != nil {
+					t.Errorf("copy %d: %v", i, res.Err)
+				}
+				ends[i] = k.Now()
+			})
+		}
+		k.RunUntil(time.Hour, func() bool { return false })
+		for i := range ends {
+			if !near(ends[i], c.want[i]) {
+				t.Errorf("fifo %v: copies ended at %v, want %v", c.fifo, ends, c.want)
+				break
+			}
+		}
+	}
+}

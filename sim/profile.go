@@ -90,6 +90,14 @@ type DeviceProfile struct {
 	// one-worker traces made under a limit. 0: a limit costs nothing.
 	PoolGrowthBallastMsPerGiB float64 `json:"pool_growth_ballast_ms_per_gib,omitempty"`
 	H2DGBps                   float64 `json:"h2d_gbps"`
+	// CopyFIFO makes the copy engine serve host→device copies one at a
+	// time in the order they were issued, whatever their streams, instead
+	// of sharing it among them: the H200's did (four 4 GiB copies issued at
+	// once by four workers ended 78 ms apart, at 90, 167, 244 and 322 ms,
+	// not all together near 312; docs/cuda-facts.md). A free's work on the
+	// engine then also delays the copies issued after it by all of itself.
+	// false: copies share the engine (the profiles made before it).
+	CopyFIFO bool `json:"copy_fifo,omitempty"`
 	MallocMs                  float64 `json:"malloc_ms"`
 	MemInfoMs                 float64 `json:"mem_info_ms"`
 	HostAllocMsPerGiB         float64 `json:"host_alloc_ms_per_gib"`

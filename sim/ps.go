@@ -54,6 +54,18 @@ func equalShare(jobs []*psJob) {
 	}
 }
 
+// firstServed runs the jobs one at a time in the order they arrived: the
+// first at the full rate, the others not at all until it leaves (a copy
+// engine that takes copies in issue order).
+func firstServed(jobs []*psJob) {
+	for i, j := range jobs {
+		j.rate = 0
+		if i == 0 {
+			j.rate = 1
+		}
+	}
+}
+
 func (s *psServer) advance() {
 	now := s.k.now
 	dt := float64(now - s.last)
@@ -89,6 +101,9 @@ func (s *psServer) reschedule() {
 	s.rates(s.jobs)
 	next := math.Inf(1)
 	for _, j := range s.jobs {
+		if j.rate <= 0 {
+			continue // waiting its turn (firstServed)
+		}
 		if t := j.remaining / j.rate; t < next {
 			next = t
 		}
