@@ -97,11 +97,11 @@ type DeviceProfile struct {
 	// not all together near 312; docs/cuda-facts.md). A free's work on the
 	// engine then also delays the copies issued after it by all of itself.
 	// false: copies share the engine (the profiles made before it).
-	CopyFIFO bool `json:"copy_fifo,omitempty"`
-	MallocMs                  float64 `json:"malloc_ms"`
-	MemInfoMs                 float64 `json:"mem_info_ms"`
-	HostAllocMsPerGiB         float64 `json:"host_alloc_ms_per_gib"`
-	HostAllocMs               float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
+	CopyFIFO          bool    `json:"copy_fifo,omitempty"`
+	MallocMs          float64 `json:"malloc_ms"`
+	MemInfoMs         float64 `json:"mem_info_ms"`
+	HostAllocMsPerGiB float64 `json:"host_alloc_ms_per_gib"`
+	HostAllocMs       float64 `json:"host_alloc_ms"` // fixed part of a pinned allocation
 	// KernelSlowdownCopy stretches the kernels while a host→device copy runs
 	// on the device's copy engine: for as long as one copy or more is on it,
 	// every kernel advances at 1/(1+KernelSlowdownCopy) of its processor-shared
