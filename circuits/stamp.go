@@ -26,7 +26,8 @@ import (
 // challenges by stamping: it compiles one challenge (with and without the
 // fill) and two, finds the three sections from their sizes, checks that
 // stamping two challenges from the one-challenge system gives exactly the
-// two-challenge system gnark compiled, and then replays the challenge's
+// two-challenge system gnark compiled (else gnark compiles the whole
+// system), and then replays the challenge's
 // instructions K times with its wires moved. The result is the system gnark
 // would compile, instruction for instruction, wire for wire and level for
 // level (TestStampedEqualsCompiled); only the debug information of failed
@@ -50,11 +51,22 @@ type stampSections struct {
 }
 
 // compilePoRepSHA compiles a porep-sha shape, by stamping where it has at
-// least stampMinChallenges challenges.
+// least stampMinChallenges challenges; a system that cannot be stamped
+// (errNotStampable) is compiled by gnark, with a warning.
 func compilePoRepSHA(sh porepSHAShape) (*cs.R1CS, error) {
 	if sh.challenges < stampMinChallenges {
 		return compileShape(sh)
 	}
+	s, err := stampPoRepSHA(sh)
+	if errors.Is(err, errNotStampable) {
+		slog.Warn("porep-sha: compiling with gnark, which takes minutes at this size", "layout", sh.layout().String(), "reason", err)
+		return compileShape(sh)
+	}
+	return s, err
+}
+
+// stampPoRepSHA compiles the templates, checks them and stamps the shape.
+func stampPoRepSHA(sh porepSHAShape) (*cs.R1CS, error) {
 	start := time.Now()
 	one, two, filled := sh, sh, sh
 	one.challenges, one.fill = 1, 0
