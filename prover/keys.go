@@ -115,9 +115,11 @@ func (k *Keys) solver() *solve.Program {
 	}
 	// A circuit solve does not handle (solve.ErrUnsupported) is left to
 	// gnark's solver.
-	k.solveOnce.Do(func() { k.program, _ = solve.Compile(k.CS, k.SolverOptions...) })
+	k.solveOnce.Do(k.compileSolver)
 	return k.program
 }
+
+func (k *Keys) compileSolver() { k.program, _ = solve.Compile(k.CS, k.SolverOptions...) }
 
 // stateful says whether the system has blueprints with state (gnark's
 // lookup tables, std/lookup/logderivlookup), which gnark's solver resets at

@@ -79,6 +79,12 @@ func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt ke
 		return nil, err
 	}
 	k := &Keys{Circuit: c.Name(), Layout: l, CS: sys, PK: &groth16bls.ProvingKey{}}
+	// cuzk's solver lays the system out on one core (about 5 s at 2^24 on
+	// the development machine, a minute or more at 2^27): beside keygen,
+	// since both only read the system. These keys have no solver options,
+	// so the program is the one their first solve would make; with gnark's
+	// solver asked for afterwards it goes unused.
+	go k.solveOnce.Do(k.compileSolver)
 	pr, pw := io.Pipe()
 	read := make(chan error, 1)
 	go func() {
