@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
 )
 
 // A stamped porep-sha system is the one gnark compiles, instruction for
@@ -118,4 +121,40 @@ func BenchmarkCompilePoRepSHA(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A stamped system proves and verifies with gnark's Groth16, a partition's
+// public inputs and all.
+func TestStampedSystemProves(t *testing.T) {
+	sh := porepSHAShape{challenges: 3, depth: 2, parents: 1, rounds: 2, fill: 1}
+	s, err := stampPoRepSHA(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := range 2 {
+		a, err := PoRepSHA{}.Assign(sh.layout(), []byte("stamp"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		proof, err := groth16.Prove(s, pk, w)
+		if err != nil {
+			t.Fatalf("partition %d: %v", part, err)
+		}
+		pub, err := w.Public()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := groth16.Verify(proof, vk, pub); err != nil {
+			t.Errorf("partition %d: %v", part, err)
+		}
+	}
+	t.Logf("%s: %d constraints, 2 partitions proved and verified", sh.layout(), s.GetNbConstraints())
 }
