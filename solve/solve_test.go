@@ -115,12 +115,13 @@ func firstDiff(a, b fr.Vector) int {
 // circuits (sha's bits come from hints, and its levels are wide enough to be
 // solved in parallel at 2^16; sha2's lookups are divisions, batched, and its
 // hints gnark's std ones; its smallest instance, 157,756 constraints;
-// porep-sha at 2^17 has two challenges, solved as parts on their own cores).
+// porep at 2^16 and porep-sha at 2^17 have challenges solved as parts on
+// their own cores).
 func TestMatchesGnark(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target int
-	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}, {"porep-sha", 1 << 12}, {"porep-sha", 1 << 17}, {"sha2", 1 << 12}} {
+	}{{"mimc", 1 << 12}, {"porep", 1 << 12}, {"sha", 1 << 16}, {"porep", 1 << 16}, {"porep-sha", 1 << 12}, {"porep-sha", 1 << 17}, {"sha2", 1 << 12}} {
 		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.target), func(t *testing.T) {
 			p, r, c, l := program(t, tc.name, tc.target)
 			for part := range 2 {
