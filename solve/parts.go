@@ -25,24 +25,28 @@ const splitHeads = 4
 // split to be worth it.
 const splitLargest = 0.75
 
-// splitSegments splits the long sequential segments into independent
-// parts; cores is how many groups to pack them into.
+// splitSegments splits the program into independent parts; cores is how
+// many groups to pack them into. It tries the whole program first: where
+// it splits (porep-sha, porep), the parts run from the head to the end
+// without a barrier, the wide levels included, each group on one core.
+// Else each long sequential segment is split on its own.
 func (p *Program) splitSegments(cores int) {
-	if cores < 2 {
+	if cores < 2 || len(p.ops) < splitMin {
 		return
 	}
-	var def []int32 // wire → the segment's op that solves it, -1 for none
+	def := make([]int32, p.nbWires) // wire → the range's op that solves it, -1 for none
+	for i := range def {
+		def[i] = -1
+	}
+	if whole := p.split(segment{lo: 0, hi: len(p.ops)}, def, cores); whole[len(whole)-1].groups != nil {
+		p.segs = whole
+		return
+	}
 	var out []segment
 	for _, s := range p.segs {
 		if s.parallel || s.hi-s.lo < splitMin {
 			out = append(out, s)
 			continue
-		}
-		if def == nil {
-			def = make([]int32, p.nbWires)
-			for i := range def {
-				def[i] = -1
-			}
 		}
 		out = append(out, p.split(s, def, cores)...)
 	}
@@ -140,6 +144,9 @@ func (p *Program) split(s segment, def []int32, cores int) []segment {
 	for head := int32(0); head < splitHeads; head++ {
 		if l := parts(head); l < bestLargest {
 			best, bestLargest = head, l
+		}
+		if bestLargest <= int32(n/4) {
+			break // good enough: each try is a pass over every op
 		}
 	}
 	if best < 0 || float64(bestLargest) > splitLargest*float64(n) {
