@@ -18,9 +18,6 @@ import (
 // splitMin is the fewest ops of a sequential segment worth splitting.
 const splitMin = 1 << 14
 
-// splitHeads are the head depths tried: the levels solved before the parts.
-const splitHeads = 4
-
 // splitLargest is how much of a segment its largest part may hold for a
 // split to be worth it.
 const splitLargest = 0.75
@@ -140,13 +137,18 @@ func (p *Program) split(s segment, def []int32, cores int) []segment {
 		}
 		return largest
 	}
+	// Each try is a pass over every op. A head of one level comes first
+	// (porep-sha's challenges all read the replica id's bits, solved by
+	// one hint in level 0); where it leaves nearly everything in one part
+	// (a chain, as mimc's), no other head is tried.
 	best, bestLargest := int32(-1), int32(n)
-	for head := int32(0); head < splitHeads; head++ {
-		if l := parts(head); l < bestLargest {
+	for _, head := range []int32{1, 0, 2, 3} {
+		l := parts(head)
+		if l < bestLargest {
 			best, bestLargest = head, l
 		}
-		if bestLargest <= int32(n/4) {
-			break // good enough: each try is a pass over every op
+		if bestLargest <= int32(n/4) || (head == 1 && float64(l) > 0.9*float64(n)) {
+			break
 		}
 	}
 	if best < 0 || float64(bestLargest) > splitLargest*float64(n) {
