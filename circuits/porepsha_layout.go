@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 )
 
 // porepSHAUnits are the constraints of PoRepSHA's parts at one round count:
@@ -116,11 +112,11 @@ var porepSHACosts sync.Map // rounds → porepSHAUnits
 
 // porepSHACount compiles a shape, checked or not, and counts its constraints.
 func porepSHACount(sh porepSHAShape) (int, error) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, porepSHAEmpty(sh))
+	s, err := compileShape(sh)
 	if err != nil {
-		return 0, fmt.Errorf("compile porep-sha (%s): %w", sh.layout(), err)
+		return 0, err
 	}
-	return ccs.GetNbConstraints(), nil
+	return s.GetNbConstraints(), nil
 }
 
 // porepSHARounds are the round counts a layout may cut the compressions to,

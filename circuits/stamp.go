@@ -142,8 +142,8 @@ func porepSHASections(one, two, filled *cs.R1CS, sh porepSHAShape) (stampSection
 	if pub := one.GetNbPublicVariables(); pub != 4 {
 		return sec, fmt.Errorf("%w: %d public wires, want 4 (one, replica id, root, challenge)", errNotStampable, pub)
 	}
-	if sec := one.GetNbSecretVariables(); sec != 2*sh.parents+sh.depth {
-		return stampSections{}, fmt.Errorf("%w: %d secret wires, want %d", errNotStampable, sec, 2*sh.parents+sh.depth)
+	if n := one.GetNbSecretVariables(); n != 2*sh.parents+sh.depth {
+		return sec, fmt.Errorf("%w: %d secret wires, want %d", errNotStampable, n, 2*sh.parents+sh.depth)
 	}
 	return sec, nil
 }
@@ -201,26 +201,25 @@ func (m *stamper) wire(v uint32, part, c int) (uint32, error) {
 			return uint32(m.sPub + m.k*per + s - per), nil
 		}
 	}
-	i := int(v) - m.tPub - m.tSec
-	base := m.sPub + m.sSec
-	switch {
+	switch i := int(v) - m.tPub - m.tSec; {
 	case i < m.sec.preludeWire:
-		return uint32(base + i), nil
+		return uint32(m.offset(v, inPrelude, c)), nil
 	case i < m.sec.preludeWire+m.sec.blockWire:
 		if part != inBlock {
 			return 0, fmt.Errorf("%w: a challenge's wire outside it", errNotStampable)
 		}
-		return uint32(base + m.sec.preludeWire + c*m.sec.blockWire + i - m.sec.preludeWire), nil
+		return uint32(m.offset(v, inBlock, c)), nil
 	default:
 		if part != inFill {
 			return 0, fmt.Errorf("%w: a fill wire outside the fill", errNotStampable)
 		}
-		return uint32(base + m.sec.preludeWire + m.k*m.sec.blockWire + i - m.sec.preludeWire - m.sec.blockWire), nil
+		return uint32(m.offset(v, inFill, c)), nil
 	}
 }
 
-// offset maps the wire count an instruction was added at (its WireOffset:
-// the next internal wire's id) within its section.
+// offset maps template wire w, internal to section part (of challenge c),
+// to the stamped system's; it maps an instruction's WireOffset (the next
+// internal wire's id when it was added) the same way.
 func (m *stamper) offset(w uint32, part, c int) int {
 	i := int(w) - m.tPub - m.tSec
 	base := m.sPub + m.sSec
@@ -237,18 +236,17 @@ func (m *stamper) offset(w uint32, part, c int) int {
 // section is a run of the template's instructions and where the stamped
 // copies of it go.
 type section struct {
-	part      int
-	from, to  int // template instructions
-	data      int // template call data at from
-	words     int // call data words of the run
-	cons      int // constraints of the run
-	wires     []int
-	ends      []int // offsets of hint outputs' exclusive ends
-	copies    int
-	inst0     int // stamped instruction of the first copy's first
-	data0     int // its call data
-	cons0     int // its constraint
-	levelBase []int32
+	part     int
+	from, to int // template instructions
+	data     int // template call data at from
+	words    int // call data words of the run
+	cons     int // constraints of the run
+	wires    []int
+	ends     []int // offsets of hint outputs' exclusive ends
+	copies   int
+	inst0    int // stamped instruction of the first copy's first
+	data0    int // its call data
+	cons0    int // its constraint
 }
 
 // stamp builds the system of k challenges from the one-challenge system t.
@@ -293,16 +291,16 @@ func stamp(t *cs.R1CS, sec stampSections, k int) (*cs.R1CS, error) {
 		s.AddPublicVariable(name)
 	}
 	for c := range k {
-		s.AddPublicVariable(renumber(t.Public[3], "Challenges_", 0, c))
+		s.AddPublicVariable(renumber(t.Public[3], "Challenges_", c))
 	}
 	for c := range k {
 		for _, name := range t.Secret[:2*sec.parents] {
-			s.AddSecretVariable(renumber(name, "Parents_", 0, c))
+			s.AddSecretVariable(renumber(name, "Parents_", c))
 		}
 	}
 	for c := range k {
 		for _, name := range t.Secret[2*sec.parents : 2*sec.parents+sec.depth] {
-			s.AddSecretVariable(renumber(name, "Paths_", 0, c))
+			s.AddSecretVariable(renumber(name, "Paths_", c))
 		}
 	}
 	for _, name := range t.Secret[2*sec.parents+sec.depth:] {
@@ -457,10 +455,10 @@ func (m *stamper) copySection(s *cs.R1CS, x *section, c int) error {
 	return nil
 }
 
-// renumber replaces the index that follows prefix at the start of name
+// renumber replaces the index 0 that follows prefix at the start of name
 // ("Parents_0_3" → "Parents_5_3").
-func renumber(name, prefix string, from, to int) string {
-	head := fmt.Sprintf("%s%d", prefix, from)
+func renumber(name, prefix string, to int) string {
+	head := prefix + "0"
 	if !strings.HasPrefix(name, head) {
 		return name
 	}
