@@ -10,10 +10,11 @@ import (
 // narrow: porep-sha's are a few hundred ops wide, below parallelLevel, so
 // its solve ran on one core however many it had. But its challenges are
 // independent: each reads the replica id's bits and its own inputs, never
-// another challenge's wires. A long sequential segment is therefore split,
-// where it can be, into parts that share no wire: a head (its first few
-// levels, the bits every part reads), then the parts, packed into one group
-// per core and solved at once, each group in level order.
+// another challenge's wires. The program, or where it does not split each
+// long sequential segment, is therefore split into parts that share no
+// wire: a head (its first few levels, the bits every part reads), then the
+// parts, packed into one group per core and solved at once, each group in
+// level order.
 
 // splitMin is the fewest ops of a sequential segment worth splitting.
 const splitMin = 1 << 14
@@ -141,9 +142,10 @@ func (p *Program) split(s segment, def []int32, cores int) []segment {
 	// (porep-sha's challenges all read the replica id's bits, solved by
 	// one hint in level 0); where it leaves nearly everything in one part
 	// (a chain, as mimc's), no other head is tried.
-	best, bestLargest := int32(-1), int32(n)
+	best, bestLargest, last := int32(-1), int32(n), int32(-1)
 	for _, head := range []int32{1, 0, 2, 3} {
 		l := parts(head)
+		last = head
 		if l < bestLargest {
 			best, bestLargest = head, l
 		}
@@ -154,7 +156,9 @@ func (p *Program) split(s segment, def []int32, cores int) []segment {
 	if best < 0 || float64(bestLargest) > splitLargest*float64(n) {
 		return []segment{s}
 	}
-	parts(best)
+	if last != best {
+		parts(best) // the union-find holds the last head's parts
+	}
 
 	// Pack the parts into groups, largest first, each into the group
 	// with the fewest ops.

@@ -622,18 +622,11 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 func (p *Program) runParallel(res *Result, lo, hi int, hints Hints) error {
 	n := hi - lo
 	chunks := max(1, min(runtime.GOMAXPROCS(0), n/(parallelLevel/4)))
-	errs := make([]error, chunks)
-	var wg sync.WaitGroup
-	for k := range chunks {
-		a, b := lo+k*n/chunks, lo+(k+1)*n/chunks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[k] = p.run(res, a, b, hints)
-		}()
+	bounds := make([]int, chunks+1)
+	for k := range bounds {
+		bounds[k] = lo + k*n/chunks
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return p.runGroups(res, bounds, hints)
 }
 
 // runGroups solves runs [bounds[k], bounds[k+1]) at once, one per goroutine.
