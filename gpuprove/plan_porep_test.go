@@ -1,0 +1,43 @@
+package gpuprove
+
+import "testing"
+
+// porepSHAShape is porep-sha's key shape on a domain of 2^logN: its A, B
+// and K point sets have 0.735 points a domain point (12,332,621 wires at
+// 2^24: docs/runs/h200-2026-12-02), Z one; b_g2 on the device beside the
+// G1 MSMs, the wire MSMs split.
+func porepSHAShape(logN int) keyShape {
+	n := 1 << logN
+	w := int(float64(n) * 0.735)
+	return keyShape{n: n, na: w, nb: w, nk: w, nz: n - 1, g2: true, g2Beside: true, split: true}
+}
+
+// The plans of the PoRep-scale runs under 16 GiB, with the estimated sizes:
+// at 2^24 the points stay resident beside compact partitions (the H200
+// planned it so with the library's sizes, whose kernel scratch is 3.45 GiB
+// against the estimate's 6.48: 7.01 GiB of points, room for 5 partitions
+// of 1 GiB; the estimate leaves room for 2); at
+// 2^26 and 2^27 they are streamed from the Go heap (--key-tier host) and
+// at least one compact partition fits beside the chunk buffers.
+func TestPoRepSHAPlansUnder16GiB(t *testing.T) {
+	host := planOptions{tier: TierHost, beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}
+	for _, c := range []struct {
+		name      string
+		logN      int
+		o         planOptions
+		tier      string
+		minBeside int
+	}{
+		{"2^24", 24, planOptions{beside: 2, pinnedFree: 64 * gib, hostFree: unlimited}, TierDevice, 2},
+		{"2^26 host tier", 26, host, TierHost, 2},
+		{"2^27 host tier", 27, host, TierHost, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(porepSHAShape(c.logN), 16*gib, c.o, estimatedSizes{})
+			t.Logf("\n%s", p)
+			if !p.Fits() || p.Tier != c.tier || p.Layout != LayoutCompact || p.Beside < c.minBeside {
+				t.Fatalf("fits %v, tier %s, layout %s, room for %d; want a %s plan, compact, room for %d", p.Fits(), p.Tier, p.Layout, p.Beside, c.tier, c.minBeside)
+			}
+		})
+	}
+}
