@@ -128,6 +128,15 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	var device string
 	var part prover.Timings       // one partition alone, on the whole card
 	var zeros, ones, others int64 // wire scalars of the split MSMs
+	inMemory := c.String("keys") == keysInMemory
+	if inMemory && c.Int("gnark-runs") == 0 && k.SolverName() == "cuzk" {
+		// Keys made for this run: nothing needs the system's instructions
+		// once cuzk's solver has its program (9 GiB at porep-sha's 2^26).
+		if err := k.ReleaseSystem(); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "bench: the constraint system's instructions released (cuzk's solver has its program)\n")
+	}
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"),
@@ -151,6 +160,18 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		if err != nil {
 			g.Close()
 			return err
+		}
+		if inMemory && !k.PointsPinned() {
+			// Keys made for this run, streamed from pinned memory: moved
+			// there rather than copied, so that the host holds them once.
+			if p, err := g.Backend.Plan(g.Backend.Devices()[0], k); err == nil && p.KeyTier() == gpuprove.TierPinned {
+				start := time.Now()
+				if err := g.PinKeys(k); err != nil {
+					g.Close()
+					return fmt.Errorf("move the keys' points into pinned memory: %w", err)
+				}
+				fmt.Fprintf(c.App.ErrWriter, "bench: the keys' A, B, K and G2 B points moved into pinned memory in %.1f s\n", time.Since(start).Seconds())
+			}
 		}
 		devs, hostBytes := len(g.GPUDevices()), prover.HostFootprint(k)
 		solves := min(solvesAtOnce(cfg, devs, hostBytes), nparts*njobs)

@@ -308,6 +308,16 @@ func CopyOut[T any](d *Device, v []T, src Ptr, s Stream) error {
 type HostBuffer struct {
 	p     unsafe.Pointer
 	bytes int64
+	// borrowed: memory HostAlloc gave someone else, lent for copies; HostFree
+	// leaves it to its owner.
+	borrowed bool
+}
+
+// BorrowHost lends bytes of pinned memory at p (from HostAlloc, owned
+// elsewhere: prover.Keys.PinPoints's points) as a HostBuffer for copies;
+// HostFree of it frees nothing. The owner keeps p valid while it is used.
+func BorrowHost(p unsafe.Pointer, bytes int64) *HostBuffer {
+	return &HostBuffer{p: p, bytes: bytes, borrowed: true}
 }
 
 // Pointer is the buffer's address; it stays valid until HostFree.
@@ -333,6 +343,10 @@ func (d *Device) HostAlloc(bytes int64) (*HostBuffer, error) {
 // whole device).
 func (d *Device) HostFree(h *HostBuffer) error {
 	if h == nil || h.p == nil {
+		return nil
+	}
+	if h.borrowed {
+		h.p = nil
 		return nil
 	}
 	err := d.lib.check("cuzk_host_free", C.cz_i_p(d.lib.fn.hostFree, d.dev(), h.p))

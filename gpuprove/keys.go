@@ -193,10 +193,22 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		name string
 		mem  func() (pointSet, error) // from the proving key in memory
 	}
+	// Points the keys moved into pinned memory (prover.Keys.PinPoints) are
+	// streamed from there: no second copy. Z is reordered into a copy of
+	// its own whatever the keys hold.
+	borrow := tier == TierPinned && k.PointsPinned()
+	place := func(name string, points []curve.G1Affine) func() (pointSet, error) {
+		return func() (pointSet, error) {
+			if borrow {
+				return borrowedPointSet(name, points, pointBytes), nil
+			}
+			return newPointSet(dk.cd, name, points, pointBytes, tier, dk.stream)
+		}
+	}
 	srcs := []source{
-		{&r.a, "A", func() (pointSet, error) { return newPointSet(dk.cd, "A", pk.G1.A, pointBytes, tier, dk.stream) }},
-		{&r.b, "B", func() (pointSet, error) { return newPointSet(dk.cd, "B", pk.G1.B, pointBytes, tier, dk.stream) }},
-		{&r.k, "K", func() (pointSet, error) { return newPointSet(dk.cd, "K", pk.G1.K, pointBytes, tier, dk.stream) }},
+		{&r.a, "A", place("A", pk.G1.A)},
+		{&r.b, "B", place("B", pk.G1.B)},
+		{&r.k, "K", place("K", pk.G1.K)},
 		{&r.z, "Z", func() (pointSet, error) {
 			zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
 			if err != nil {
@@ -207,6 +219,9 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	}
 	if dk.g2 {
 		srcs = append(srcs, source{&r.g2, "G2 B", func() (pointSet, error) {
+			if borrow {
+				return borrowedPointSet("G2 B", pk.G2.B, g2PointBytes), nil
+			}
 			return newPointSet(dk.cd, "G2 B", pk.G2.B, g2PointBytes, tier, dk.stream)
 		}})
 	}
@@ -347,6 +362,11 @@ func (dk *deviceKeys) points(k *prover.Keys, r *resident) (*prover.Points, error
 func (dk *deviceKeys) takeBudgets(k *prover.Keys, r *resident) error {
 	p := &r.plan
 	bytes := p.HostKeys
+	if p.Tier == TierPinned && k.PointsPinned() {
+		// Only Z's reordered copy is made (the other sets are where the
+		// keys moved them).
+		bytes = int64(k.Counts().Z) * pointBytes
+	}
 	if p.Tier == TierPinned {
 		if dk.host.take(bytes) {
 			if dk.pinned.take(bytes) {

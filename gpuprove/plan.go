@@ -203,6 +203,9 @@ type keyShape struct {
 	// onDisk: the points are in no memory (the keys were loaded without
 	// them): every tier but the disk's reads them into memory it allocates.
 	onDisk bool
+	// pinned: the keys moved A, B, K and G2 B into pinned memory
+	// (prover.Keys.PinPoints): the pinned tier copies only Z.
+	pinned bool
 	// commits are the points of each commitment's basis (none: no
 	// commitments); the proof of knowledge's MSM is over all of them.
 	commits []int
@@ -211,7 +214,7 @@ type keyShape struct {
 func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 	pk, c := k.PK, k.Counts()
 	s := keyShape{n: int(pk.Domain.Cardinality), na: c.A, nb: c.B, nk: c.K, nz: c.Z,
-		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory()}
+		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory(), pinned: k.PointsPinned()}
 	for _, ck := range pk.CommitmentKeys {
 		s.commits = append(s.commits, len(ck.Basis))
 	}
@@ -234,6 +237,15 @@ func (s keyShape) keyBytes() int64 {
 		b += int64(s.nb) * g2PointBytes
 	}
 	return b
+}
+
+// pinnedCopy is what streaming the key set from pinned memory copies there:
+// every point, or only Z when the keys moved the others there already.
+func (s keyShape) pinnedCopy() int64 {
+	if s.pinned {
+		return int64(s.nz) * pointBytes
+	}
+	return s.keyBytes()
 }
 
 func (s keyShape) largest() int { return max(s.na, s.nb, s.nk, s.nz, 1) }
@@ -411,7 +423,7 @@ type planOptions struct {
 func streamTier(s keyShape, o planOptions) string {
 	b := s.keyBytes()
 	switch {
-	case b <= o.pinnedFree && b <= o.hostFree:
+	case s.pinnedCopy() <= o.pinnedFree && s.pinnedCopy() <= o.hostFree:
 		return TierPinned
 	case !s.onDisk || b <= o.hostFree:
 		return TierHost
@@ -450,7 +462,7 @@ func planFor(s keyShape, free int64, o planOptions, sz sizes) Plan {
 	case TierPinned:
 		// Forced: pinned unless its budget is short, whatever the host's.
 		tiers = []string{TierPinned}
-		if s.keyBytes() > o.pinnedFree {
+		if s.pinnedCopy() > o.pinnedFree {
 			tiers = []string{TierHost}
 		}
 	default:

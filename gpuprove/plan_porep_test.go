@@ -41,3 +41,26 @@ func TestPoRepSHAPlansUnder16GiB(t *testing.T) {
 		})
 	}
 }
+
+// Keys whose points were moved into pinned memory (prover.Keys.PinPoints)
+// stream from there with a pinned budget that holds only Z's reordered
+// copy; the same budget sends keys in the Go heap to the pageable tier.
+func TestMovedPointsPlanPinned(t *testing.T) {
+	s := porepSHAShape(26)
+	o := planOptions{beside: 2, pinnedFree: 8 * gib, hostFree: unlimited}
+	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Tier != TierHost {
+		t.Fatalf("28 GiB of points in the Go heap with 8 GiB of pinned budget: tier %s, want %s", p.Tier, TierHost)
+	}
+	s.pinned = true
+	if c := s.pinnedCopy(); c != int64(s.nz)*pointBytes {
+		t.Fatalf("moved points copy %d bytes, want Z's %d", c, int64(s.nz)*pointBytes)
+	}
+	p := planFor(s, 16*gib, o, estimatedSizes{})
+	if p.Tier != TierPinned || !p.Fits() {
+		t.Fatalf("moved points: tier %s, fits %v; want %s", p.Tier, p.Fits(), TierPinned)
+	}
+	o.tier = TierPinned
+	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Tier != TierPinned {
+		t.Fatalf("moved points, pinned tier asked for: %s", p.Tier)
+	}
+}

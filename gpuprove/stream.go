@@ -61,6 +61,16 @@ func newPointSet[T any](cd *cuda.Device, name string, points []T, size int64, ti
 	return ps, err
 }
 
+// borrowedPointSet is points already in pinned memory that someone else
+// owns (prover.Keys.PinPoints): streamed from there, never freed here.
+func borrowedPointSet[T any](name string, points []T, size int64) pointSet {
+	ps := pointSet{name: name, n: len(points), size: size}
+	if len(points) > 0 {
+		ps.pin = cuda.BorrowHost(unsafe.Pointer(&points[0]), ps.bytes())
+	}
+	return ps
+}
+
 // newPointSetFromFile places the section name of the points file pts as
 // the tier says: uploaded (through a Go buffer of filePiece points), read
 // into pinned memory or into the Go heap, or left on disk to be streamed.

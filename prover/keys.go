@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -61,7 +62,9 @@ type Keys struct {
 
 	statefulOnce sync.Once
 	isStateful   bool
-	gnarkMu      sync.Mutex // held by gnark's solves of a stateful system
+	released     atomic.Bool // ReleaseSystem
+	pinned       atomic.Bool // PinPoints
+	gnarkMu      sync.Mutex  // held by gnark's solves of a stateful system
 }
 
 // Solver names a witness solver.
@@ -220,6 +223,9 @@ func SetupWith(c circuits.Circuit, target int, mul keygen.Multiplier) (*Keys, er
 // Save writes the keys to dir: the R1CS, the proving key (raw dump, the fastest
 // to load), the verifying key, and the manifest with their hashes, last.
 func (k *Keys) Save(dir string) error {
+	if k.SystemReleased() {
+		return fmt.Errorf("save keys of %s: %w", k.Circuit, ErrSystemReleased)
+	}
 	m, err := saveFiles(dir, k.Circuit, k.Layout, k.CS.GetNbConstraints(), []keyFile{
 		{r1csFile, func(w io.Writer) error { _, err := k.CS.WriteTo(w); return err }},
 		{pkFile, k.PK.WriteDump},

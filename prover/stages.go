@@ -160,6 +160,9 @@ func synthesize(k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolv
 	if cm != nil {
 		opts = append(opts, csolver.OverrideHint(bsb22, cm.hint))
 	}
+	if k.SystemReleased() {
+		return nil, ErrSystemReleased
+	}
 	if k.stateful() {
 		// gnark's lookup blueprints keep their table in the system: one
 		// solve at a time.

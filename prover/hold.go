@@ -1,0 +1,94 @@
+package prover
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"unsafe"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+)
+
+// What a process that makes its keys in memory (SetupInMemory) can give up
+// once they are made, so that a PoRep-sized key set leaves the host room for
+// partitions: at 2^26 the R1CS's instructions are about 9 GiB, and points
+// streamed from pinned memory are otherwise held twice, in the Go heap and in
+// their pinned copy (28 GiB each).
+
+// ErrSystemReleased is the error of what needs the constraint system's
+// instructions after ReleaseSystem: gnark's solver and prover, Save.
+var ErrSystemReleased = errors.New("the constraint system's instructions were released (cuzk's solver has its own program)")
+
+// ReleaseSystem drops the bulk of the constraint system, its instructions,
+// their call data and their levels, once cuzk's solver has laid out its own
+// program (it waits for the layout): the counts, the commitments' and
+// hints' descriptions and the coefficients stay. Witnesses are then solved
+// by cuzk's solver only; gnark's solver and prover and Save return
+// ErrSystemReleased. It refuses keys that need gnark's solver.
+func (k *Keys) ReleaseSystem() error {
+	if k.solver() == nil {
+		return fmt.Errorf("keys of %s: %s's solver needs the constraint system: it cannot be released", k.Circuit, k.SolverName())
+	}
+	k.CS.Instructions, k.CS.CallData, k.CS.Levels = nil, nil, nil
+	k.released.Store(true)
+	debug.FreeOSMemory()
+	return nil
+}
+
+// SystemReleased says whether ReleaseSystem dropped the system's
+// instructions.
+func (k *Keys) SystemReleased() bool { return k.released.Load() }
+
+// HostAlloc allocates bytes of pinned host memory that stays valid for the
+// process (cuda.Device.HostAlloc, never freed).
+type HostAlloc func(bytes int64) (unsafe.Pointer, error)
+
+// PinPoints moves the proving key's A, B and K points and its G2 B points
+// into memory from alloc (pinned host memory): each set is copied and its
+// Go slice replaced by one over the new memory, so the Go heap's copy is
+// collected before the next set is allocated (the peak is the keys and one
+// set). Z stays in the Go heap: the GPU backend reorders it into a copy of
+// its own. The keys work as before; a GPU backend streams the moved sets
+// from where they are instead of copying them again (PointsPinned). The
+// memory is never freed: for keys that live as long as the process, as
+// SetupInMemory's do in bench prove.
+func (k *Keys) PinPoints(alloc HostAlloc) error {
+	if !k.PointsInMemory() {
+		return fmt.Errorf("keys of %s: points on disk cannot be pinned in memory", k.Circuit)
+	}
+	if k.pinned.Load() {
+		return nil
+	}
+	var err error
+	for _, s := range []*[]curve.G1Affine{&k.PK.G1.A, &k.PK.G1.B, &k.PK.G1.K} {
+		if *s, err = moveTo(alloc, *s); err != nil {
+			return fmt.Errorf("keys of %s: pin points: %w", k.Circuit, err)
+		}
+		debug.FreeOSMemory()
+	}
+	if k.PK.G2.B, err = moveTo(alloc, k.PK.G2.B); err != nil {
+		return fmt.Errorf("keys of %s: pin G2 points: %w", k.Circuit, err)
+	}
+	debug.FreeOSMemory()
+	k.pinned.Store(true)
+	return nil
+}
+
+// PointsPinned says whether PinPoints moved the A, B, K and G2 B points
+// into pinned memory.
+func (k *Keys) PointsPinned() bool { return k.pinned.Load() }
+
+// moveTo copies s into memory from alloc and returns the slice over it.
+func moveTo[T any](alloc HostAlloc, s []T) ([]T, error) {
+	if len(s) == 0 {
+		return s, nil
+	}
+	var zero T
+	p, err := alloc(int64(len(s)) * int64(unsafe.Sizeof(zero)))
+	if err != nil {
+		return s, err
+	}
+	out := unsafe.Slice((*T)(p), len(s))
+	copy(out, s)
+	return out, nil
+}

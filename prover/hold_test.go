@@ -1,0 +1,88 @@
+package prover
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/consensys/gnark/backend/groth16"
+
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
+)
+
+// Keys made in memory whose points were moved (to Go memory standing in for
+// pinned memory) and whose system's instructions were released still prove
+// partitions gnark verifies; what needs the instructions says so.
+func TestPinnedReleasedKeysProve(t *testing.T) {
+	c, err := circuits.Lookup("porep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	constraints, a0, g2last := k.Constraints(), k.PK.G1.A[0], k.PK.G2.B[len(k.PK.G2.B)-1]
+	var held [][]byte // the stand-in's memory, alive as pinned memory would be
+	var moved int64
+	alloc := func(bytes int64) (unsafe.Pointer, error) {
+		b := make([]byte, bytes)
+		held = append(held, b)
+		moved += bytes
+		return unsafe.Pointer(&b[0]), nil
+	}
+	if err := k.PinPoints(alloc); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(len(k.PK.G1.A)+len(k.PK.G1.B)+len(k.PK.G1.K))*96 + int64(len(k.PK.G2.B))*192
+	if !k.PointsPinned() || len(held) != 4 || moved != want {
+		t.Fatalf("pinned %v: %d sets, %d bytes moved; want 4 sets, %d bytes", k.PointsPinned(), len(held), moved, want)
+	}
+	if unsafe.Pointer(&k.PK.G1.A[0]) != unsafe.Pointer(&held[0][0]) || !k.PK.G1.A[0].Equal(&a0) || !k.PK.G2.B[len(k.PK.G2.B)-1].Equal(&g2last) {
+		t.Fatal("A's points are not in the moved memory, or not the same points")
+	}
+	if err := k.PinPoints(alloc); err != nil || len(held) != 4 {
+		t.Fatalf("a second PinPoints: %v, %d sets", err, len(held))
+	}
+	if err := k.ReleaseSystem(); err != nil {
+		t.Fatal(err)
+	}
+	if !k.SystemReleased() || k.CS.Instructions != nil || k.CS.CallData != nil || k.Constraints() != constraints {
+		t.Fatalf("released %v, %d instructions, %d constraints (want %d)", k.SystemReleased(), len(k.CS.Instructions), k.Constraints(), constraints)
+	}
+	for p := range 2 {
+		w, err := Witness(k, []byte("held"), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
+		if err != nil {
+			t.Fatalf("partition %d: %v", p, err)
+		}
+		pub, _ := w.Public()
+		if err := groth16.Verify(proof, k.VK, pub); err != nil {
+			t.Fatalf("partition %d: gnark rejects the proof: %v", p, err)
+		}
+	}
+	if err := k.Save(t.TempDir()); !errors.Is(err, ErrSystemReleased) {
+		t.Errorf("Save of released keys: %v, want ErrSystemReleased", err)
+	}
+	k.Solver = SolverGnark
+	w, err := Witness(k, []byte("held"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Prove(context.Background(), k, CPU{}, w, nil); !errors.Is(err, ErrSystemReleased) {
+		t.Errorf("gnark's solver on released keys: %v, want ErrSystemReleased", err)
+	}
+	k2, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2.Solver = SolverGnark
+	if err := k2.ReleaseSystem(); err == nil || k2.SystemReleased() {
+		t.Errorf("keys solved by gnark released their system (%v)", err)
+	}
+}
