@@ -41,7 +41,7 @@ func benchProveCommand() *cli.Command {
 			&cli.StringFlag{Name: "circuit", Value: "mimc", Usage: "example circuit: mimc, porep, sha, porep-sha or sha2"},
 			&cli.StringFlag{Name: "sizes", Value: "4K,64K,1M", Usage: "target constraint counts, comma separated"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "timed runs per prover and size (after one warm-up)", Action: intAtLeast("runs", 1)},
-			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing); " + keysInMemory + ": made in this process for the run and never written (for disks that cannot hold them)"},
+			&cli.StringFlag{Name: "keys", Value: "build/keys", Usage: "key cache directory (keys are made when missing); " + keysInMemory + ": made in this process for the run and never written (for disks that cannot hold them); with the GPU backend their points move into pinned memory where a plan streams them from there, and, with --gnark-runs 0, the constraint system's instructions are released once cuzk's solver has its program (the host holds each once)"},
 			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "cpu: the staged prover against gnark's; gpu: jobs through the actors on the GPU per design and worker count"},
 			keygenFlag(),
 			solverFlag(),
