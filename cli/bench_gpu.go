@@ -56,6 +56,8 @@ func benchGPUFlags() []cli.Flag {
 				return nil
 			}},
 		&cli.BoolFlag{Name: "ntt-in-place", Usage: "gpu: run the NTTs in place (a bit-reversal pass, no scratch vector) whatever the plan would choose"},
+		&cli.StringFlag{Name: "chunk-points", Value: "0", Usage: "gpu: the most points one MSM call sees, a power of two from 64K to 4M (0: the plan's choice); with --key-tier, --layout and --ntt-in-place a smaller run can take a larger one's plan, to calibrate the simulator on it",
+			Action: func(_ *cli.Context, v string) error { _, err := chunkPoints(v); return err }},
 		bg2Flag(),
 	}, hostMemFlags()...)
 }
@@ -123,6 +125,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	if err != nil {
 		return err
 	}
+	chunk, err := chunkPoints(c.String("chunk-points"))
+	if err != nil {
+		return err
+	}
 	var rows []gpuBenchRow
 	var warm time.Duration
 	var device string
@@ -139,7 +145,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	}
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
-			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"),
+			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"), ChunkPoints: chunk,
 			MSMTables: c.String("msm-tables")})
 		if err != nil {
 			return err
@@ -498,4 +504,20 @@ func benchJobs(ctx context.Context, opt runner.ServiceOptions, subs []runner.Sub
 		return nil, 0, err
 	}
 	return reps, time.Since(start), nil
+}
+
+// chunkPoints reads --chunk-points: 0, or a power of two within the
+// planner's chunk sizes.
+func chunkPoints(s string) (int, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	n, err := parseCount(s)
+	if err != nil {
+		return 0, fmt.Errorf("--chunk-points: %w", err)
+	}
+	if n < gpuprove.MinChunkPoints || n > gpuprove.MaxChunkPoints || n&(n-1) != 0 {
+		return 0, fmt.Errorf("--chunk-points %s: want 0 or a power of two from %d to %d", s, gpuprove.MinChunkPoints, gpuprove.MaxChunkPoints)
+	}
+	return n, nil
 }

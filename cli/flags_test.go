@@ -77,3 +77,16 @@ func TestPartitionTooLargeRefusedUpFront(t *testing.T) {
 	}
 	t.Logf("\n%s", stdout)
 }
+
+func TestChunkPoints(t *testing.T) {
+	for in, want := range map[string]int{"0": 0, "4M": 1 << 22, "2^20": 1 << 20, "64K": 1 << 16} {
+		if got, err := chunkPoints(in); err != nil || got != want {
+			t.Errorf("--chunk-points %s: %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"3M", "8M", "32K", "x", "-4M"} {
+		if got, err := chunkPoints(in); err == nil {
+			t.Errorf("--chunk-points %s: %d, want an error", in, got)
+		}
+	}
+}
