@@ -167,15 +167,16 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			g.Close()
 			return err
 		}
-		if inMemory && !k.PointsPinned() {
+		if inMemory {
 			// Keys made for this run, streamed from pinned memory: moved
 			// there rather than copied, so that the host holds them once.
-			if p, err := g.Backend.Plan(g.Backend.Devices()[0], k); err == nil && p.KeyTier() == gpuprove.TierPinned {
-				start := time.Now()
-				if err := g.PinKeys(k); err != nil {
-					g.Close()
-					return fmt.Errorf("move the keys' points into pinned memory: %w", err)
-				}
+			start := time.Now()
+			moved, err := g.Backend.PinKeysIfStreamed(k)
+			if err != nil {
+				g.Close()
+				return fmt.Errorf("move the keys' points into pinned memory: %w", err)
+			}
+			if moved {
 				fmt.Fprintf(c.App.ErrWriter, "bench: the keys' A, B, K and G2 B points moved into pinned memory in %.1f s\n", time.Since(start).Seconds())
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -245,6 +246,39 @@ func (b *Backend) DevicePlan(i int, k *prover.Keys) (prover.DevicePlan, error) {
 
 // Devices are the CUDA indices of the backend's devices.
 func (b *Backend) Devices() []int { return slices.Clone(b.order) }
+
+// PinKeys moves keys' A, B, K and G2 B points into pinned host memory of
+// the backend's first device (prover.Keys.PinPoints), for keys that live as
+// long as the process: a plan that streams them from pinned memory then uses
+// them where they are, with no second copy (at 2^26 porep-sha's are 22 GiB).
+// The memory is never freed.
+func (b *Backend) PinKeys(k *prover.Keys) error {
+	if len(b.order) == 0 {
+		return fmt.Errorf("pin keys: no device")
+	}
+	cd := b.devs[b.order[0]].cd
+	return k.PinPoints(func(bytes int64) (unsafe.Pointer, error) {
+		h, err := cd.HostAlloc(bytes)
+		if err != nil {
+			return nil, err
+		}
+		return h.Pointer(), nil
+	})
+}
+
+// PinKeysIfStreamed is PinKeys where the plan on the first device streams
+// k's points from pinned memory (and they are in memory, not moved yet); it
+// says whether it moved them.
+func (b *Backend) PinKeysIfStreamed(k *prover.Keys) (bool, error) {
+	if len(b.order) == 0 || !k.PointsInMemory() || k.PointsPinned() {
+		return false, nil
+	}
+	p, err := b.Plan(b.order[0], k)
+	if err != nil || p.Tier != TierPinned {
+		return false, nil
+	}
+	return true, b.PinKeys(k)
+}
 
 // EvictIdleOn frees the keys no partition has used for idle on device i and
 // returns the bytes freed. cudaFree waits for the whole device.

@@ -3,7 +3,6 @@ package gpuprove
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
@@ -90,23 +89,8 @@ func Open(opt Options) (*GPUs, error) {
 	return g, nil
 }
 
-// PinKeys moves keys' A, B, K and G2 B points into pinned host memory of
-// the first device (prover.Keys.PinPoints), for keys that live as long as
-// the process: a plan that streams them from pinned memory then uses them
-// where they are, with no second copy (at 2^26 porep-sha's are 22 GiB).
-func (g *GPUs) PinKeys(k *prover.Keys) error {
-	if len(g.Devices) == 0 {
-		return fmt.Errorf("pin keys: no device")
-	}
-	cd := g.Devices[0].cd
-	return k.PinPoints(func(bytes int64) (unsafe.Pointer, error) {
-		h, err := cd.HostAlloc(bytes)
-		if err != nil {
-			return nil, err
-		}
-		return h.Pointer(), nil
-	})
-}
+// PinKeys is Backend.PinKeys.
+func (g *GPUs) PinKeys(k *prover.Keys) error { return g.Backend.PinKeys(k) }
 
 // GPUDevices returns the devices as the lock designs take them.
 func (g *GPUs) GPUDevices() []gpu.Device {
