@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/solve"
 )
 
@@ -131,6 +134,74 @@ func BenchmarkSolvePoRepSHA(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/n/float64(p.Constraints()), "cpu-ns/constraint")
 			b.ReportMetric(cpu.Seconds()/n, "cpu-s/partition")
 		})
+	}
+}
+
+// BenchmarkSolvesAhead runs eight porep-sha solves at once, as synthesis
+// ahead of the GPU does on a 16-core host, each on a lane of the cores' pool
+// (lanes) or on goroutines of its own (shared), and reports when the first
+// and the last ended and the mean: the GPU waits for the first, the job for
+// the last.
+//
+//	go test -run - -bench 'SolvesAhead/2\^20' -benchtime 5x ./circuits/
+//
+// CUZK_SOLVE_LOGS picks the sizes (default 20).
+func BenchmarkSolvesAhead(b *testing.B) {
+	const solves = 8
+	logs := []int{20}
+	if v := os.Getenv("CUZK_SOLVE_LOGS"); v != "" {
+		logs = logs[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				b.Fatalf("CUZK_SOLVE_LOGS=%q: %v", v, err)
+			}
+			logs = append(logs, n)
+		}
+	}
+	for _, lg := range logs {
+		p, vec, res := solveSetup(b, "porep-sha", 1<<lg)
+		p.Release(res)
+		p.Reserve(solves)
+		for _, lanes := range []bool{true, false} {
+			name := "shared"
+			if lanes {
+				name = "lanes"
+			}
+			b.Run(fmt.Sprintf("2^%d/%s", lg, name), func(b *testing.B) {
+				var first, last, mean time.Duration
+				for b.Loop() {
+					start := time.Now()
+					ended := make([]time.Duration, solves)
+					var wg sync.WaitGroup
+					for i := range solves {
+						var l *par.Lane
+						if lanes {
+							l = par.NewLane()
+						}
+						wg.Go(func() {
+							r, err := p.SolveOn(l, vec, solve.Hints{})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							ended[i] = time.Since(start)
+							p.Release(r)
+						})
+					}
+					wg.Wait()
+					slices.Sort(ended)
+					first, last = first+ended[0], last+ended[solves-1]
+					for _, e := range ended {
+						mean += e / solves
+					}
+				}
+				n := time.Duration(b.N)
+				b.ReportMetric(float64((first/n).Microseconds())/1e3, "ms-first")
+				b.ReportMetric(float64((mean/n).Microseconds())/1e3, "ms-mean")
+				b.ReportMetric(float64((last/n).Microseconds())/1e3, "ms-last")
+			})
+		}
 	}
 }
 

@@ -90,19 +90,26 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 // SynthesizeWith is Synthesize with more solver options (gnark's: hints
 // with solver.WithHints), given to whichever solver runs.
 func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
-	return synthesize(k, full, nil, opts)
+	return synthesize(nil, k, full, nil, opts)
 }
 
 // SynthesizeFor is SynthesizeWith for partitions that backend b proves: the
 // circuit's commitments are computed by b's commitment MSMs when it has them
 // (Capabilities.Commitments), else on the host.
 func SynthesizeFor(b Backend, k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
-	return synthesize(k, full, CapabilitiesOf(b).Commitments, opts)
+	return SynthesizeOn(nil, b, k, full, opts...)
 }
 
-// synthesize is SynthesizeWith with msm computing the commitments (nil: the
+// SynthesizeOn is SynthesizeFor with cuzk's solver running its parallel work
+// in l's place in the queue for the host's cores (par.Lane; nil: on
+// goroutines of its own). gnark's solver ignores l.
+func SynthesizeOn(l *par.Lane, b Backend, k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
+	return synthesize(l, k, full, CapabilitiesOf(b).Commitments, opts)
+}
+
+// synthesize is SynthesizeOn with msm computing the commitments (nil: the
 // host).
-func synthesize(k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolver.Option) (*Solution, error) {
+func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolver.Option) (*Solution, error) {
 	plan, err := k.commitments()
 	if err != nil {
 		return nil, err
@@ -141,7 +148,7 @@ func synthesize(k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolv
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.SolveHints(v, hints)
+		res, err := p.SolveOn(l, v, hints)
 		if cm != nil && err != nil && cm.err() != nil {
 			return nil, cm.err()
 		}
@@ -266,16 +273,20 @@ type PrepAllocator interface {
 func Prep(k *Keys, s *Solution) (*Prepared, error) { return PrepInto(k, s, nil) }
 
 // PrepFor is Prep into the memory backend b gives, when it gives any.
-func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) {
+func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) { return PrepOn(nil, b, k, s) }
+
+// PrepOn is PrepFor with its copies run in l's place in the queue for the
+// host's cores (par.Lane; nil: on goroutines of their own).
+func PrepOn(l *par.Lane, b Backend, k *Keys, s *Solution) (*Prepared, error) {
 	a := CapabilitiesOf(b).Prep
 	if a == nil {
-		return Prep(k, s)
+		return prepInto(l, k, s, nil)
 	}
 	mem, err := a.PrepMemory(k)
 	if err != nil {
 		return nil, err
 	}
-	p, err := PrepInto(k, s, mem)
+	p, err := prepInto(l, k, s, mem)
 	if err != nil && mem != nil {
 		mem.Release()
 	}
@@ -285,6 +296,10 @@ func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) {
 // PrepInto is Prep writing the vectors into mem (nil: new memory). The
 // returned Prepared owns mem: its Release returns it.
 func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
+	return prepInto(nil, k, s, mem)
+}
+
+func prepInto(l *par.Lane, k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 	pk := k.PK
 	n := int(pk.Domain.Cardinality)
 	if len(s.A) > n || len(s.Wires) != len(pk.InfinityA) {
@@ -322,29 +337,27 @@ func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
 		return nil, fmt.Errorf("prep memory of %d, %d, %d, %d, %d, %d elements for %d, %d, %d, %d, %d, %d",
 			len(p.A), len(p.B), len(p.C), len(p.WiresA), len(p.WiresB), len(p.WiresK), n, n, n, na, nb, nk)
 	}
-	// The vectors are independent: fill them side by side.
+	// The vectors are independent: fill them side by side. Each spreads its
+	// copy over l's cores from a goroutine of its own, not from a chunk of
+	// l's: a chunk of the pool must not wait for the pool.
 	var wg sync.WaitGroup
 	var okA, okB bool
 	for _, f := range []func(){
-		func() { pad(p.A, s.A) },
-		func() { pad(p.B, s.B) },
-		func() { pad(p.C, s.C) },
-		func() { okA = filter(p.WiresA, s.Wires, pk.InfinityA) },
-		func() { okB = filter(p.WiresB, s.Wires, pk.InfinityB) },
+		func() { pad(l, p.A, s.A) },
+		func() { pad(l, p.B, s.B) },
+		func() { pad(l, p.C, s.C) },
+		func() { okA = filter(l, p.WiresA, s.Wires, pk.InfinityA) },
+		func() { okB = filter(l, p.WiresB, s.Wires, pk.InfinityB) },
 		func() {
 			switch {
 			case committed:
 				filterK(p.WiresK, s.Wires, plan.layout, nPub)
 			case mem != nil:
-				pad(p.WiresK, s.Wires[nPub:])
+				pad(l, p.WiresK, s.Wires[nPub:])
 			}
 		},
 	} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
+		wg.Go(f)
 	}
 	wg.Wait()
 	if !okA || !okB {
@@ -370,9 +383,9 @@ func filterK(dst, w []fr.Element, l *keygen.KLayout, nbPublic int) {
 // vector is 32 MiB, which one core copies at a fraction of memory's speed.
 const prepChunk = 1 << 16
 
-// pad copies v into dst and zeroes the rest.
-func pad(dst, v []fr.Element) {
-	par.Range(len(dst), prepChunk, 1, func(lo, hi int) {
+// pad copies v into dst and zeroes the rest, in l's place.
+func pad(l *par.Lane, dst, v []fr.Element) {
+	l.Range(len(dst), prepChunk, 1, func(lo, hi int) {
 		n := 0
 		if lo < len(v) {
 			n = copy(dst[lo:hi], v[lo:min(hi, len(v))])
@@ -384,10 +397,10 @@ func pad(dst, v []fr.Element) {
 // filter copies the wires whose key points are not at infinity into dst,
 // and says whether dst had room for exactly those. Chunks count their wires
 // first, so that each then knows where in dst its own go.
-func filter(dst, w []fr.Element, infinity []bool) bool {
+func filter(l *par.Lane, dst, w []fr.Element, infinity []bool) bool {
 	chunks := (len(w) + prepChunk - 1) / prepChunk
 	at := make([]int, chunks+1)
-	par.Range(chunks, 1, 1, func(lo, hi int) {
+	l.Range(chunks, 1, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			for _, inf := range infinity[c*prepChunk : min((c+1)*prepChunk, len(w))] {
 				if !inf {
@@ -402,7 +415,7 @@ func filter(dst, w []fr.Element, infinity []bool) bool {
 	if at[chunks] != len(dst) {
 		return false
 	}
-	par.Range(chunks, 1, 1, func(lo, hi int) {
+	l.Range(chunks, 1, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			j := at[c]
 			for i := c * prepChunk; i < min((c+1)*prepChunk, len(w)); i++ {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -33,6 +34,11 @@ type partition struct {
 	work *prover.Work // the device section of the prepared partition
 	bg2  curve.G2Jac
 	pub  []byte // the public witness in gnark's binary encoding
+	// lane is the partition's place in the queue for the host's cores,
+	// taken at its first synthesis: the scheduler starts syntheses in the
+	// order the partitions are due, so the one due first gets the cores
+	// first, in its prep too, and is ready for the GPU soonest.
+	lane *par.Lane
 
 	mu      sync.Mutex
 	timings prover.Timings
@@ -160,7 +166,10 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		if err != nil {
 			return err
 		}
-		st.sol, err = prover.SynthesizeFor(e.backend, j.keys, wit)
+		if st.lane == nil {
+			st.lane = par.NewLane()
+		}
+		st.sol, err = prover.SynthesizeOn(st.lane, e.backend, j.keys, wit)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", w.Partition.Partition, err)
 		}
@@ -184,7 +193,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 			st.work = nil
 		}
 		st.prep.Release()
-		st.prep, err = prover.PrepFor(e.backend, j.keys, st.sol)
+		st.prep, err = prover.PrepOn(st.lane, e.backend, j.keys, st.sol)
 		if err == nil && st.prep.Memory != nil { // prep copied what it needs
 			st.sol.Release()
 		}

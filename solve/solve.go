@@ -494,8 +494,15 @@ type Hints struct {
 
 // SolveHints is Solve with hints that replace or add to those Compile knew.
 func (p *Program) SolveHints(witness fr.Vector, hints Hints) (*Result, error) {
+	return p.SolveOn(nil, witness, hints)
+}
+
+// SolveOn is SolveHints with the solve's parallel work (its groups and its
+// wide levels) run in l's place in the queue for the host's cores (nil: on
+// goroutines of its own).
+func (p *Program) SolveOn(l *par.Lane, witness fr.Vector, hints Hints) (*Result, error) {
 	res := p.get()
-	if err := p.solveInto(witness, res, hints); err != nil {
+	if err := p.solveInto(l, witness, res, hints); err != nil {
 		p.Release(res)
 		return nil, err
 	}
@@ -582,10 +589,10 @@ func (p *Program) Reusable() int {
 // Solve gives them (W: Wires, A, B and C: Constraints). Every element is
 // written, so their contents on entry do not matter.
 func (p *Program) SolveInto(witness fr.Vector, res *Result) error {
-	return p.solveInto(witness, res, Hints{})
+	return p.solveInto(nil, witness, res, Hints{})
 }
 
-func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
+func (p *Program) solveInto(l *par.Lane, witness fr.Vector, res *Result, hints Hints) error {
 	if want := p.nbPublic - 1 + p.nbSecret; len(witness) != want {
 		return fmt.Errorf("witness has %d values, the system takes %d", len(witness), want)
 	}
@@ -601,7 +608,7 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 	(&values{w: res.W, kind: res.kind}).mark(0, uint32(1+len(witness)))
 	for _, s := range p.segs {
 		if s.groups != nil {
-			if err := p.runGroups(res, s.groups, hints); err != nil {
+			if err := p.runGroups(l, res, s.groups, hints); err != nil {
 				return err
 			}
 			continue
@@ -612,31 +619,33 @@ func (p *Program) solveInto(witness fr.Vector, res *Result, hints Hints) error {
 			}
 			continue
 		}
-		if err := p.runParallel(res, s.lo, s.hi, hints); err != nil {
+		if err := p.runParallel(l, res, s.lo, s.hi, hints); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *Program) runParallel(res *Result, lo, hi int, hints Hints) error {
+func (p *Program) runParallel(l *par.Lane, res *Result, lo, hi int, hints Hints) error {
 	n := hi - lo
 	chunks := max(1, min(runtime.GOMAXPROCS(0), n/(parallelLevel/4)))
 	bounds := make([]int, chunks+1)
 	for k := range bounds {
 		bounds[k] = lo + k*n/chunks
 	}
-	return p.runGroups(res, bounds, hints)
+	return p.runGroups(l, res, bounds, hints)
 }
 
-// runGroups solves runs [bounds[k], bounds[k+1]) at once, one per goroutine.
-func (p *Program) runGroups(res *Result, bounds []int, hints Hints) error {
+// runGroups solves runs [bounds[k], bounds[k+1]) at once, in l's place.
+// A run's hints spread over cores of their own (spread), never l's: a
+// chunk of the pool must not wait for the pool.
+func (p *Program) runGroups(l *par.Lane, res *Result, bounds []int, hints Hints) error {
 	errs := make([]error, len(bounds)-1)
-	var wg sync.WaitGroup
-	for k := range errs {
-		wg.Go(func() { errs[k] = p.run(res, bounds[k], bounds[k+1], hints) })
-	}
-	wg.Wait()
+	l.Range(len(errs), 1, len(errs), func(lo, hi int) { // a chunk a group
+		for k := lo; k < hi; k++ {
+			errs[k] = p.run(res, bounds[k], bounds[k+1], hints)
+		}
+	})
 	return errors.Join(errs...)
 }
 

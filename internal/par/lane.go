@@ -1,0 +1,194 @@
+package par
+
+import (
+	"container/heap"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Cores in the order of the partitions that ask for them.
+//
+// Synthesis runs ahead of the GPU on several partitions at once (eight on a
+// 16-core host). When each of them spreads its work over goroutines of its
+// own, Go shares the cores among them evenly, so they all finish together:
+// at porep-sha 2^22 on the H200 the first of eight prepared partitions came
+// after about 200 ms, eight times one partition's time alone, and the GPU
+// waited for it. The work is the same whoever goes first; only its order
+// matters to the GPU, which needs one partition at a time.
+//
+// A Lane is one partition's place in a queue for the host's cores: the
+// pool's workers (one per core, GOMAXPROCS when first used) run the chunks of
+// the lane made earliest first, and a later lane's chunks only on the cores
+// the earlier ones leave idle, because they have fewer chunks than there are
+// cores (one porep-sha solve at 2^22 is seven challenges wide). The first
+// partition is then ready in about its time alone, and the host's throughput
+// is what it was: no core idles while any lane has work.
+//
+// A chunk run on the pool must not wait for the pool (a Range inside a
+// Range's function, on a lane): with every worker waiting, nothing would run
+// the chunks they wait for. Work nested in a lane's chunk uses Range.
+
+// Lane is a place in the queue for the host's cores: its work runs before
+// that of every lane made after it. The nil Lane runs its work on goroutines
+// of its own (Range), in no order.
+type Lane struct{ rank uint64 }
+
+var tickets atomic.Uint64
+
+// lanesOff reads CUZK_CPU_LANES: "off" makes NewLane return nil, so that
+// every partition's work shares the cores evenly as before.
+var lanesOff = sync.OnceValue(func() bool {
+	return strings.EqualFold(strings.TrimSpace(os.Getenv("CUZK_CPU_LANES")), "off")
+})
+
+// NewLane returns a lane behind every lane made before it, or nil when
+// CUZK_CPU_LANES=off.
+func NewLane() *Lane {
+	if lanesOff() {
+		return nil
+	}
+	return &Lane{rank: tickets.Add(1)}
+}
+
+// Range is the package's Range run by the pool in l's place: chunks of
+// [0, n) of at least minChunk indices, at most perCore per core. It returns
+// when every chunk has run; a panic in one is raised again here.
+func (l *Lane) Range(n, minChunk, perCore int, f func(lo, hi int)) {
+	if l == nil {
+		Range(n, minChunk, perCore, f)
+		return
+	}
+	if n <= 0 {
+		return
+	}
+	p := pool()
+	chunks := max(1, min(max(perCore, 1)*p.workers, n/max(minChunk, 1)))
+	p.run(l, chunks, func(k int) { f(k*n/chunks, (k+1)*n/chunks) })
+}
+
+// Do runs the functions at once, in l's place, and returns when all have;
+// a panic in one is raised again here.
+func (l *Lane) Do(fs ...func()) {
+	if l == nil {
+		var wg sync.WaitGroup
+		for _, f := range fs {
+			wg.Go(f)
+		}
+		wg.Wait()
+		return
+	}
+	pool().run(l, len(fs), func(k int) { fs[k]() })
+}
+
+// run runs f(0), …, f(n-1) on p's workers in l's place and waits for them.
+func (p *corePool) run(l *Lane, n int, f func(k int)) {
+	if n <= 0 {
+		return
+	}
+	b := &batch{rank: l.rank, n: n, f: f}
+	b.wg.Add(n)
+	p.push(b)
+	b.wg.Wait()
+	if b.panicked != nil {
+		panic(fmt.Sprintf("%v [in a chunk run by the core pool]", b.panicked))
+	}
+}
+
+// batch is one Range or Do of a lane: n chunks, handed out in order.
+type batch struct {
+	rank uint64
+	seq  uint64 // order among batches of the same lane
+	n    int
+	next int // chunks handed out; under the pool's lock
+	f    func(k int)
+	wg   sync.WaitGroup
+
+	once     sync.Once
+	panicked any
+}
+
+// corePool is the workers and the queue of batches, the lowest rank first.
+type corePool struct {
+	workers int
+	mu      sync.Mutex
+	wake    *sync.Cond
+	queue   batches
+	seq     uint64
+}
+
+// pool is the process's pool, one worker per core.
+var pool = sync.OnceValue(func() *corePool { return newCorePool(runtime.GOMAXPROCS(0)) })
+
+func newCorePool(workers int) *corePool {
+	p := &corePool{workers: workers}
+	p.wake = sync.NewCond(&p.mu)
+	for range p.workers {
+		go p.work()
+	}
+	return p
+}
+
+func (p *corePool) push(b *batch) {
+	p.mu.Lock()
+	p.seq++
+	b.seq = p.seq
+	heap.Push(&p.queue, b)
+	p.mu.Unlock()
+	if b.n == 1 {
+		p.wake.Signal()
+	} else {
+		p.wake.Broadcast()
+	}
+}
+
+func (p *corePool) work() {
+	for {
+		p.mu.Lock()
+		for len(p.queue) == 0 {
+			p.wake.Wait()
+		}
+		b := p.queue[0]
+		k := b.next
+		b.next++
+		if b.next == b.n {
+			heap.Pop(&p.queue)
+		}
+		p.mu.Unlock()
+		b.chunk(k)
+	}
+}
+
+// chunk runs chunk k; a panic is kept for the waiting caller, so that the
+// worker lives on and the caller's own recovery (the stage's) sees it.
+func (b *batch) chunk(k int) {
+	defer b.wg.Done()
+	defer func() {
+		if v := recover(); v != nil {
+			b.once.Do(func() { b.panicked = v })
+		}
+	}()
+	b.f(k)
+}
+
+// batches is a heap of batches by rank, then by the order they came in.
+type batches []*batch
+
+func (h batches) Len() int { return len(h) }
+func (h batches) Less(i, j int) bool {
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
+	}
+	return h[i].seq < h[j].seq
+}
+func (h batches) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *batches) Push(x any)   { *h = append(*h, x.(*batch)) }
+func (h *batches) Pop() any {
+	old := *h
+	b := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return b
+}

@@ -1,0 +1,125 @@
+package par
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A lane's Range visits every index once, as Range does, and so does the nil
+// lane's.
+func TestLaneRangeCoversOnce(t *testing.T) {
+	for _, l := range []*Lane{{rank: 1}, nil} {
+		for _, tc := range []struct{ n, min, per int }{{0, 1, 1}, {1, 1024, 1}, {5000, 1024, 1}, {1 << 16, 7, 4}, {13, 1, 100}} {
+			seen := make([]int, tc.n)
+			var mu sync.Mutex
+			l.Range(tc.n, tc.min, tc.per, func(lo, hi int) {
+				mu.Lock()
+				defer mu.Unlock()
+				for i := lo; i < hi; i++ {
+					seen[i]++
+				}
+			})
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("lane %v, n %d: index %d visited %d times", l, tc.n, i, c)
+				}
+			}
+		}
+		var ran [3]bool
+		l.Do(func() { ran[0] = true }, func() { ran[1] = true }, func() { ran[2] = true })
+		if ran != [3]bool{true, true, true} {
+			t.Fatalf("lane %v: Do ran %v", l, ran)
+		}
+	}
+}
+
+// The chunks of the lane made first run first, whichever lane asked first;
+// a lane's own batches run in the order they came. One worker makes the
+// order of the runs the order of the queue.
+func TestEarlierLaneRunsFirst(t *testing.T) {
+	p := newCorePool(1)
+	plug := make(chan struct{})
+	started := make(chan struct{})
+	go p.run(&Lane{rank: 0}, 1, func(int) { close(started); <-plug })
+	<-started // the worker is busy: what follows queues
+
+	early, late := &Lane{rank: 10}, &Lane{rank: 20}
+	var mu sync.Mutex
+	var order []string
+	record := func(name string) func(k int) {
+		return func(k int) {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, name+string(rune('0'+k)))
+		}
+	}
+	var wg sync.WaitGroup
+	queue := func(l *Lane, n int, name string) {
+		wg.Go(func() { p.run(l, n, record(name)) })
+		waitQueued(t, p)
+	}
+	queue(late, 3, "L")
+	queue(early, 2, "E")
+	queue(early, 2, "F")
+	close(plug)
+	wg.Wait()
+	if got, want := strings.Join(order, " "), "E0 E1 F0 F1 L0 L1 L2"; got != want {
+		t.Fatalf("ran %s, want %s", got, want)
+	}
+}
+
+// waitQueued waits until every batch pushed so far is in p's queue or taken.
+func waitQueued(t *testing.T, p *corePool) {
+	t.Helper()
+	p.mu.Lock()
+	want := p.seq + 1
+	p.mu.Unlock()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		p.mu.Lock()
+		got := p.seq
+		p.mu.Unlock()
+		if got >= want {
+			return
+		}
+	}
+	t.Fatal("a batch was not queued within 5 s")
+}
+
+// A panic in a chunk comes back to the caller, and the pool keeps working.
+func TestLanePanicReachesCaller(t *testing.T) {
+	p := newCorePool(2)
+	l := &Lane{rank: 1}
+	func() {
+		defer func() {
+			v := recover()
+			if v == nil || !strings.Contains(v.(string), "boom") {
+				t.Fatalf("recovered %v, want the chunk's panic", v)
+			}
+		}()
+		p.run(l, 4, func(k int) {
+			if k == 2 {
+				panic("boom")
+			}
+		})
+		t.Fatal("run returned after a chunk panicked")
+	}()
+	n := 0
+	var mu sync.Mutex
+	p.run(l, 8, func(int) { mu.Lock(); n++; mu.Unlock() })
+	if n != 8 {
+		t.Fatalf("after the panic %d of 8 chunks ran", n)
+	}
+}
+
+// Lanes made later rank later.
+func TestNewLaneOrder(t *testing.T) {
+	a, b := NewLane(), NewLane()
+	if a == nil || b == nil {
+		t.Skip("CUZK_CPU_LANES=off")
+	}
+	if a.rank >= b.rank {
+		t.Fatalf("ranks %d then %d", a.rank, b.rank)
+	}
+}
