@@ -32,6 +32,7 @@ func simCommand() *cli.Command {
 			&cli.DurationFlag{Name: "retry-backoff", Usage: "override the scenario's retry backoff (e.g. 500ms)", Action: nonNegativeDuration[time.Duration]("retry-backoff")},
 			&cli.StringFlag{Name: "host-mem-limit", Usage: "override the scenario's host-memory limit: bytes (e.g. 32GiB) or off (each GPU worker synthesizes its own partition)"},
 			&cli.IntFlag{Name: "synth-workers", Usage: "override the scenario's synthesis slots under the host-memory limit", Action: intAtLeast("synth-workers", 1)},
+			&cli.StringFlag{Name: "cpu-order", Usage: "override the profile's host.cpu_order: shared (the CPU stages share the cores evenly) or lanes (synthesize and prep take them in the order the partitions began, as cuzk prove does unless CUZK_CPU_LANES=off)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
@@ -210,6 +211,7 @@ func runSim(c *cli.Context) error {
 		o.HostMemLimitGiB = &gib
 	}
 	o.SynthWorkers = c.Int("synth-workers")
+	o.CPUOrder = c.String("cpu-order")
 	w := c.App.Writer
 	if c.Bool("compare") {
 		if c.IsSet("trace") || c.IsSet("timeline") || c.IsSet("design") || c.IsSet("workers") {

@@ -66,7 +66,7 @@ func (r interferenceRun) run(t *testing.T, p *Profile) (kernelEnd, copyEnd time.
 		})
 	}
 	if r.cpu > 0 {
-		k.cpu.run(r.stage, r.cpu, func() {})
+		k.cpu.run(actors.PartitionID{Job: "interference"}, r.stage, r.cpu, func() {})
 	}
 	k.RunUntil(time.Hour, func() bool { return false })
 	if kernelEnd < 0 || (r.copyMs > 0 && copyEnd < 0) {

@@ -172,7 +172,7 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			k.At(k.now, func() { finish(gpu.Result{}, err) })
 			return
 		}
-		k.cpu.run(w.Stage, k.jitter(cost), func() { finish(gpu.Result{}, nil) })
+		k.cpu.run(w.Partition, w.Stage, k.jitter(cost), func() { finish(gpu.Result{}, nil) })
 	case actors.DeviceWork:
 		if w.Device < 0 || w.Device >= len(k.devices) {
 			err := fmt.Errorf("device work on device %d: %d devices simulated", w.Device, len(k.devices))

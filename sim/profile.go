@@ -48,7 +48,19 @@ type HostProfile struct {
 	// runtime's scheduler does (handoff.go); nil: every message is handled
 	// at once, depth first, in the order it is sent.
 	Handoff *HandoffProfile `json:"handoff,omitempty"`
+	// CPUOrder is how the host's cores are shared by the stages that run on
+	// the cores' pool (synthesize and prep): "shared" (or empty) evenly among
+	// all CPU stages, as goroutines of their own share them; "lanes" in the
+	// order the partitions began their synthesis, each stage up to its
+	// cores, as production's par.Lane gives them (see CPU).
+	CPUOrder string `json:"cpu_order,omitempty"`
 }
+
+// CPU orders (HostProfile.CPUOrder).
+const (
+	CPUShared = "shared"
+	CPULanes  = "lanes"
+)
 
 // HandoffProfile is the order in which actors woken by one handler run.
 // In production each actor with mail runs on a goroutine of its own, and Go
@@ -226,6 +238,11 @@ func (p *Profile) validate() error {
 	}
 	if p.Host.Cores <= 0 {
 		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
+	}
+	switch p.Host.CPUOrder {
+	case "", CPUShared, CPULanes:
+	default:
+		return fmt.Errorf("field host.cpu_order: %q, want %q or %q", p.Host.CPUOrder, CPUShared, CPULanes)
 	}
 	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.NewestFirst) || h.NewestFirst < 0 || h.NewestFirst > 1) {
 		return fmt.Errorf("field host.handoff.newest_first: must be in [0, 1], got %g", h.NewestFirst)

@@ -14,6 +14,9 @@ type psJob struct {
 	start     time.Duration
 	cores     float64 // CPU model only
 	bwShare   float64 // CPU model only
+	speed     float64 // CPU model only: the share of its cores it gets
+	pooled    bool    // CPU model only: runs on the cores' pool, in rank order
+	rank      uint64  // CPU model only: the pool's order, lowest first
 	label     string
 	// background marks work that shares a server without being what the
 	// server is for (a free's release work on the copy engine).

@@ -315,6 +315,8 @@ type Options struct {
 	// (0: no gate); SynthWorkers its synth_workers when positive.
 	HostMemLimitGiB *float64
 	SynthWorkers    int
+	// CPUOrder replaces the profile's host.cpu_order when set.
+	CPUOrder string
 	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
 	// Observer, when set, also receives every event of the actors (a
@@ -350,6 +352,14 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	}
 	if o.Seed != nil {
 		r.seed = *o.Seed
+	}
+	if o.CPUOrder != "" {
+		p := *s.profile
+		p.Host.CPUOrder = o.CPUOrder
+		if err := p.validate(); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", r.name, err)
+		}
+		r.profile = &p
 	}
 	vramGiB := s.profile.Device.VRAMGiB
 	if s.VRAMGiB > 0 {

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+)
+
+// Four syntheses of 4 cores each start at once on an 8-core host, beside a
+// finalize of 2 cores. Shared, the five ask for 18 cores and all run at 8/18
+// of their speed: every synthesis ends at 2.25 s, when the host has done the
+// 18 core-seconds. In lanes the pool asks for 8 (all the host has) and gets
+// 8/10 of the host, as Go shares its threads, finalize 2/10: 6.4 cores, 4 to
+// the first synthesis (its whole width: done at 1 s), 2.4 to the second; the
+// third and fourth wait. Finalize runs at 0.8 either way it is not the
+// pool's, and ends at 1.25 s. The last synthesis ends at 2.4 s, not 2.25: at
+// the end it runs alone, 4 cores wide, where shared all four end together.
+func TestLanesServeEarlierPartitionsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		order       string
+		first, last time.Duration
+	}{
+		{CPUShared, 2250 * time.Millisecond, 2250 * time.Millisecond},
+		{CPULanes, time.Second, 2400 * time.Millisecond},
+	} {
+		t.Run(tc.order, func(t *testing.T) {
+			p := factsProfile(t)
+			p.Host.Cores = 8
+			p.Host.CPUOrder = tc.order
+			p.Stages["synthesize"] = StageProfile{Cores: 4}
+			p.Stages["finalize"] = StageProfile{Cores: 2}
+			if err := p.validate(); err != nil {
+				t.Fatal(err)
+			}
+			k := NewKernel(p, []int64{16 * gib}, gpu.DefaultPoolPolicy(), 1)
+			var ends []time.Duration
+			for i := range 4 {
+				k.cpu.run(actors.PartitionID{Job: "j", Partition: i}, actors.StageSynthesize, time.Second, func() { ends = append(ends, k.Now()) })
+			}
+			var finalized time.Duration
+			k.cpu.run(actors.PartitionID{Job: "old"}, actors.StageFinalize, time.Second, func() { finalized = k.Now() })
+			k.RunUntil(time.Hour, func() bool { return false })
+			if len(ends) != 4 {
+				t.Fatalf("%d of 4 syntheses ended", len(ends))
+			}
+			near := func(got, want time.Duration) bool { return (got - want).Abs() < time.Millisecond }
+			if !near(ends[0], tc.first) || !near(ends[3], tc.last) {
+				t.Fatalf("syntheses ended at %v, want the first at %v and the last at %v", ends, tc.first, tc.last)
+			}
+			// Finalize is not the pool's: it gets its share either way.
+			if tc.order == CPULanes && !near(finalized, 1250*time.Millisecond) {
+				t.Fatalf("finalize ended at %v, want 1.25 s (8/10 of its 2 cores while the pool asks for all 8)", finalized)
+			}
+		})
+	}
+}
+
+// A partition keeps its place from its synthesis to its prep: a prep of the
+// first partition that starts after later syntheses goes before them.
+func TestLanesPrepKeepsPlace(t *testing.T) {
+	p := factsProfile(t)
+	p.Host.Cores = 4
+	p.Host.CPUOrder = CPULanes
+	p.Stages["synthesize"] = StageProfile{Cores: 4}
+	p.Stages["prep"] = StageProfile{Cores: 4}
+	if err := p.validate(); err != nil {
+		t.Fatal(err)
+	}
+	k := NewKernel(p, []int64{16 * gib}, gpu.DefaultPoolPolicy(), 1)
+	var log []string
+	note := func(s string) func() { return func() { log = append(log, fmt.Sprintf("%s@%v", s, k.Now())) } }
+	first := actors.PartitionID{Job: "j", Partition: 0}
+	k.cpu.run(first, actors.StageSynthesize, 100*time.Millisecond, func() {
+		note("synth0")()
+		k.cpu.run(first, actors.StagePrep, 100*time.Millisecond, note("prep0"))
+	})
+	k.cpu.run(actors.PartitionID{Job: "j", Partition: 1}, actors.StageSynthesize, 100*time.Millisecond, note("synth1"))
+	k.RunUntil(time.Hour, func() bool { return false })
+	want := "[synth0@100ms prep0@200ms synth1@300ms]"
+	if got := fmt.Sprint(log); got != want {
+		t.Fatalf("ran %s, want %s", got, want)
+	}
+}
