@@ -106,18 +106,7 @@ func BenchmarkSolve(b *testing.B) {
 // in about 20 s on two cores (stamped), in about 4 GiB. It logs the compile's
 // and the solver's layout times.
 func BenchmarkSolvePoRepSHA(b *testing.B) {
-	logs := []int{20, 22}
-	if v := os.Getenv("CUZK_SOLVE_LOGS"); v != "" {
-		logs = logs[:0]
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatalf("CUZK_SOLVE_LOGS=%q: %v", v, err)
-			}
-			logs = append(logs, n)
-		}
-	}
-	for _, lg := range logs {
+	for _, lg := range solveLogs(b, 20, 22) {
 		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
 			p, vec, res := solveSetup(b, "porep-sha", 1<<lg)
 			runtime.GC() // the compile's garbage is not the solve's
@@ -148,18 +137,7 @@ func BenchmarkSolvePoRepSHA(b *testing.B) {
 // CUZK_SOLVE_LOGS picks the sizes (default 20).
 func BenchmarkSolvesAhead(b *testing.B) {
 	const solves = 8
-	logs := []int{20}
-	if v := os.Getenv("CUZK_SOLVE_LOGS"); v != "" {
-		logs = logs[:0]
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatalf("CUZK_SOLVE_LOGS=%q: %v", v, err)
-			}
-			logs = append(logs, n)
-		}
-	}
-	for _, lg := range logs {
+	for _, lg := range solveLogs(b, 20) {
 		p, vec, res := solveSetup(b, "porep-sha", 1<<lg)
 		p.Release(res)
 		p.Reserve(solves)
@@ -205,6 +183,23 @@ func BenchmarkSolvesAhead(b *testing.B) {
 			})
 		}
 	}
+}
+
+// solveLogs is the sizes' logarithms in CUZK_SOLVE_LOGS (20,22), else def.
+func solveLogs(b *testing.B, def ...int) []int {
+	v := os.Getenv("CUZK_SOLVE_LOGS")
+	if v == "" {
+		return def
+	}
+	var logs []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			b.Fatalf("CUZK_SOLVE_LOGS=%q: %v", v, err)
+		}
+		logs = append(logs, n)
+	}
+	return logs
 }
 
 // cpuTime is the user and system time of the process so far.
