@@ -6,8 +6,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/consensys/gnark/backend/groth16"
-
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/keygen"
 )
@@ -53,18 +51,7 @@ func TestPinnedReleasedKeysProve(t *testing.T) {
 		t.Fatalf("released %v, %d instructions, %d constraints (want %d)", k.SystemReleased(), len(k.CS.Instructions), k.Constraints(), constraints)
 	}
 	for p := range 2 {
-		w, err := Witness(k, []byte("held"), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
-		if err != nil {
-			t.Fatalf("partition %d: %v", p, err)
-		}
-		pub, _ := w.Public()
-		if err := groth16.Verify(proof, k.VK, pub); err != nil {
-			t.Fatalf("partition %d: gnark rejects the proof: %v", p, err)
-		}
+		proveVerifies(t, k, "held", p)
 	}
 	if err := k.Save(t.TempDir()); !errors.Is(err, ErrSystemReleased) {
 		t.Errorf("Save of released keys: %v, want ErrSystemReleased", err)

@@ -42,6 +42,24 @@ func testKeys(t testing.TB, name string) *Keys {
 	return k
 }
 
+// proveVerifies proves partition p of seed's job with the CPU backend and
+// fails t unless gnark's verifier accepts the proof.
+func proveVerifies(t *testing.T, k *Keys, seed string, p int) {
+	t.Helper()
+	w, err := Witness(k, []byte(seed), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
+	if err != nil {
+		t.Fatalf("partition %d: %v", p, err)
+	}
+	pub, _ := w.Public()
+	if err := groth16.Verify(proof, k.VK, pub); err != nil {
+		t.Fatalf("partition %d: gnark rejects the proof: %v", p, err)
+	}
+}
+
 func TestStagedProofVerifies(t *testing.T) {
 	for _, name := range circuits.Names() {
 		t.Run(name, func(t *testing.T) {

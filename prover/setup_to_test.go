@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark/backend/groth16"
-
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/keygen"
 )
@@ -34,18 +32,7 @@ func TestSetupToWritesKeysThatProve(t *testing.T) {
 	if wr.Wires != len(k.PK.InfinityA) || wr.Domain != k.PK.Domain.Cardinality {
 		t.Errorf("SetupTo says %d wires, domain %d; the key has %d, %d", wr.Wires, wr.Domain, len(k.PK.InfinityA), k.PK.Domain.Cardinality)
 	}
-	w, err := Witness(k, []byte("stream"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
-	if err != nil {
-		t.Fatalf("prove with streamed keys: %v", err)
-	}
-	pub, _ := w.Public()
-	if err := groth16.Verify(proof, k.VK, pub); err != nil {
-		t.Fatalf("gnark rejects the proof: %v", err)
-	}
+	proveVerifies(t, k, "stream", 1)
 }
 
 // A circuit that cannot be laid out at the target is an error, and leaves
