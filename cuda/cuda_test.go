@@ -792,3 +792,65 @@ func TestNTTSplitEnv(t *testing.T) {
 		}
 	}
 }
+
+// A borrowed pinned buffer copies like its owner's, bounds included, and its
+// HostFree leaves the owner's memory alone (the owner frees it once).
+func TestBorrowHost(t *testing.T) {
+	d := testDevice(t)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.DestroyStream(s)
+	const n = 1 << 16
+	own, err := d.HostAlloc(2 * n * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := unsafe.Slice((*uint64)(own.Pointer()), 2*n)
+	for i := range words {
+		words[i] = mrand.Uint64()
+	}
+	want := append([]uint64(nil), words[n:]...)
+	// Lend the second half, as the keys lend a range of their pinned points.
+	lent := BorrowHost(unsafe.Add(own.Pointer(), n*8), n*8)
+	buf, err := d.MallocAsync(n*8, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyInAsync(buf, lent, 0, n*8, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyInAsync(buf, lent, 8, n*8, s); err == nil {
+		t.Fatal("async copy past the borrowed buffer accepted")
+	}
+	out := make([]uint64, n)
+	if err := CopyOut(d, out, buf, s); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out {
+		if out[i] != want[i] {
+			t.Fatalf("word %d: %x != %x", i, out[i], want[i])
+		}
+	}
+	if err := d.HostFree(lent); err != nil {
+		t.Fatal(err)
+	}
+	if lent.Pointer() != nil {
+		t.Fatal("a freed borrowed buffer still points at its memory")
+	}
+	// The owner's memory is still there and still its own to free.
+	words[n] ^= 1
+	if words[n] != want[0]^1 {
+		t.Fatal("owner's memory changed under it")
+	}
+	if err := d.FreeAsync(buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StreamSync(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.HostFree(own); err != nil {
+		t.Fatal(err)
+	}
+}

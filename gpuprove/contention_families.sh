@@ -13,6 +13,7 @@ family() {
 	f6) MEM="--items 14 --staged 11GiB --copy 512MiB --scratch 1536MiB"; COSTS="--kernel 120ms --before 60ms --after 40ms" ;;
 	f7) MEM="--items 12 --staged 9GiB --copy 2GiB --scratch 1GiB"; COSTS="--kernel 160ms --before 110ms --after 50ms" ;;
 	f8) MEM="--items 10 --staged 6GiB --copy 4GiB --scratch 2GiB"; COSTS="--kernel 220ms --before 80ms --after 120ms" ;;
+	f9) MEM="--items 14 --staged 5GiB --copy 2560MiB --scratch 1GiB"; COSTS="--kernel 90ms --before 70ms --after 25ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
