@@ -40,8 +40,9 @@ type Event struct {
 	Op        string // device op name for EvDeviceOp
 	Took      time.Duration
 	Waited    bool
-	// Bytes is, for EvDeviceOp, the bytes the op allocated or copied, or
-	// for a free and a trim the bytes it gave back to the device.
+	// Bytes is, for EvDeviceOp, the bytes the op allocated or copied, for
+	// a free and a trim the bytes it gave back to the device, for a
+	// cudaMemGetInfo the bytes it reported free.
 	Bytes int64
 	Count int
 	Err   string

@@ -228,9 +228,14 @@ func (w *worker) stageName(work Work) string {
 func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
 	e := Event{Kind: EvDeviceOp, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
 		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes, Async: op.Async}
-	if op.Kind == gpu.OpFree || op.Kind == gpu.OpTrimPool {
+	switch op.Kind {
+	case gpu.OpFree, gpu.OpTrimPool:
 		// What a free or a trim gave back, which their costs follow.
 		e.Bytes = m.Result.Released
+	case gpu.OpMemInfo:
+		// What the device said was free: under a VRAM limit, what the
+		// limit really left (sim calibrate --ballast-trace).
+		e.Bytes = m.Result.Free
 	}
 	if err != nil {
 		e.Err = err.Error()

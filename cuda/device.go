@@ -100,7 +100,8 @@ func (d *Device) allocErr(op string, rc C.int, bytes int64) error {
 		if ierr != nil {
 			free = -1
 		}
-		return fmt.Errorf("%w (%v)", gpu.OOM(d.idx, bytes, free), err)
+		// The exact bytes too: a limit's shortfall is a few MiB.
+		return fmt.Errorf("%w (%d of %d bytes free; %v)", gpu.OOM(d.idx, bytes, free), free, bytes, err)
 	}
 	if bytes <= 0 {
 		return fmt.Errorf("device %d: %w", d.idx, err)

@@ -14,6 +14,7 @@ family() {
 	f7) MEM="--items 12 --staged 9GiB --copy 2GiB --scratch 1GiB"; COSTS="--kernel 160ms --before 110ms --after 50ms" ;;
 	f8) MEM="--items 10 --staged 6GiB --copy 4GiB --scratch 2GiB"; COSTS="--kernel 220ms --before 80ms --after 120ms" ;;
 	f9) MEM="--items 14 --staged 5GiB --copy 2560MiB --scratch 1GiB"; COSTS="--kernel 90ms --before 70ms --after 25ms" ;;
+	f10) MEM="--items 12 --staged 7GiB --copy 1536MiB --scratch 512MiB"; COSTS="--kernel 140ms --before 90ms --after 60ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/cuzk/cuzk/cuda"
@@ -143,6 +144,12 @@ func NewDevice(cd *cuda.Device, opt DeviceOptions) (*Device, error) {
 			return nil, fmt.Errorf("device %d: ballast for a %s limit: %w", d.index, gpu.FormatBytes(opt.VRAMLimit), err)
 		}
 		d.ballast, d.limit = p, opt.VRAMLimit
+		after, _, err := cd.MemInfo()
+		if err != nil {
+			return nil, fmt.Errorf("device %d: %w", d.index, err)
+		}
+		slog.Debug("vram limit", "device", d.index, "limit", opt.VRAMLimit, "free_before", free,
+			"ballast", free-opt.VRAMLimit, "free_after", after)
 	}
 	return d, nil
 }
