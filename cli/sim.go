@@ -65,6 +65,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib)"},
+			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -109,12 +110,18 @@ func simCalibrateCommand() *cli.Command {
 				return err
 			}
 			if len(ballast) > 0 {
+				var limit int64
+				if s := c.String("ballast-limit"); s != "" {
+					if limit, err = parseBytes(s); err != nil || limit <= 0 {
+						return fmt.Errorf("--ballast-limit %q: want a size such as 16GiB", s)
+					}
+				}
 				var bf []sim.DeviceFit
-				if p, bf, err = sim.CalibrateBallast(p, ballast...); err != nil {
+				if p, bf, err = sim.CalibrateBallast(p, limit, ballast...); err != nil {
 					return err
 				}
 				if len(bf) == 0 {
-					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split)")
+					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), and no cudaMemGetInfo with its free bytes for --ballast-limit")
 				}
 				devFits = append(devFits, bf...)
 			}

@@ -5,7 +5,9 @@
 # (bandwidth, the work a cudaFree leaves on the copy engine, the host time of
 # cudaMalloc, cudaFree, a trim and a regrowth) from every one-worker trace of
 # the family, and the extra cost of pool growth under the 16 GiB limit's
-# ballast from traces-<family>-ballast when the calibration has it; the rest
+# ballast from traces-<family>-ballast when the calibration has it, and what
+# the ballast left short of the 16 GiB limit from its cudaMemGetInfo calls
+# (traces made since their events carry the free bytes); the rest
 # from the base profile. Writes
 # $PROFILES/h200-contention-<family>.json and the fit's log beside it.
 #   contention_fit.sh CALIBRATION_DIR
@@ -25,7 +27,7 @@ for fam in ${FAMILIES:-f3 f4}; do
 		[ "$t" = "$d/trace-single-w1.json" ] || traces+=(--trace "$t")
 	done
 	for t in "$1/traces-$fam-ballast"/trace-*-w1.json; do
-		[ -f "$t" ] && traces+=(--ballast-trace "$t")
+		[ -f "$t" ] && traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
 	done
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
 		--out "$PROFILES/h200-contention-$fam.json" 2> "$PROFILES/fit-$fam.log"

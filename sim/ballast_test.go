@@ -36,7 +36,7 @@ func TestCalibrateBallastFromRegrowthsUnderALimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, fits, err := CalibrateBallast(whole, Trace{"16 GiB", regrowthTrace(13.2)}) // 2.2 ms a GiB
+	got, fits, err := CalibrateBallast(whole, 0, Trace{"16 GiB", regrowthTrace(13.2)}) // 2.2 ms a GiB
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +48,10 @@ func TestCalibrateBallastFromRegrowthsUnderALimit(t *testing.T) {
 	}
 	var none traceBuilder
 	none.op("malloc", 5, 4, 6*gib)
-	if p, fits, err := CalibrateBallast(whole, Trace{"no regrowth", none.json()}); err != nil || len(fits) != 0 || p.Device.PoolGrowthBallastMsPerGiB != 0 {
+	if p, fits, err := CalibrateBallast(whole, 0, Trace{"no regrowth", none.json()}); err != nil || len(fits) != 0 || p.Device.PoolGrowthBallastMsPerGiB != 0 {
 		t.Fatalf("a trace without regrowths: %v, %+v", err, fits)
 	}
-	if p, _, err := CalibrateBallast(whole, Trace{"as fast", regrowthTrace(8)}); err != nil || p.Device.PoolGrowthBallastMsPerGiB != 0 {
+	if p, _, err := CalibrateBallast(whole, 0, Trace{"as fast", regrowthTrace(8)}); err != nil || p.Device.PoolGrowthBallastMsPerGiB != 0 {
 		t.Fatalf("regrowths faster under the limit: ballast %g, %v", p.Device.PoolGrowthBallastMsPerGiB, err)
 	}
 }
@@ -85,6 +85,58 @@ func TestBallastSlowsPoolGrowth(t *testing.T) {
 			if got != want {
 				t.Errorf("%s, first %v: growth %v, want %v", fmt.Sprint(gpu.FormatBytes(c.total)), first, got, want)
 			}
+		}
+	}
+}
+
+// The most a one-worker run's cudaMemGetInfo calls saw free under a limit
+// gives the ballast's shortfall; without the limit, or without such calls,
+// nothing is fitted.
+func TestCalibrateShortfallFromMemInfo(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b traceBuilder
+	for i, free := range []int64{16*gib - 3<<20, 11*gib - 3<<20, 16*gib - 1<<20} {
+		b.op("mem_info", float64(i*100+1), 0.01, free)
+	}
+	got, fits, err := CalibrateBallast(base, 16*gib, Trace{"16 GiB", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Device.LimitShortfallMiB; v != 1 || len(fits) != 1 || fits[0].Count != 3 {
+		t.Fatalf("shortfall %g MiB from %+v: want 1 from 3 calls", v, fits)
+	}
+	if p, fits, err := CalibrateBallast(base, 0, Trace{"16 GiB", b.json()}); err != nil || len(fits) != 0 || p.Device.LimitShortfallMiB != 0 {
+		t.Fatalf("without a limit: %v, %+v, %g", err, fits, p.Device.LimitShortfallMiB)
+	}
+	var none traceBuilder
+	none.op("malloc", 5, 4, 6*gib)
+	if _, fits, err := CalibrateBallast(base, 16*gib, Trace{"no mem_info", none.json()}); err != nil || len(fits) != 0 {
+		t.Fatalf("without cudaMemGetInfo: %v, %+v", err, fits)
+	}
+}
+
+// Under a limit the device has the shortfall less free, and its designs'
+// ledger sees as much; the whole card has none.
+func TestShortfallUnderALimitOnly(t *testing.T) {
+	p, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Device.LimitShortfallMiB = 2
+	card := int64(p.Device.VRAMGiB * float64(gib))
+	for _, c := range []struct {
+		total, free int64
+	}{{card, card}, {16 * gib, 16*gib - 2<<20}} {
+		k := NewKernel(p, []int64{c.total}, gpu.DefaultPoolPolicy(), 1)
+		d := k.devices[0]
+		if f := d.m.Free(); f != c.free {
+			t.Errorf("%s: free %d, want %d", gpu.FormatBytes(c.total), f, c.free)
+		}
+		if tot := d.Info().Total; tot != c.free {
+			t.Errorf("%s: the ledger's total %d, want %d", gpu.FormatBytes(c.total), tot, c.free)
 		}
 	}
 }

@@ -152,9 +152,13 @@ func (p *Profile) recordTraces(traces []Trace) error {
 // the limit's ballast allocation): the mean host time per GiB of their
 // cudaMallocAsyncs that grow the pool back right after a trim (as
 // CalibrateDevice takes them) less p's pool_regrowth_ms_per_gib, which
-// whole-card traces gave; never below 0. Traces without such growths leave
-// p as it is. p's other figures are not touched.
-func CalibrateBallast(p *Profile, traces ...Trace) (*Profile, []DeviceFit, error) {
+// whole-card traces gave; never below 0. With limit > 0 it also fits
+// device.limit_shortfall_mib: limit less the most any of the traces'
+// cudaMemGetInfo calls reported free (a one-worker run that trims before
+// it asks, as split does, asks with nothing held). Traces without such
+// growths or calls leave those figures as they are; p's others are not
+// touched.
+func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []DeviceFit, error) {
 	if len(traces) == 0 {
 		return p, nil, nil
 	}
@@ -162,17 +166,37 @@ func CalibrateBallast(p *Profile, traces ...Trace) (*Profile, []DeviceFit, error
 	if err != nil {
 		return nil, nil, err
 	}
-	h := fitHostCalls(ops)
 	out := *p
-	if h.regrowths == 0 {
+	var fits []DeviceFit
+	if h := fitHostCalls(ops); h.regrowths > 0 {
+		extra := round(max(h.regrowthMsPerGiB-p.Device.PoolRegrowthMsPerGiB, 0), 3)
+		out.Device.PoolGrowthBallastMsPerGiB = extra
+		fits = append(fits, DeviceFit{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra})
+	}
+	if limit > 0 {
+		var asked int
+		var most float64
+		for _, t := range ops {
+			for _, o := range t {
+				if o.name == "mem_info" && o.bytesRecorded && !o.err {
+					asked++
+					most = max(most, o.bytes)
+				}
+			}
+		}
+		if asked > 0 {
+			short := round(max(float64(limit)-most, 0)/(1<<20), 3)
+			out.Device.LimitShortfallMiB = short
+			fits = append(fits, DeviceFit{"device.limit_shortfall_mib", asked, short})
+		}
+	}
+	if len(fits) == 0 {
 		return &out, nil, nil
 	}
-	extra := round(max(h.regrowthMsPerGiB-p.Device.PoolRegrowthMsPerGiB, 0), 3)
-	out.Device.PoolGrowthBallastMsPerGiB = extra
 	if err := out.recordTraces(traces); err != nil {
 		return nil, nil, err
 	}
-	return &out, []DeviceFit{{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra}}, nil
+	return &out, fits, nil
 }
 
 // withTraces is the profile's calibration record with traces' names added

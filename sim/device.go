@@ -100,7 +100,14 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	if name == "" {
 		name = "simulated GPU"
 	}
-	taken := int64(prof.ContextMiB*(1<<20)) + mem.Resident
+	// A device smaller than its card is the card under a limit, whose
+	// ballast leaves a little less than the limit free.
+	ballast := int64(prof.VRAMGiB*float64(gib))-total >= ballastMin
+	var short int64
+	if ballast {
+		short = int64(prof.LimitShortfallMiB * (1 << 20))
+	}
+	taken := int64(prof.ContextMiB*(1<<20)) + mem.Resident + short
 	m, err := model.New(model.Options{Index: index, Total: total, Context: taken, Pool: policy})
 	if err != nil {
 		// The scenario's checks keep memory positive and the context inside
@@ -108,12 +115,13 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 		panic(fmt.Sprintf("sim: device %d: %v", index, err))
 	}
 	d := &Device{
-		k:    k,
-		info: gpu.Info{Index: index, Name: name, Total: max(total-mem.Resident-mem.Headroom, 1)},
-		prof: prof,
-		m:    m,
-		// A device smaller than its card is the card under a limit.
-		ballast: int64(prof.VRAMGiB*float64(gib))-total >= ballastMin,
+		k: k,
+		// The designs' ledger sees what the ballast left, as
+		// gpuprove.NewDevice reports it.
+		info:    gpu.Info{Index: index, Name: name, Total: max(total-short-mem.Resident-mem.Headroom, 1)},
+		prof:    prof,
+		m:       m,
+		ballast: ballast,
 	}
 	d.compute = newPSServer(k, equalShare)
 	d.copier = newPSServer(k, equalShare)

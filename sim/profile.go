@@ -101,7 +101,15 @@ type DeviceProfile struct {
 	// (docs/simulator.md). `cuzk sim calibrate --ballast-trace` fits it from
 	// one-worker traces made under a limit. 0: a limit costs nothing.
 	PoolGrowthBallastMsPerGiB float64 `json:"pool_growth_ballast_ms_per_gib,omitempty"`
-	H2DGBps                   float64 `json:"h2d_gbps"`
+	// LimitShortfallMiB is how much less than a VRAM limit the card has
+	// free once the ballast is allocated, on a device with less memory than
+	// VRAMGiB: cudaMalloc of (free − limit) takes a little more than asked
+	// (the H200 under 16 GiB: 0.9–2.9 MiB, docs/simulator.md), so a
+	// partition that fits the limit exactly does not fit the card. `cuzk sim
+	// calibrate --ballast-trace --ballast-limit` fits it from the free
+	// bytes of a one-worker trace's cudaMemGetInfo calls. 0: none.
+	LimitShortfallMiB float64 `json:"limit_shortfall_mib,omitempty"`
+	H2DGBps           float64 `json:"h2d_gbps"`
 	// CopyFIFO makes the copy engine serve host→device copies one at a
 	// time in the order they were issued, whatever their streams, instead
 	// of sharing it among them: the H200's did (four 4 GiB copies issued at
@@ -264,6 +272,7 @@ func (p *Profile) validate() error {
 		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
 		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},
+		{"device.limit_shortfall_mib", d.LimitShortfallMiB, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)
