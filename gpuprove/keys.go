@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"path/filepath"
 	"sync"
 	"time"
@@ -195,7 +194,7 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 	}
 	// Points the keys moved into pinned memory (prover.Keys.PinPoints) are
 	// streamed from there: no second copy. Z is reordered into a copy of
-	// its own whatever the keys hold.
+	// its own unless the keys moved it in the device's order.
 	borrow := tier == TierPinned && k.PointsPinned()
 	place := func(name string, points []curve.G1Affine) func() (pointSet, error) {
 		return func() (pointSet, error) {
@@ -210,6 +209,10 @@ func (dk *deviceKeys) loadLocked(k *prover.Keys) (*resident, error) {
 		{&r.b, "B", place("B", pk.G1.B)},
 		{&r.k, "K", place("K", pk.G1.K)},
 		{&r.z, "Z", func() (pointSet, error) {
+			if k.ZInDeviceOrder() {
+				// Moved in the device's order already (prover.Keys.PinPoints).
+				return place("Z", pk.G1.Z)()
+			}
 			zNatural, err := naturalZ(pk.G1.Z, int(pk.Domain.Cardinality))
 			if err != nil {
 				return pointSet{name: "Z"}, fmt.Errorf("keys of %s: %w", k.Circuit, err)
@@ -364,8 +367,11 @@ func (dk *deviceKeys) takeBudgets(k *prover.Keys, r *resident) error {
 	bytes := p.HostKeys
 	if p.Tier == TierPinned && k.PointsPinned() {
 		// Only Z's reordered copy is made (the other sets are where the
-		// keys moved them).
+		// keys moved them), and none when the keys moved Z too.
 		bytes = int64(k.Counts().Z) * pointBytes
+		if k.ZInDeviceOrder() {
+			bytes = 0
+		}
 	}
 	if p.Tier == TierPinned {
 		if dk.host.take(bytes) {
@@ -487,7 +493,7 @@ func naturalZ(z []curve.G1Affine, n int) ([]curve.G1Affine, error) {
 	}
 	out := make([]curve.G1Affine, len(z))
 	for j := range z {
-		out[bits.Reverse64(uint64(j))>>(64-logN)] = z[j]
+		out[prover.ZDeviceIndex(j, n)] = z[j]
 	}
 	return out, nil
 }

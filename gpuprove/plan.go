@@ -204,8 +204,9 @@ type keyShape struct {
 	// them): every tier but the disk's reads them into memory it allocates.
 	onDisk bool
 	// pinned: the keys moved A, B, K and G2 B into pinned memory
-	// (prover.Keys.PinPoints): the pinned tier copies only Z.
-	pinned bool
+	// (prover.Keys.PinPoints): the pinned tier copies only Z, and nothing
+	// when zMoved (Z moved too, in the device's order).
+	pinned, zMoved bool
 	// commits are the points of each commitment's basis (none: no
 	// commitments); the proof of knowledge's MSM is over all of them.
 	commits []int
@@ -214,7 +215,7 @@ type keyShape struct {
 func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 	pk, c := k.PK, k.Counts()
 	s := keyShape{n: int(pk.Domain.Cardinality), na: c.A, nb: c.B, nk: c.K, nz: c.Z,
-		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory(), pinned: k.PointsPinned()}
+		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory(), pinned: k.PointsPinned(), zMoved: k.ZInDeviceOrder()}
 	for _, ck := range pk.CommitmentKeys {
 		s.commits = append(s.commits, len(ck.Basis))
 	}
@@ -242,6 +243,9 @@ func (s keyShape) keyBytes() int64 {
 // pinnedCopy is what streaming the key set from pinned memory copies there:
 // every point, or only Z when the keys moved the others there already.
 func (s keyShape) pinnedCopy() int64 {
+	if s.pinned && s.zMoved {
+		return 0
+	}
 	if s.pinned {
 		return int64(s.nz) * pointBytes
 	}

@@ -63,4 +63,14 @@ func TestMovedPointsPlanPinned(t *testing.T) {
 	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Tier != TierPinned {
 		t.Fatalf("moved points, pinned tier asked for: %s", p.Tier)
 	}
+	// Z moved too, in the device's order: nothing is copied, and the pinned
+	// tier needs no pinned budget at all.
+	s.zMoved = true
+	o.pinnedFree = 0
+	if c := s.pinnedCopy(); c != 0 {
+		t.Fatalf("moved points and Z copy %d bytes, want 0", c)
+	}
+	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Tier != TierPinned || !p.Fits() {
+		t.Fatalf("moved points and Z, no pinned budget: tier %s, fits %v; want %s", p.Tier, p.Fits(), TierPinned)
+	}
 }

@@ -66,7 +66,16 @@ func (CPU) Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error) {
 	go msm(1, &out.B1, pk.G1.B, p.WiresB)
 	go msm(2, &out.K, pk.G1.K, p.WiresK)
 	// deg H = n−2, so its last coefficient is zero and Z has n−1 points.
-	go msm(3, &out.Z, pk.G1.Z, h[:len(pk.G1.Z)])
+	hz := h[:len(pk.G1.Z)]
+	if k.ZInDeviceOrder() {
+		// Z lies in the device's order: H's coefficients follow it.
+		n := int(pk.Domain.Cardinality)
+		hz = make([]fr.Element, len(pk.G1.Z))
+		for j := range hz {
+			hz[ZDeviceIndex(j, n)] = h[j]
+		}
+	}
+	go msm(3, &out.Z, pk.G1.Z, hz)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {

@@ -3,6 +3,7 @@ package prover
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime/debug"
 	"unsafe"
 
@@ -47,11 +48,15 @@ type HostAlloc func(bytes int64) (unsafe.Pointer, error)
 // into memory from alloc (pinned host memory): each set is copied and its
 // Go slice replaced by one over the new memory, so the Go heap's copy is
 // collected before the next set is allocated (the peak is the keys and one
-// set). Z stays in the Go heap: the GPU backend reorders it into a copy of
-// its own. The keys work as before; a GPU backend streams the moved sets
-// from where they are instead of copying them again (PointsPinned). The
-// memory is never freed: for keys that live as long as the process, as
-// SetupInMemory's do in bench prove.
+// set). Keys whose system was released (ReleaseSystem: gnark's prover and
+// Save refuse them, so nothing reads Z in gnark's order) have Z moved too,
+// in the device's order (ZInDeviceOrder): the GPU backend streams it from
+// there as well instead of reordering it into a copy of its own, and the
+// CPU backend reorders H to match. Otherwise Z stays in the Go heap and the
+// GPU backend reorders it into a copy. The keys work as before; a GPU
+// backend streams the moved sets from where they are instead of copying
+// them again (PointsPinned). The memory is never freed: for keys that live
+// as long as the process, as SetupInMemory's do in bench prove.
 func (k *Keys) PinPoints(alloc HostAlloc) error {
 	if !k.PointsInMemory() {
 		return fmt.Errorf("keys of %s: points on disk cannot be pinned in memory", k.Circuit)
@@ -70,6 +75,15 @@ func (k *Keys) PinPoints(alloc HostAlloc) error {
 		return fmt.Errorf("keys of %s: pin G2 points: %w", k.Circuit, err)
 	}
 	debug.FreeOSMemory()
+	if k.SystemReleased() {
+		z, err := moveInDeviceOrder(alloc, k.PK.G1.Z, int(k.PK.Domain.Cardinality))
+		if err != nil {
+			return fmt.Errorf("keys of %s: pin Z: %w", k.Circuit, err)
+		}
+		k.PK.G1.Z = z
+		k.zDevice.Store(true)
+		debug.FreeOSMemory()
+	}
 	k.pinned.Store(true)
 	return nil
 }
@@ -77,6 +91,35 @@ func (k *Keys) PinPoints(alloc HostAlloc) error {
 // PointsPinned says whether PinPoints moved the A, B, K and G2 B points
 // into pinned memory.
 func (k *Keys) PointsPinned() bool { return k.pinned.Load() }
+
+// ZInDeviceOrder says whether PinPoints moved Z into pinned memory in the
+// order the device's H comes out in (ZDeviceIndex): PK.G1.Z[ZDeviceIndex(j,
+// n)] is gnark's Z[j].
+func (k *Keys) ZInDeviceOrder() bool { return k.zDevice.Load() }
+
+// ZDeviceIndex is where gnark's Z[j] lies in the device's order for a
+// domain of n points (a power of two): j's bits reversed. j < n−1, and so
+// is the index (only n−1 reverses to n−1).
+func ZDeviceIndex(j, n int) int {
+	return int(bits.Reverse64(uint64(j)) >> (64 - bits.TrailingZeros64(uint64(n))))
+}
+
+// moveInDeviceOrder copies z into memory from alloc with every point at its
+// device index (ZDeviceIndex) and returns the slice over it.
+func moveInDeviceOrder(alloc HostAlloc, z []curve.G1Affine, n int) ([]curve.G1Affine, error) {
+	if n < 2 || n&(n-1) != 0 || len(z) != n-1 {
+		return z, fmt.Errorf("%d Z points for a domain of %d: want n−1, n a power of two", len(z), n)
+	}
+	p, err := alloc(int64(len(z)) * int64(unsafe.Sizeof(z[0])))
+	if err != nil {
+		return z, err
+	}
+	out := unsafe.Slice((*curve.G1Affine)(p), len(z))
+	for j := range z {
+		out[ZDeviceIndex(j, n)] = z[j]
+	}
+	return out, nil
+}
 
 // moveTo copies s into memory from alloc and returns the slice over it.
 func moveTo[T any](alloc HostAlloc, s []T) ([]T, error) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unsafe"
 
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
 	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/keygen"
 )
@@ -71,5 +73,54 @@ func TestPinnedReleasedKeysProve(t *testing.T) {
 	k2.Solver = SolverGnark
 	if err := k2.ReleaseSystem(); err == nil || k2.SystemReleased() {
 		t.Errorf("keys solved by gnark released their system (%v)", err)
+	}
+}
+
+// Keys released before they are pinned have Z moved too, in the device's
+// order, and once only: the CPU backend reorders H to match, so its proofs
+// still verify; keys pinned before their release keep Z where gnark put it
+// (TestPinnedReleasedKeysProve).
+func TestReleasedKeysPinZInDeviceOrder(t *testing.T) {
+	c, err := circuits.Lookup("porep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := append([]curve.G1Affine(nil), k.PK.G1.Z...)
+	n := int(k.PK.Domain.Cardinality)
+	if err := k.ReleaseSystem(); err != nil {
+		t.Fatal(err)
+	}
+	var held [][]byte
+	alloc := func(bytes int64) (unsafe.Pointer, error) {
+		b := make([]byte, bytes)
+		held = append(held, b)
+		return unsafe.Pointer(&b[0]), nil
+	}
+	if err := k.PinPoints(alloc); err != nil {
+		t.Fatal(err)
+	}
+	if !k.ZInDeviceOrder() || len(held) != 5 || len(k.PK.G1.Z) != len(z) || unsafe.Pointer(&k.PK.G1.Z[0]) != unsafe.Pointer(&held[4][0]) {
+		t.Fatalf("Z in the device's order %v, %d sets moved, %d Z points (want 5 sets, %d points, Z in the last)", k.ZInDeviceOrder(), len(held), len(k.PK.G1.Z), len(z))
+	}
+	seen := make([]bool, len(z))
+	for j := range z {
+		i := ZDeviceIndex(j, n)
+		if i < 0 || i >= len(z) || seen[i] || !k.PK.G1.Z[i].Equal(&z[j]) {
+			t.Fatalf("gnark's Z[%d] is not alone at its device index %d", j, i)
+		}
+		seen[i] = true
+	}
+	if err := k.PinPoints(alloc); err != nil || len(held) != 5 {
+		t.Fatalf("a second PinPoints: %v, %d sets", err, len(held))
+	}
+	for p := range 2 {
+		proveVerifies(t, k, "device-order", p)
+	}
+	if ZDeviceIndex(1, 8) != 4 || ZDeviceIndex(3, 8) != 6 || ZDeviceIndex(6, 8) != 3 || ZDeviceIndex(0, 2) != 0 {
+		t.Fatal("ZDeviceIndex does not reverse the index's bits")
 	}
 }

@@ -64,6 +64,7 @@ type Keys struct {
 	isStateful   bool
 	released     atomic.Bool // ReleaseSystem
 	pinned       atomic.Bool // PinPoints
+	zDevice      atomic.Bool // PinPoints moved Z in the device's order
 	gnarkMu      sync.Mutex  // held by gnark's solves of a stateful system
 }
 
