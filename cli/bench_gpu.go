@@ -177,7 +177,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 				return fmt.Errorf("move the keys' points into pinned memory: %w", err)
 			}
 			if moved {
-				fmt.Fprintf(c.App.ErrWriter, "bench: the keys' A, B, K and G2 B points moved into pinned memory in %.1f s\n", time.Since(start).Seconds())
+				fmt.Fprintf(c.App.ErrWriter, "bench: the keys' %s points moved into pinned memory in %.1f s\n", movedSets(k), time.Since(start).Seconds())
 			}
 		}
 		devs, hostBytes := len(g.GPUDevices()), prover.HostFootprint(k)

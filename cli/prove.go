@@ -471,7 +471,16 @@ func holdKeysOnce(c *cli.Context, backend prover.Backend, k *prover.Keys) error 
 		return fmt.Errorf("move the keys' points into pinned memory: %w", err)
 	}
 	if moved {
-		fmt.Fprintf(c.App.ErrWriter, "notice: the keys' A, B, K and G2 B points moved into pinned memory in %.1f s (streamed from there, held once)\n", time.Since(start).Seconds())
+		fmt.Fprintf(c.App.ErrWriter, "notice: the keys' %s points moved into pinned memory in %.1f s (streamed from there, held once)\n", movedSets(k), time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// movedSets names the point sets prover.Keys.PinPoints moved into pinned
+// memory.
+func movedSets(k *prover.Keys) string {
+	if k.ZInDeviceOrder() {
+		return "A, B, K, G2 B and Z (in the device's order)"
+	}
+	return "A, B, K and G2 B"
 }
