@@ -16,29 +16,16 @@ import (
 // pinned memory) and whose system's instructions were released still prove
 // partitions gnark verifies; what needs the instructions says so.
 func TestPinnedReleasedKeysProve(t *testing.T) {
-	c, err := circuits.Lookup("porep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := porepInMemory(t)
 	constraints, a0, g2last := k.Constraints(), k.PK.G1.A[0], k.PK.G2.B[len(k.PK.G2.B)-1]
 	var held [][]byte // the stand-in's memory, alive as pinned memory would be
-	var moved int64
-	alloc := func(bytes int64) (unsafe.Pointer, error) {
-		b := make([]byte, bytes)
-		held = append(held, b)
-		moved += bytes
-		return unsafe.Pointer(&b[0]), nil
-	}
+	alloc := heapAlloc(&held)
 	if err := k.PinPoints(alloc); err != nil {
 		t.Fatal(err)
 	}
 	want := int64(len(k.PK.G1.A)+len(k.PK.G1.B)+len(k.PK.G1.K))*96 + int64(len(k.PK.G2.B))*192
-	if !k.PointsPinned() || len(held) != 4 || moved != want {
-		t.Fatalf("pinned %v: %d sets, %d bytes moved; want 4 sets, %d bytes", k.PointsPinned(), len(held), moved, want)
+	if moved := heldBytes(held); !k.PointsPinned() || len(held) != 4 || moved != want {
+		t.Fatalf("pinned %v: %d sets, %d bytes moved; want 4 sets, %d bytes", k.PointsPinned(), len(held), heldBytes(held), want)
 	}
 	if unsafe.Pointer(&k.PK.G1.A[0]) != unsafe.Pointer(&held[0][0]) || !k.PK.G1.A[0].Equal(&a0) || !k.PK.G2.B[len(k.PK.G2.B)-1].Equal(&g2last) {
 		t.Fatal("A's points are not in the moved memory, or not the same points")
@@ -66,10 +53,7 @@ func TestPinnedReleasedKeysProve(t *testing.T) {
 	if _, _, err := Prove(context.Background(), k, CPU{}, w, nil); !errors.Is(err, ErrSystemReleased) {
 		t.Errorf("gnark's solver on released keys: %v, want ErrSystemReleased", err)
 	}
-	k2, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := porepInMemory(t)
 	k2.Solver = SolverGnark
 	if err := k2.ReleaseSystem(); err == nil || k2.SystemReleased() {
 		t.Errorf("keys solved by gnark released their system (%v)", err)
@@ -81,25 +65,14 @@ func TestPinnedReleasedKeysProve(t *testing.T) {
 // still verify; keys pinned before their release keep Z where gnark put it
 // (TestPinnedReleasedKeysProve).
 func TestReleasedKeysPinZInDeviceOrder(t *testing.T) {
-	c, err := circuits.Lookup("porep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := porepInMemory(t)
 	z := append([]curve.G1Affine(nil), k.PK.G1.Z...)
 	n := int(k.PK.Domain.Cardinality)
 	if err := k.ReleaseSystem(); err != nil {
 		t.Fatal(err)
 	}
 	var held [][]byte
-	alloc := func(bytes int64) (unsafe.Pointer, error) {
-		b := make([]byte, bytes)
-		held = append(held, b)
-		return unsafe.Pointer(&b[0]), nil
-	}
+	alloc := heapAlloc(&held)
 	if err := k.PinPoints(alloc); err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +96,34 @@ func TestReleasedKeysPinZInDeviceOrder(t *testing.T) {
 	if ZDeviceIndex(1, 8) != 4 || ZDeviceIndex(3, 8) != 6 || ZDeviceIndex(6, 8) != 3 || ZDeviceIndex(0, 2) != 0 {
 		t.Fatal("ZDeviceIndex does not reverse the index's bits")
 	}
+}
+
+// porepInMemory is keys for porep at testSize made in memory.
+func porepInMemory(t *testing.T) *Keys {
+	t.Helper()
+	c, err := circuits.Lookup("porep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// heapAlloc stands in for pinned memory with Go memory kept alive in held.
+func heapAlloc(held *[][]byte) HostAlloc {
+	return func(bytes int64) (unsafe.Pointer, error) {
+		b := make([]byte, bytes)
+		*held = append(*held, b)
+		return unsafe.Pointer(&b[0]), nil
+	}
+}
+
+func heldBytes(held [][]byte) (n int64) {
+	for _, b := range held {
+		n += int64(len(b))
+	}
+	return n
 }

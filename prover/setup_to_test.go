@@ -54,14 +54,7 @@ func TestSetupToRefusesBadTarget(t *testing.T) {
 // Keys made in memory through the pipe prove, and equal the ones SetupDump
 // writes for their size: every section arrived.
 func TestSetupInMemoryProves(t *testing.T) {
-	c, err := circuits.Lookup("porep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := porepInMemory(t)
 	if len(k.PK.G1.Z) != int(k.PK.Domain.Cardinality)-1 || len(k.PK.G2.B) != len(k.PK.G1.B) || len(k.PK.G1.A) == 0 {
 		t.Fatalf("proving key sections: A %d, B %d, Z %d, G2 B %d", len(k.PK.G1.A), len(k.PK.G1.B), len(k.PK.G1.Z), len(k.PK.G2.B))
 	}
@@ -76,10 +69,7 @@ func TestSetupInMemoryProves(t *testing.T) {
 	if !strings.HasPrefix(k.Hash, "memory-") || len(k.Hash) != len("memory-")+64 || k.Dir != "" {
 		t.Errorf("keys made in memory: hash %q, dir %q", k.Hash, k.Dir)
 	}
-	k2, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := porepInMemory(t)
 	if k2.Hash == k.Hash {
 		t.Errorf("two key sets made in memory share the hash %s", k.Hash)
 	}
