@@ -23,7 +23,10 @@ func HostFootprint(k *Keys) int64 {
 // its memory (the GPU's pinned buffers) has let the Solution go: the solver
 // keeps a released Solution for the next synthesis, so the host holds it all
 // the same. Not counted: the keys (shared by every partition), the witness
-// and the public inputs (small beside the vectors), the MSM results.
+// and the public inputs (small beside the vectors), the MSM results. A
+// partition whose solver wrote A, B and C into its backend's prep memory
+// (SynthesizeOn) holds 3n elements less; the figure stays the larger, for
+// the partitions the backend's pinned pool had no room for.
 func HostBytes(n, wires int64) int64 {
 	const elem = 32
 	return elem * (6*n + 4*wires)

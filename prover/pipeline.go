@@ -74,6 +74,7 @@ func ProveWith(ctx context.Context, k *Keys, b Backend, full witness.Witness, rn
 		return nil, t, err
 	}
 	if err := timed("prep", func() (err error) { prep, err = PrepFor(b, k, sol); return }); err != nil {
+		sol.Release()
 		return nil, t, err
 	}
 	defer prep.Release()

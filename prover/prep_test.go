@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
 )
 
 // lendingCPU is the CPU backend giving Prep its memory (filled with garbage,
@@ -139,5 +140,91 @@ func TestProveWithBG2InCompute(t *testing.T) {
 	_, _, err = Prove(context.Background(), k, &lendingCPU{bg2: true, dropB2: true}, w, nil)
 	if err == nil || !strings.Contains(err.Error(), "b_g2") {
 		t.Fatalf("b_g2 left out: got %v", err)
+	}
+}
+
+// With a backend that gives Prep its memory, cuzk's solver writes A, B and C
+// straight into it (dirty as a reused buffer is): Prep pads them in place,
+// gives the vectors a separate solve and Prep give, and the proof verifies.
+// A solution never prepared returns the memory with its Release;
+// CUZK_SOLVE_INTO=off solves into the solver's own vectors.
+func TestSynthesizeIntoLentMemory(t *testing.T) {
+	for _, name := range []string{"porep", "sha"} {
+		t.Run(name, func(t *testing.T) {
+			k := testKeys(t, name)
+			w, _ := Witness(k, []byte("into"), 1)
+			sol, err := Synthesize(k, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Prep(k, sol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &lendingCPU{}
+			into, err := SynthesizeFor(b, k, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if into.mem == nil || b.lent != 1 {
+				t.Fatalf("no memory taken from the backend for the solve (%d lent)", b.lent)
+			}
+			a, _, _, _, _, _ := into.mem.Vectors()
+			if &into.A[0] != &a[0] {
+				t.Fatal("the solver's A is not in the backend's memory")
+			}
+			got, err := PrepFor(b, k, into)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.lent != 1 || &got.A[0] != &a[0] || into.mem != nil {
+				t.Fatalf("prep took new memory (%d lent) or left the solution its own", b.lent)
+			}
+			into.Release()
+			for i, pair := range [][2][]fr.Element{{got.A, want.A}, {got.B, want.B}, {got.C, want.C},
+				{got.WiresA, want.WiresA}, {got.WiresB, want.WiresB}, {got.WiresK, want.WiresK}} {
+				if len(pair[0]) != len(pair[1]) {
+					t.Fatalf("vector %d: %d elements, want %d", i, len(pair[0]), len(pair[1]))
+				}
+				for j := range pair[0] {
+					if !pair[0][j].Equal(&pair[1][j]) {
+						t.Fatalf("vector %d differs at %d", i, j)
+					}
+				}
+			}
+			if b.settled != 0 {
+				t.Fatal("the solution's release returned the memory its Prepared holds")
+			}
+			got.Release()
+			if b.settled != 1 {
+				t.Fatalf("%d returned, want 1", b.settled)
+			}
+			proof, _, err := Prove(context.Background(), k, b, w, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, _ := w.Public()
+			if err := groth16.Verify(proof, k.VK, pub); err != nil {
+				t.Fatalf("gnark rejects the proof: %v", err)
+			}
+			// Synthesized, never prepared: the release returns the memory.
+			left, err := SynthesizeFor(b, k, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			left.Release()
+			if b.lent != b.settled {
+				t.Fatalf("lent %d, returned %d", b.lent, b.settled)
+			}
+			t.Setenv("CUZK_SOLVE_INTO", "off")
+			apart, err := SynthesizeFor(b, k, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if apart.mem != nil || b.lent != b.settled {
+				t.Fatal("CUZK_SOLVE_INTO=off took the backend's memory for the solve")
+			}
+			apart.Release()
+		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -68,6 +69,10 @@ type Solution struct {
 	Commitments *Commitments
 
 	release func()
+	// mem is the backend's memory for the prepared vectors when the solver
+	// wrote A, B and C into it (SynthesizeOn): Prep takes it over, and
+	// Release returns it if no Prep did.
+	mem PrepMemory
 }
 
 // Release gives the solution's vectors back to the solver for reuse; the
@@ -75,9 +80,16 @@ type Solution struct {
 // a Prep into backend memory (Prepared.Memory not nil), which copies all it
 // needs. Solutions of gnark's solver are left to the collector.
 func (s *Solution) Release() {
-	if s != nil && s.release != nil {
+	if s == nil {
+		return
+	}
+	if s.release != nil {
 		s.release()
 		s.release = nil
+	}
+	if s.mem != nil {
+		s.mem.Release()
+		s.mem = nil
 	}
 }
 
@@ -90,7 +102,7 @@ func Synthesize(k *Keys, full witness.Witness) (*Solution, error) {
 // SynthesizeWith is Synthesize with more solver options (gnark's: hints
 // with solver.WithHints), given to whichever solver runs.
 func SynthesizeWith(k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
-	return synthesize(nil, k, full, nil, opts)
+	return synthesize(nil, k, full, nil, nil, opts)
 }
 
 // SynthesizeFor is SynthesizeWith for partitions that backend b proves: the
@@ -103,13 +115,32 @@ func SynthesizeFor(b Backend, k *Keys, full witness.Witness, opts ...csolver.Opt
 // SynthesizeOn is SynthesizeFor with cuzk's solver running its parallel work
 // in l's place in the queue for the host's cores (par.Lane; nil: on
 // goroutines of its own). gnark's solver ignores l.
+//
+// Where b gives Prep its memory (PrepAllocator: the GPU backend's pinned
+// staging) and cuzk's solver solves k, the solver writes A, B and C
+// straight into that memory's a, b and c, which Prep then pads in place:
+// the partition never holds them twice (3n elements, 12 GiB at 2^27).
+// CUZK_SOLVE_INTO=off keeps them apart, to measure against.
 func SynthesizeOn(l *par.Lane, b Backend, k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
-	return synthesize(l, k, full, CapabilitiesOf(b).Commitments, opts)
+	caps := CapabilitiesOf(b)
+	var mem PrepMemory
+	if caps.Prep != nil && k.solver() != nil && os.Getenv("CUZK_SOLVE_INTO") != "off" {
+		var err error
+		if mem, err = caps.Prep.PrepMemory(k); err != nil {
+			return nil, err
+		}
+	}
+	sol, err := synthesize(l, k, full, caps.Commitments, mem, opts)
+	if err != nil && mem != nil {
+		mem.Release()
+	}
+	return sol, err
 }
 
 // synthesize is SynthesizeOn with msm computing the commitments (nil: the
-// host).
-func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer, opts []csolver.Option) (*Solution, error) {
+// host) and cuzk's solver writing A, B and C into mem's a, b and c (nil:
+// into vectors of its own).
+func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer, mem PrepMemory, opts []csolver.Option) (*Solution, error) {
 	plan, err := k.commitments()
 	if err != nil {
 		return nil, err
@@ -148,7 +179,17 @@ func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer,
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.SolveOn(l, v, hints)
+		var res *solve.Result
+		if mem != nil {
+			a, b, c, _, _, _ := mem.Vectors()
+			m := p.Constraints()
+			if m > len(a) || m > len(b) || m > len(c) {
+				return nil, fmt.Errorf("prep memory of %d, %d, %d elements for %d constraints", len(a), len(b), len(c), m)
+			}
+			res, err = p.SolveOnInto(l, v, hints, a[:m], b[:m], c[:m])
+		} else {
+			res, err = p.SolveOn(l, v, hints)
+		}
 		if cm != nil && err != nil && cm.err() != nil {
 			return nil, cm.err()
 		}
@@ -158,7 +199,7 @@ func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer,
 		if err != nil {
 			return nil, err
 		}
-		sol := &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub, release: func() { p.Release(res) }}
+		sol := &Solution{Wires: res.W, A: res.A, B: res.B, C: res.C, Public: pub, release: func() { p.Release(res) }, mem: mem}
 		if cm != nil {
 			sol.Commitments = &cm.out
 		}
@@ -278,6 +319,15 @@ func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) { return PrepOn
 // PrepOn is PrepFor with its copies run in l's place in the queue for the
 // host's cores (par.Lane; nil: on goroutines of their own).
 func PrepOn(l *par.Lane, b Backend, k *Keys, s *Solution) (*Prepared, error) {
+	if s != nil && s.mem != nil {
+		// The solver wrote A, B and C into memory b gave: prep there.
+		mem := s.mem
+		p, err := prepInto(l, k, s, mem)
+		if err == nil {
+			s.mem = nil // the Prepared owns it now
+		}
+		return p, err
+	}
 	a := CapabilitiesOf(b).Prep
 	if a == nil {
 		return prepInto(l, k, s, nil)
@@ -296,6 +346,9 @@ func PrepOn(l *par.Lane, b Backend, k *Keys, s *Solution) (*Prepared, error) {
 // PrepInto is Prep writing the vectors into mem (nil: new memory). The
 // returned Prepared owns mem: its Release returns it.
 func PrepInto(k *Keys, s *Solution, mem PrepMemory) (*Prepared, error) {
+	if s != nil && s.mem != nil && mem != s.mem {
+		return nil, errors.New("prep: the solution's A, B and C are in a backend's memory already: prep there (PrepOn)")
+	}
 	return prepInto(nil, k, s, mem)
 }
 
@@ -385,10 +438,16 @@ const prepChunk = 1 << 16
 
 // pad copies v into dst and zeroes the rest, in l's place.
 func pad(l *par.Lane, dst, v []fr.Element) {
+	// v may be dst's head already (the solver wrote it there): then only the
+	// tail is cleared.
+	inPlace := len(v) > 0 && len(dst) > 0 && &v[0] == &dst[0]
 	l.Range(len(dst), prepChunk, 1, func(lo, hi int) {
 		n := 0
 		if lo < len(v) {
-			n = copy(dst[lo:hi], v[lo:min(hi, len(v))])
+			n = min(hi, len(v)) - lo
+			if !inPlace {
+				copy(dst[lo:hi], v[lo:lo+n])
+			}
 		}
 		clear(dst[lo+n : hi])
 	})

@@ -169,6 +169,8 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		if st.lane == nil {
 			st.lane = par.NewLane()
 		}
+		// A synthesis again (a retry) returns what the last one held.
+		st.sol.Release()
 		st.sol, err = prover.SynthesizeOn(st.lane, e.backend, j.keys, wit)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", w.Partition.Partition, err)
@@ -194,7 +196,8 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		}
 		st.prep.Release()
 		st.prep, err = prover.PrepOn(st.lane, e.backend, j.keys, st.sol)
-		if err == nil && st.prep.Memory != nil { // prep copied what it needs
+		if err != nil || st.prep.Memory != nil { // prep copied what it needs, or failed
+			// (a failed prep leaves the solution its backend memory to return)
 			st.sol.Release()
 		}
 		st.sol = nil
@@ -288,6 +291,9 @@ func (e *Executor) Release(p actors.PartitionID) {
 			st.work.Release()
 		}
 		st.prep.Release()
+		// Synthesized but never prepared: its vectors, and the backend's
+		// memory the solver wrote into, go back.
+		st.sol.Release()
 	}
 }
 

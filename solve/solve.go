@@ -147,8 +147,9 @@ type Program struct {
 	// than were in use at once, and keeps them: a sync.Pool would lose them
 	// at every collection, and a new 2^20 result is 128 MiB to fault in and
 	// zero (half again the time of a solve on the GPU machine).
-	mu   sync.Mutex
-	free []*Result
+	mu    sync.Mutex
+	free  []*Result
+	freeW []*Result // without A, B and C (SolveOnInto's)
 }
 
 // parallelLevel is the size from which a level's ops are spread over cores.
@@ -460,6 +461,8 @@ type Result struct {
 	W, A, B, C fr.Vector
 
 	kind []uint8 // the kinds of W's values (see values)
+	// lent: A, B and C are the caller's (SolveOnInto); Release keeps W only.
+	lent bool
 }
 
 // Solve solves the system for a witness laid out as gnark's: the public
@@ -509,6 +512,43 @@ func (p *Program) SolveOn(l *par.Lane, witness fr.Vector, hints Hints) (*Result,
 	return res, nil
 }
 
+// SolveOnInto is SolveOn writing A, B and C into the vectors given, each of
+// Constraints() elements (a backend's staging memory, so that they are not
+// copied there afterwards): the result's A, B and C are those vectors, and
+// Release gives back only its W for reuse.
+func (p *Program) SolveOnInto(l *par.Lane, witness fr.Vector, hints Hints, a, b, c fr.Vector) (*Result, error) {
+	if len(a) != p.nbConstraints || len(b) != p.nbConstraints || len(c) != p.nbConstraints {
+		return nil, fmt.Errorf("A, B, C vectors of %d, %d, %d elements for %d constraints", len(a), len(b), len(c), p.nbConstraints)
+	}
+	res := p.getW()
+	res.A, res.B, res.C, res.lent = a, b, c, true
+	if err := p.solveInto(l, witness, res, hints); err != nil {
+		p.Release(res)
+		return nil, err
+	}
+	return res, nil
+}
+
+// getW is a result for SolveOnInto: one that a SolveOnInto gave back, else
+// any other, whose A, B and C are dropped (the solves into staging memory do
+// not need them), else a new one without them.
+func (p *Program) getW() *Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.freeW); n > 0 {
+		res := p.freeW[n-1]
+		p.freeW = p.freeW[:n-1]
+		return res
+	}
+	if n := len(p.free); n > 0 {
+		res := p.free[n-1]
+		p.free = p.free[:n-1]
+		res.A, res.B, res.C = nil, nil, nil
+		return res
+	}
+	return &Result{W: make(fr.Vector, p.nbWires), kind: make([]uint8, p.nbWires)}
+}
+
 func (p *Program) get() *Result {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
@@ -534,6 +574,14 @@ func (p *Program) newResult() *Result {
 // Release gives a result of Solve back for a later Solve to reuse, once
 // nothing reads its vectors any more.
 func (p *Program) Release(res *Result) {
+	if res != nil && res.lent && len(res.W) == p.nbWires {
+		// The A, B and C vectors were the caller's: keep W alone.
+		res.A, res.B, res.C = nil, nil, nil
+		p.mu.Lock()
+		p.freeW = append(p.freeW, res)
+		p.mu.Unlock()
+		return
+	}
 	if res == nil || len(res.W) != p.nbWires || len(res.A) != p.nbConstraints || len(res.B) != p.nbConstraints || len(res.C) != p.nbConstraints {
 		return
 	}

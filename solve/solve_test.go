@@ -656,3 +656,62 @@ func TestLookupOutOfTable(t *testing.T) {
 		t.Fatalf("one limb: cuzk %v, gnark %v; want both to fail, cuzk's naming the table", err, gerr)
 	}
 }
+
+// A solve into the caller's A, B and C (a backend's staging memory, dirty
+// from an earlier partition) writes every element of them, as a solve into
+// its own vectors does, and its release keeps only W for the next such solve.
+func TestSolveIntoCallersVectors(t *testing.T) {
+	p, r, c, l := program(t, "porep-sha", 1<<12)
+	p.Reserve(1)
+	fresh, err := Compile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.Constraints()
+	stage := make(fr.Vector, 3*n+5) // a staging buffer: the three vectors and more
+	for i := range stage {
+		stage[i].SetUint64(uint64(7*i + 3)) // an earlier partition's values
+	}
+	a, b, cv := stage[:n], stage[n:2*n], stage[2*n:3*n]
+	var w0 *fr.Element
+	for part := range 2 {
+		res, err := p.SolveOnInto(nil, witnessOf(t, c, l, part), Hints{}, a, b, cv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &res.A[0] != &a[0] || &res.B[0] != &b[0] || &res.C[0] != &cv[0] {
+			t.Fatal("the result's A, B, C are not the vectors given")
+		}
+		want, err := fresh.Solve(witnessOf(t, c, l, part))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct {
+			what      string
+			got, want fr.Vector
+		}{{"W", res.W, want.W}, {"A", res.A, want.A}, {"B", res.B, want.B}, {"C", res.C, want.C}} {
+			if i := firstDiff(v.got, v.want); i >= 0 {
+				t.Fatalf("partition %d: %s differs from a solve into the solver's own vectors at %d", part, v.what, i)
+			}
+		}
+		if part == 1 && &res.W[0] != w0 {
+			t.Error("the released W was not reused by the next solve into given vectors")
+		}
+		w0 = &res.W[0]
+		p.Release(res)
+		if res.A != nil {
+			t.Fatal("a released result still holds the caller's A")
+		}
+	}
+	if _, err := p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a[:n-1], b, cv); err == nil {
+		t.Fatal("A one element short accepted")
+	}
+	// A plain solve after them still gets vectors of its own.
+	res, err := p.Solve(witnessOf(t, c, l, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.A) != n || &res.A[0] == &a[0] {
+		t.Fatal("a plain solve got no A of its own")
+	}
+}
