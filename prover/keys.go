@@ -93,10 +93,16 @@ func ParseSolver(s string) (Solver, error) {
 // ReserveSolves readies the memory of n solutions of cuzk's solver, one per
 // solve that runs at once, so that the first solves of a job neither allocate
 // it nor fault it in (its pages are written now). Only solutions given back by Solution.Release are reused, which needs a
-// backend that gives prep its memory (PrepAllocator). Nothing for gnark's
-// solver.
+// backend that gives prep its memory (PrepAllocator), whose solves write A,
+// B and C into that memory (SynthesizeOn): so only the wire values are
+// readied, unless CUZK_SOLVE_INTO=off. Nothing for gnark's solver.
 func (k *Keys) ReserveSolves(n int) {
-	if p := k.solver(); p != nil {
+	p := k.solver()
+	switch {
+	case p == nil:
+	case solveInto():
+		p.ReserveW(n)
+	default:
 		p.Reserve(n)
 	}
 }

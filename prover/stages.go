@@ -124,7 +124,7 @@ func SynthesizeFor(b Backend, k *Keys, full witness.Witness, opts ...csolver.Opt
 func SynthesizeOn(l *par.Lane, b Backend, k *Keys, full witness.Witness, opts ...csolver.Option) (*Solution, error) {
 	caps := CapabilitiesOf(b)
 	var mem PrepMemory
-	if caps.Prep != nil && k.solver() != nil && os.Getenv("CUZK_SOLVE_INTO") != "off" {
+	if caps.Prep != nil && k.solver() != nil && solveInto() {
 		var err error
 		if mem, err = caps.Prep.PrepMemory(k); err != nil {
 			return nil, err
@@ -136,6 +136,10 @@ func SynthesizeOn(l *par.Lane, b Backend, k *Keys, full witness.Witness, opts ..
 	}
 	return sol, err
 }
+
+// solveInto says whether cuzk's solver writes A, B and C into the memory a
+// backend gives prep (CUZK_SOLVE_INTO=off: not).
+func solveInto() bool { return os.Getenv("CUZK_SOLVE_INTO") != "off" }
 
 // synthesize is SynthesizeOn with msm computing the commitments (nil: the
 // host) and cuzk's solver writing A, B and C into mem's a, b and c (nil:

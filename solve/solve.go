@@ -627,6 +627,20 @@ func faultIn[T any](v []T) {
 }
 
 // Reusable is the number of results ready for reuse.
+// ReserveW is Reserve for SolveOnInto: n results of W alone, whose A, B
+// and C the callers give.
+func (p *Program) ReserveW(n int) {
+	p.mu.Lock()
+	missing := n - len(p.freeW)
+	p.mu.Unlock()
+	for range missing {
+		res := &Result{W: make(fr.Vector, p.nbWires), kind: make([]uint8, p.nbWires), lent: true}
+		faultIn(res.W)
+		faultIn(res.kind)
+		p.Release(res)
+	}
+}
+
 func (p *Program) Reusable() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

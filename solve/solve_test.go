@@ -706,6 +706,10 @@ func TestSolveIntoCallersVectors(t *testing.T) {
 	if _, err := p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a[:n-1], b, cv); err == nil {
 		t.Fatal("A one element short accepted")
 	}
+	p.ReserveW(3)
+	if len(p.freeW) != 3 || p.freeW[2].A != nil || len(p.freeW[2].W) != p.Wires() {
+		t.Fatalf("ReserveW(3): %d results of W alone ready", len(p.freeW))
+	}
 	// A plain solve after them still gets vectors of its own.
 	res, err := p.Solve(witnessOf(t, c, l, 0))
 	if err != nil {
