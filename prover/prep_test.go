@@ -149,7 +149,7 @@ func TestProveWithBG2InCompute(t *testing.T) {
 // A solution never prepared returns the memory with its Release;
 // CUZK_SOLVE_INTO=off solves into the solver's own vectors.
 func TestSynthesizeIntoLentMemory(t *testing.T) {
-	for _, name := range []string{"porep", "sha"} {
+	for _, name := range []string{"porep", "sha", "sha2"} {
 		t.Run(name, func(t *testing.T) {
 			k := testKeys(t, name)
 			w, _ := Witness(k, []byte("into"), 1)
