@@ -98,17 +98,7 @@ func TestPrepIntoLentMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, pair := range [][2][]fr.Element{{got.A, want.A}, {got.B, want.B}, {got.C, want.C},
-		{got.WiresA, want.WiresA}, {got.WiresB, want.WiresB}, {got.WiresK, want.WiresK}} {
-		if len(pair[0]) != len(pair[1]) {
-			t.Fatalf("vector %d: %d elements, want %d", i, len(pair[0]), len(pair[1]))
-		}
-		for j := range pair[0] {
-			if !pair[0][j].Equal(&pair[1][j]) {
-				t.Fatalf("vector %d differs at %d", i, j)
-			}
-		}
-	}
+	samePrepared(t, got, want)
 	got.Release()
 	got.Release()
 	if b.lent != 1 || b.settled != 1 {
@@ -181,17 +171,7 @@ func TestSynthesizeIntoLentMemory(t *testing.T) {
 				t.Fatalf("prep took new memory (%d lent) or left the solution its own", b.lent)
 			}
 			into.Release()
-			for i, pair := range [][2][]fr.Element{{got.A, want.A}, {got.B, want.B}, {got.C, want.C},
-				{got.WiresA, want.WiresA}, {got.WiresB, want.WiresB}, {got.WiresK, want.WiresK}} {
-				if len(pair[0]) != len(pair[1]) {
-					t.Fatalf("vector %d: %d elements, want %d", i, len(pair[0]), len(pair[1]))
-				}
-				for j := range pair[0] {
-					if !pair[0][j].Equal(&pair[1][j]) {
-						t.Fatalf("vector %d differs at %d", i, j)
-					}
-				}
-			}
+			samePrepared(t, got, want)
 			if b.settled != 0 {
 				t.Fatal("the solution's release returned the memory its Prepared holds")
 			}
@@ -226,5 +206,21 @@ func TestSynthesizeIntoLentMemory(t *testing.T) {
 			}
 			apart.Release()
 		})
+	}
+}
+
+// samePrepared fails t unless got's six vectors equal want's.
+func samePrepared(t *testing.T, got, want *Prepared) {
+	t.Helper()
+	for i, pair := range [][2][]fr.Element{{got.A, want.A}, {got.B, want.B}, {got.C, want.C},
+		{got.WiresA, want.WiresA}, {got.WiresB, want.WiresB}, {got.WiresK, want.WiresK}} {
+		if len(pair[0]) != len(pair[1]) {
+			t.Fatalf("vector %d: %d elements, want %d", i, len(pair[0]), len(pair[1]))
+		}
+		for j := range pair[0] {
+			if !pair[0][j].Equal(&pair[1][j]) {
+				t.Fatalf("vector %d differs at %d", i, j)
+			}
+		}
 	}
 }
