@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 )
 
 // lendingCPU is the CPU backend giving Prep its memory (filled with garbage,
@@ -85,14 +86,7 @@ func cmpErr(a, b error) error {
 func TestPrepIntoLentMemory(t *testing.T) {
 	k := testKeys(t, "porep")
 	w, _ := Witness(k, []byte("lent"), 0)
-	sol, err := Synthesize(k, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Prep(k, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sol, want := plainPrepared(t, k, w)
 	b := &lendingCPU{}
 	got, err := PrepFor(b, k, sol)
 	if err != nil {
@@ -143,14 +137,7 @@ func TestSynthesizeIntoLentMemory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := testKeys(t, name)
 			w, _ := Witness(k, []byte("into"), 1)
-			sol, err := Synthesize(k, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := Prep(k, sol)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, want := plainPrepared(t, k, w)
 			b := &lendingCPU{}
 			into, err := SynthesizeFor(b, k, w)
 			if err != nil {
@@ -223,4 +210,19 @@ func samePrepared(t *testing.T, got, want *Prepared) {
 			}
 		}
 	}
+}
+
+// plainPrepared is w synthesized and prepared in memory of their own, as a
+// reference.
+func plainPrepared(t *testing.T, k *Keys, w witness.Witness) (*Solution, *Prepared) {
+	t.Helper()
+	sol, err := Synthesize(k, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prep(k, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol, p
 }
