@@ -492,9 +492,7 @@ func naturalZ(z []curve.G1Affine, n int) ([]curve.G1Affine, error) {
 		return nil, fmt.Errorf("%d Z points for a domain of %d: want n−1", len(z), n)
 	}
 	out := make([]curve.G1Affine, len(z))
-	for j := range z {
-		out[prover.ZDeviceIndex(j, n)] = z[j]
-	}
+	prover.ToDeviceOrder(out, z, n)
 	return out, nil
 }
 

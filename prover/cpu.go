@@ -69,11 +69,8 @@ func (CPU) Compute(ctx context.Context, k *Keys, s Staged) (*Computed, error) {
 	hz := h[:len(pk.G1.Z)]
 	if k.ZInDeviceOrder() {
 		// Z lies in the device's order: H's coefficients follow it.
-		n := int(pk.Domain.Cardinality)
 		hz = make([]fr.Element, len(pk.G1.Z))
-		for j := range hz {
-			hz[ZDeviceIndex(j, n)] = h[j]
-		}
+		ToDeviceOrder(hz, h[:len(hz)], int(pk.Domain.Cardinality))
 	}
 	go msm(3, &out.Z, pk.G1.Z, hz)
 	wg.Wait()

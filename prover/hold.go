@@ -115,10 +115,17 @@ func moveInDeviceOrder(alloc HostAlloc, z []curve.G1Affine, n int) ([]curve.G1Af
 		return z, err
 	}
 	out := unsafe.Slice((*curve.G1Affine)(p), len(z))
-	for j := range z {
-		out[ZDeviceIndex(j, n)] = z[j]
-	}
+	ToDeviceOrder(out, z, n)
 	return out, nil
+}
+
+// ToDeviceOrder writes src, in gnark's order (Z's points, or H's
+// coefficients for them), into dst in the device's: src[j] at
+// ZDeviceIndex(j, n). dst is at least as long as src.
+func ToDeviceOrder[T any](dst, src []T, n int) {
+	for j := range src {
+		dst[ZDeviceIndex(j, n)] = src[j]
+	}
 }
 
 // moveTo copies s into memory from alloc and returns the slice over it.

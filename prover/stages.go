@@ -325,8 +325,7 @@ func PrepFor(b Backend, k *Keys, s *Solution) (*Prepared, error) { return PrepOn
 func PrepOn(l *par.Lane, b Backend, k *Keys, s *Solution) (*Prepared, error) {
 	if s != nil && s.mem != nil {
 		// The solver wrote A, B and C into memory b gave: prep there.
-		mem := s.mem
-		p, err := prepInto(l, k, s, mem)
+		p, err := prepInto(l, k, s, s.mem)
 		if err == nil {
 			s.mem = nil // the Prepared owns it now
 		}
