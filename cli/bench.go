@@ -83,7 +83,17 @@ func benchProveCommand() *cli.Command {
 				}
 				var k *prover.Keys
 				if c.String("keys") == keysInMemory {
-					k, err = setupInMemory(ks, c.App.ErrWriter)
+					// Keys made for a GPU run that proves with cuzk's
+					// solver alone give up, while they are made, what it
+					// does not need: the system's instructions once laid
+					// out, and the domain's FFT tables (the device makes
+					// its own): 29 GiB at porep-sha's 2^27.
+					var opt prover.InMemoryOptions
+					if gpuMode && c.Int("gnark-runs") == 0 {
+						opt.Dump.NoDomainTables = true
+						opt.ReleaseSystem = ks.solver != prover.SolverGnark
+					}
+					k, err = setupInMemory(ks, opt, c.App.ErrWriter)
 				} else {
 					k, err = loadKeys(ks, true, c.App.ErrWriter)
 				}

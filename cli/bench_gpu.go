@@ -187,6 +187,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 			g.Close()
 			return err
 		}
+		if limit := capHeapToHost(); limit > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "bench: Go heap limited to %.1f GiB (what the host has beside pinned memory)\n", float64(limit)/(1<<30))
+		}
 		if p, err := g.Backend.Plan(g.Backend.Devices()[0], k); err == nil {
 			fmt.Fprintf(c.App.ErrWriter, "bench: limit %s, %s", limitName(limit), p)
 		}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -134,5 +136,30 @@ func TestProveUnderTheHostGate(t *testing.T) {
 	}
 	if _, _, err := run(t, append(args, "--host-mem-limit", "lots")...); err == nil || !strings.Contains(err.Error(), "--host-mem-limit") {
 		t.Errorf("--host-mem-limit lots: %v", err)
+	}
+}
+
+// capHeapToHost lowers a Go heap limit above what the host has left to it,
+// and keeps a lower one.
+func TestCapHeapToHost(t *testing.T) {
+	if _, err := memAvailable(); err != nil {
+		t.Skipf("no /proc/meminfo here: %v", err)
+	}
+	prev := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(prev)
+	limit := capHeapToHost()
+	total, err := memTotal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit <= 0 || limit > total || debug.SetMemoryLimit(-1) != limit {
+		t.Fatalf("cap %d with %d bytes of host memory, limit now %d", limit, total, debug.SetMemoryLimit(-1))
+	}
+	debug.SetMemoryLimit(1 << 30)
+	if got := capHeapToHost(); got != 0 || debug.SetMemoryLimit(-1) != 1<<30 {
+		t.Fatalf("a lower limit was changed: cap %d, limit %d", got, debug.SetMemoryLimit(-1))
+	}
+	if n, err := parseMeminfo(strings.NewReader("MemTotal: 8 kB\nMemAvailable:  4 kB\n"), "MemAvailable"); err != nil || n != 4<<10 {
+		t.Fatalf("MemAvailable: %d, %v", n, err)
 	}
 }

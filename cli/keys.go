@@ -133,8 +133,9 @@ func loadKeys(ks *keySpec, setupIfMissing bool, log io.Writer) (*prover.Keys, er
 // (docs/keygen.md). Each run has fresh toxic waste: fine for a benchmark.
 const keysInMemory = "memory"
 
-// setupInMemory makes the keys ks names in this process, none written.
-func setupInMemory(ks *keySpec, log io.Writer) (*prover.Keys, error) {
+// setupInMemory makes the keys ks names in this process, none written; opt
+// says what the keys may give up during the setup (keygen only).
+func setupInMemory(ks *keySpec, opt prover.InMemoryOptions, log io.Writer) (*prover.Keys, error) {
 	fmt.Fprintf(log, "setup: %s, layout %s (target %d constraints), in memory: no key is written\n", ks.circuit.Name(), ks.layout, ks.target)
 	start := time.Now()
 	mul, how, done, err := startSetup(ks, log)
@@ -144,7 +145,7 @@ func setupInMemory(ks *keySpec, log io.Writer) (*prover.Keys, error) {
 	defer done()
 	var k *prover.Keys
 	if mul != nil {
-		k, err = prover.SetupInMemory(ks.circuit, ks.target, mul, keygen.DumpOptions{})
+		k, err = prover.SetupInMemory(ks.circuit, ks.target, mul, opt)
 	} else {
 		k, err = prover.SetupWith(ks.circuit, ks.target, nil)
 	}

@@ -208,6 +208,9 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	if err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), hostBytes), pinned); err != nil {
 		return err
 	}
+	if limit := capHeapToHost(); limit > 0 {
+		slog.Info("Go heap limited to what the host has beside pinned memory", "limit_gib", fmt.Sprintf("%.1f", float64(limit)/(1<<30)))
+	}
 	m := metrics.New()
 	reportKeys(backend, m)
 	obs := actors.Observers{m}
@@ -455,6 +458,8 @@ func serveMetrics(addr string, m *metrics.Metrics) (stop func(), err error) {
 // cuzk's solver has its program (where cuzk's solver handles the circuit),
 // and points the GPU backend streams from pinned memory are moved there
 // instead of copied (docs/keygen.md). At 2^26 that is 9 GiB and 22 GiB.
+// The GPU backend makes its own FFT tables on the device, so the domain's on
+// the host go too (8 GiB at 2^26).
 func holdKeysOnce(c *cli.Context, backend prover.Backend, k *prover.Keys) error {
 	if k.SolverName() == "cuzk" {
 		if err := k.ReleaseSystem(); err != nil {
@@ -465,6 +470,7 @@ func holdKeysOnce(c *cli.Context, backend prover.Backend, k *prover.Keys) error 
 	if !ok {
 		return nil
 	}
+	k.DropDomainTables()
 	start := time.Now()
 	moved, err := gb.PinKeysIfStreamed(k)
 	if err != nil {

@@ -1,6 +1,12 @@
 package gpuprove
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/cuzk/cuzk/cuda"
+)
 
 // porepSHAShape is porep-sha's key shape on a domain of 2^logN: its A, B
 // and K point sets have 0.735 points a domain point (12,332,621 wires at
@@ -72,5 +78,51 @@ func TestMovedPointsPlanPinned(t *testing.T) {
 	}
 	if p := planFor(s, 16*gib, o, estimatedSizes{}); p.Tier != TierPinned || !p.Fits() {
 		t.Fatalf("moved points and Z, no pinned budget: tier %s, fits %v; want %s", p.Tier, p.Fits(), TierPinned)
+	}
+}
+
+// The PoRep-scale plans under 16 GiB with the kernel library's own sizes,
+// on the card (skips without one; fails under CUZK_REQUIRE_GPU=1): the
+// points moved into pinned memory with Z in the device's order, as bench
+// prove and prove hold them. At 2^26 the H200 planned 2^22-point chunks
+// (runs/h200-2026-12-02b); at 2^27 one compact partition must fit beside
+// the chunk buffers, the kernels' scratch and the NTT tables. The plans are
+// logged: the simulator's scenario for a 2^27 run takes its resident bytes
+// from them before the run.
+func TestPoRepSHAPlansOnDevice(t *testing.T) {
+	lib, err := cuda.Load("")
+	var cd *cuda.Device
+	if err == nil {
+		cd, err = lib.Device(0)
+	}
+	if err != nil {
+		if os.Getenv("CUZK_REQUIRE_GPU") == "1" {
+			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
+		}
+		if errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU backend: %v", err)
+		}
+		t.Fatal(err)
+	}
+	sz := &librarySizes{cd: cd}
+	// What a 16 GiB limit's ballast left on the H200 (docs/cuda-facts.md):
+	// up to 2.875 MiB short of the limit.
+	free := 16*gib - 3<<20
+	for _, c := range []struct {
+		logN      int
+		chunk     int // 0: any
+		minBeside int
+	}{{26, 1 << 22, 2}, {27, 0, 1}} {
+		s := porepSHAShape(c.logN)
+		s.pinned, s.zMoved = true, true
+		p := planFor(s, free, planOptions{beside: 3, hostFree: unlimited}, sz)
+		t.Logf("2^%d:\n%s", c.logN, p)
+		if err := sz.failed(); err != nil {
+			t.Fatalf("the library's sizing calls: %v", err)
+		}
+		if !p.Fits() || p.Tier != TierPinned || p.Beside < c.minBeside || (c.chunk > 0 && p.ChunkPoints != c.chunk) {
+			t.Fatalf("2^%d: fits %v, tier %s, chunks of %d, room for %d; want pinned, room for %d, chunks of %d (0: any)",
+				c.logN, p.Fits(), p.Tier, p.ChunkPoints, p.Beside, c.minBeside, c.chunk)
+		}
 	}
 }

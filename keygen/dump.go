@@ -13,6 +13,7 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/pedersen"
+	gunsafe "github.com/consensys/gnark-crypto/utils/unsafe"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -25,6 +26,17 @@ type DumpOptions struct {
 	// G1 points, 0.8 GB of G2 points. Smaller chunks cost the GPU a window
 	// table per call and a smaller window.
 	Chunk int
+	// NoDomainTables writes the proving key's domain without its FFT
+	// tables, so that who reads it back (ProvingKey.ReadDump) does not make
+	// them: 128 bytes a constraint, 16 GiB at 2^27. A CPU prover with such
+	// a key computes the twiddles in each FFT instead (gnark-crypto's
+	// fft.WithoutPrecompute); a GPU backend has its own tables on the
+	// device. The default writes gnark's key, tables flagged.
+	NoDomainTables bool
+	// Evaluated, when not nil, is called once the system's A, B and C are
+	// evaluated: SetupDump reads nothing of it after, so that a caller may
+	// release what only the evaluation needed during the multiplications.
+	Evaluated func()
 }
 
 // DefaultDumpChunk is DumpOptions.Chunk's default.
@@ -61,6 +73,9 @@ func SetupDump(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader, w io.Writer, opt Du
 	if err != nil {
 		return nil, KeyShape{}, err
 	}
+	if opt.Evaluated != nil {
+		opt.Evaluated()
+	}
 	shape := KeyShape{Wires: len(sc.infA), Domain: sc.domain.Cardinality}
 	// The evaluation's terms and Lagrange values are garbage, and the R1CS
 	// too if the caller let it go: give their pages back before the points.
@@ -71,7 +86,7 @@ func SetupDump(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader, w io.Writer, opt Du
 	if err := sc.fixedPoints(mul, pk, vk); err != nil {
 		return nil, shape, err
 	}
-	if err := writeDumpHeader(w, pk, len(sc.basisK)); err != nil {
+	if err := writeDumpHeader(w, pk, len(sc.basisK), !opt.NoDomainTables); err != nil {
 		return nil, shape, fmt.Errorf("keygen: write proving key: %w", err)
 	}
 	sc.infA, sc.infB, pk = nil, nil, nil
@@ -121,8 +136,10 @@ func SetupDump(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader, w io.Writer, opt Du
 // writeDumpHeader writes what WriteDump writes before the first slice of
 // points, by having gnark's WriteDump encode the key with no points and
 // leaving out the empty slices' lengths it ends with: 5 slices, and 2 per
-// commitment.
-func writeDumpHeader(w io.Writer, pk *groth16bls.ProvingKey, nbCommitments int) error {
+// commitment. pk's domain has no FFT tables (fft.WithoutPrecompute); with
+// tables true its encoding says it has, as gnark's key's does, and a reader
+// makes them.
+func writeDumpHeader(w io.Writer, pk *groth16bls.ProvingKey, nbCommitments int, tables bool) error {
 	pk.CommitmentKeys = make([]pedersen.ProvingKey, nbCommitments)
 	var buf bytes.Buffer
 	if err := pk.WriteDump(&buf); err != nil {
@@ -130,6 +147,22 @@ func writeDumpHeader(w io.Writer, pk *groth16bls.ProvingKey, nbCommitments int) 
 	}
 	pk.CommitmentKeys = nil
 	b := buf.Bytes()
+	if tables {
+		// The domain follows WriteDump's marker; its encoding ends with the
+		// flag (one byte) that has ReadFrom make the tables.
+		var marker, dom bytes.Buffer
+		if err := gunsafe.WriteMarker(&marker); err != nil {
+			return err
+		}
+		if _, err := pk.Domain.WriteTo(&dom); err != nil {
+			return err
+		}
+		at := marker.Len() + dom.Len() - 1
+		if !bytes.HasPrefix(b[marker.Len():], dom.Bytes()) || b[at] != 0 {
+			return fmt.Errorf("proving key header: the domain's encoding is not where gnark's WriteDump puts it")
+		}
+		b[at] = 1
+	}
 	tail := 8 * (5 + 2*nbCommitments)
 	if len(b) < tail {
 		return fmt.Errorf("proving key header of %d bytes", len(b))

@@ -2,9 +2,11 @@ package keygen_test
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
@@ -74,3 +76,58 @@ func TestSetupDumpErrors(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write(p []byte) (int, error) { return 0, bytes.ErrTooLarge }
+
+// With NoDomainTables the dump differs from WriteDump's only in the
+// domain's flag: the key read back has the same domain without its FFT
+// tables and the same points. Evaluated is called once, before the first
+// point is written.
+func TestSetupDumpWithoutDomainTables(t *testing.T) {
+	sys := compile(t, "mimc", circuits.MinConstraints).CS
+	var want, got bytes.Buffer
+	if _, _, err := keygen.SetupDump(sys, nil, seeded(6), &want, keygen.DumpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evaluated := 0
+	opt := keygen.DumpOptions{NoDomainTables: true, Evaluated: func() {
+		evaluated++
+		if got.Len() != 0 {
+			t.Errorf("Evaluated called after %d bytes were written", got.Len())
+		}
+	}}
+	if _, _, err := keygen.SetupDump(sys, nil, seeded(6), &got, opt); err != nil {
+		t.Fatal(err)
+	}
+	if evaluated != 1 {
+		t.Errorf("Evaluated called %d times, want once", evaluated)
+	}
+	w, g := want.Bytes(), got.Bytes()
+	diff := -1
+	for i := range min(len(w), len(g)) {
+		if w[i] != g[i] {
+			if diff >= 0 {
+				t.Fatalf("dumps differ at bytes %d and %d", diff, i)
+			}
+			diff = i
+		}
+	}
+	if len(w) != len(g) || diff < 0 || w[diff] != 1 || g[diff] != 0 {
+		t.Fatalf("dumps of %d and %d bytes, differing at %d: want one flag, 1 against 0", len(w), len(g), diff)
+	}
+	var pkWant, pkGot groth16bls.ProvingKey
+	if err := pkWant.ReadDump(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := pkGot.ReadDump(&got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pkGot.Domain.Twiddles(); err == nil {
+		t.Error("the key read back has FFT tables")
+	}
+	if _, err := pkWant.Domain.Twiddles(); err != nil {
+		t.Errorf("gnark's key has no FFT tables: %v", err)
+	}
+	if d, e := pkGot.Domain, pkWant.Domain; d.Cardinality != e.Cardinality || d.Generator != e.Generator || d.CardinalityInv != e.CardinalityInv ||
+		d.FrMultiplicativeGen != e.FrMultiplicativeGen || !slices.Equal(pkGot.G1.Z, pkWant.G1.Z) || !slices.Equal(pkGot.G2.B, pkWant.G2.B) {
+		t.Error("the keys differ beyond the domain's tables")
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -127,6 +128,8 @@ func Setup(r1cs *cs.R1CS, mul Multiplier, rnd io.Reader) (*groth16bls.ProvingKey
 	}
 	Z := sc.zScalars()
 	pk := sc.provingKeyHeader()
+	// gnark's Setup gives its key a domain with FFT tables.
+	pk.Domain = *fft.NewDomain(sc.domain.Cardinality)
 	vk := &groth16bls.VerifyingKey{}
 
 	_, _, g1, g2 := curve.Generators()

@@ -49,7 +49,9 @@ func prepare(r1cs *cs.R1CS, rnd io.Reader) (*scalars, *stages, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("keygen: %w", err)
 	}
-	sc := &scalars{domain: fft.NewDomain(uint64(r1cs.GetNbConstraints()))}
+	// The domain's FFT tables (128 bytes a constraint, 16 GiB at 2^27) are
+	// not needed here: the evaluation uses its generator alone.
+	sc := &scalars{domain: fft.NewDomain(uint64(r1cs.GetNbConstraints()), fft.WithoutPrecompute())}
 	if sc.tw, err = drawToxicWaste(rnd, sc.domain.Cardinality); err != nil {
 		return nil, nil, err
 	}
@@ -108,7 +110,8 @@ func (sc *scalars) zScalars() []fr.Element {
 	return Z[:n-1]
 }
 
-// provingKeyHeader is the proving key without its points.
+// provingKeyHeader is the proving key without its points. Its domain has
+// no FFT tables; Setup gives its key gnark's, with them (withTables).
 func (sc *scalars) provingKeyHeader() *groth16bls.ProvingKey {
 	pk := &groth16bls.ProvingKey{Domain: *sc.domain}
 	pk.InfinityA, pk.NbInfinityA = sc.infA, sc.nbInfA

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 )
 
 // What a process that makes its keys in memory (SetupInMemory) can give up
@@ -30,10 +31,29 @@ func (k *Keys) ReleaseSystem() error {
 	if k.solver() == nil {
 		return fmt.Errorf("keys of %s: %s's solver needs the constraint system: it cannot be released", k.Circuit, k.SolverName())
 	}
+	if k.released.Load() {
+		return nil
+	}
 	k.CS.Instructions, k.CS.CallData, k.CS.Levels = nil, nil, nil
 	k.released.Store(true)
 	debug.FreeOSMemory()
 	return nil
+}
+
+// DropDomainTables replaces the proving key's FFT domain with the same
+// domain without its precomputed tables (twiddles and coset tables: 128
+// bytes a constraint, 16 GiB at 2^27), for keys whose FFTs run on a GPU,
+// which makes its own on the device. A CPU FFT over these keys computes the
+// twiddles as it goes (gnark-crypto's fft.WithoutPrecompute): slower, the
+// same results. Call it before the keys are used by more than one
+// goroutine.
+func (k *Keys) DropDomainTables() {
+	d := &k.PK.Domain
+	if _, err := d.Twiddles(); err != nil {
+		return // none
+	}
+	k.PK.Domain = *fft.NewDomain(d.Cardinality, fft.WithShift(d.FrMultiplicativeGen), fft.WithoutPrecompute())
+	debug.FreeOSMemory()
 }
 
 // SystemReleased says whether ReleaseSystem dropped the system's

@@ -99,13 +99,16 @@ func TestReleasedKeysPinZInDeviceOrder(t *testing.T) {
 }
 
 // porepInMemory is keys for porep at testSize made in memory.
-func porepInMemory(t *testing.T) *Keys {
+func porepInMemory(t *testing.T) *Keys { return porepInMemoryWith(t, InMemoryOptions{}) }
+
+func porepInMemoryWith(t *testing.T, opt InMemoryOptions) *Keys {
 	t.Helper()
 	c, err := circuits.Lookup("porep")
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, keygen.DumpOptions{Chunk: 500})
+	opt.Dump.Chunk = 500
+	k, err := SetupInMemory(c, testSize, keygen.CPUMultiplier{}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,4 +129,37 @@ func heldBytes(held [][]byte) (n int64) {
 		n += int64(len(b))
 	}
 	return n
+}
+
+// Keys made for a GPU run give up during the setup what such a run does
+// not need: the system's instructions once evaluated and laid out
+// (ReleaseSystem), and the domain's FFT tables (NoDomainTables). Keys
+// loaded whole drop their tables after (DropDomainTables). The CPU backend
+// proves with either, computing the twiddles as it goes.
+func TestKeysForTheDevice(t *testing.T) {
+	k := porepInMemoryWith(t, InMemoryOptions{Dump: keygen.DumpOptions{NoDomainTables: true}, ReleaseSystem: true})
+	if !k.SystemReleased() || k.CS.Instructions != nil {
+		t.Fatalf("released %v, %d instructions after the setup", k.SystemReleased(), len(k.CS.Instructions))
+	}
+	if _, err := k.PK.Domain.Twiddles(); err == nil {
+		t.Fatal("the domain has FFT tables")
+	}
+	proveVerifies(t, k, "device", 0)
+
+	k2 := porepInMemory(t)
+	if k2.SystemReleased() {
+		t.Fatal("keys released without being asked to")
+	}
+	before := k2.PK.Domain
+	if _, err := before.Twiddles(); err != nil {
+		t.Fatalf("gnark's domain has no tables: %v", err)
+	}
+	k2.DropDomainTables()
+	d := k2.PK.Domain
+	if _, err := d.Twiddles(); err == nil || d.Cardinality != before.Cardinality || d.Generator != before.Generator ||
+		d.FrMultiplicativeGen != before.FrMultiplicativeGen || d.CardinalityInv != before.CardinalityInv {
+		t.Fatal("DropDomainTables changed the domain, or kept its tables")
+	}
+	k2.DropDomainTables()
+	proveVerifies(t, k2, "dropped", 1)
 }

@@ -21,7 +21,8 @@ import (
 
 // TestSetupMemory measures host memory phase by phase: the setup that
 // holds everything (SetupWith, then Save), the one that streams (SetupTo),
-// and Load. CUZK_SETUP_MEMORY names the circuit and size
+// Load, and the keys made in memory (SetupInMemory) as they are for the CPU
+// backend and for a GPU run. CUZK_SETUP_MEMORY names the circuit and size
 // ("porep-sha:2^20"); without it the test is skipped, as it takes minutes
 // and gigabytes. The multiplications are not done: a multiplier that
 // returns the base for every scalar allocates and fills what a GPU's
@@ -83,6 +84,27 @@ func TestSetupMemory(t *testing.T) {
 		}
 		return err
 	})
+	// In memory, as bench prove --keys memory makes them: for the CPU
+	// backend (all kept), and for a GPU run with cuzk's solver alone (the
+	// instructions released once laid out, no domain tables).
+	for _, p := range []struct {
+		path string
+		opt  InMemoryOptions
+	}{
+		{"memory", InMemoryOptions{}},
+		{"memory-gpu", InMemoryOptions{Dump: keygen.DumpOptions{NoDomainTables: true}, ReleaseSystem: true}},
+	} {
+		run(p.path, func() error {
+			k, err := SetupInMemory(c, target, fillMultiplier{}, p.opt)
+			if err == nil {
+				k.solver()
+				runtime.GC()
+				rec.record("(held)")
+				runtime.KeepAlive(k)
+			}
+			return err
+		})
+	}
 	rec.print(t, constraints)
 	if streamed >= inMemory {
 		t.Errorf("streamed setup peaks at %d MiB, the in-memory one at %d MiB", streamed>>20, inMemory>>20)

@@ -63,17 +63,31 @@ func SetupTo(c circuits.Circuit, target int, mul keygen.Multiplier, dir string, 
 	return &Written{Manifest: *m, Dir: dir, Wires: shape.Wires, Domain: shape.Domain}, nil
 }
 
+// InMemoryOptions tune SetupInMemory.
+type InMemoryOptions struct {
+	// Dump tunes keygen.SetupDump; NoDomainTables leaves the keys' domain
+	// without its FFT tables (for keys whose FFTs run on a GPU).
+	Dump keygen.DumpOptions
+	// ReleaseSystem releases the system's instructions (ReleaseSystem) as
+	// soon as keygen has evaluated them and cuzk's solver has laid them
+	// out, while the points are multiplied, rather than after the setup:
+	// the setup's peak holds them and the whole proving key at once
+	// otherwise. Keys cuzk's solver does not handle keep them.
+	ReleaseSystem bool
+}
+
 // SetupInMemory compiles the circuit and makes its keys with keygen as
 // SetupTo does, but streams the proving key into the returned Keys instead
 // of a file: keygen.SetupDump writes it through a pipe to
 // ProvingKey.ReadDump, which allocates each section at its size and reads
 // the points straight into it. No disk holds the proving key and no second
-// copy of it is made; the R1CS is kept for proving. Dir is empty: these
+// copy of it is made; the R1CS is kept for proving (its instructions until
+// opt.ReleaseSystem releases them). Dir is empty: these
 // keys exist only in this process (fresh toxic waste from crypto/rand each
 // time), for benchmarks on hosts whose disk cannot hold the keys. Hash is
 // "memory-" and the SHA-256 of the verifying key, so that what caches key
 // sets by hash (a device's resident keys) tells two such sets apart.
-func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt keygen.DumpOptions) (*Keys, error) {
+func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt InMemoryOptions) (*Keys, error) {
 	l, sys, err := compileR1CS(c, target)
 	if err != nil {
 		return nil, err
@@ -85,6 +99,20 @@ func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt ke
 	// so the program is the one their first solve would make; with gnark's
 	// solver asked for afterwards it goes unused.
 	go k.solveOnce.Do(k.compileSolver)
+	dump := opt.Dump
+	var evaluated bool
+	released := make(chan struct{})
+	if opt.ReleaseSystem {
+		dump.Evaluated = func() {
+			evaluated = true
+			go func() {
+				defer close(released)
+				if k.solver() != nil {
+					k.ReleaseSystem()
+				}
+			}()
+		}
+	}
 	pr, pw := io.Pipe()
 	read := make(chan error, 1)
 	go func() {
@@ -93,8 +121,11 @@ func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt ke
 		read <- err
 	}()
 	var werr error
-	k.VK, _, werr = keygen.SetupDump(sys, mul, nil, pw, opt)
+	k.VK, _, werr = keygen.SetupDump(sys, mul, nil, pw, dump)
 	pw.CloseWithError(werr)
+	if evaluated {
+		<-released
+	}
 	if rerr := <-read; werr == nil && rerr != nil {
 		werr = fmt.Errorf("read the proving key back: %w", rerr)
 	}
