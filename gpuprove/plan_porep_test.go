@@ -112,10 +112,10 @@ func TestPoRepSHAPlansOnDevice(t *testing.T) {
 		logN      int
 		chunk     int // 0: any
 		minBeside int
-	}{{26, 1 << 22, 2}, {27, 0, 1}} {
+	}{{26, 1 << 22, 2}, {27, 1 << 21, 1}} {
 		s := porepSHAShape(c.logN)
 		s.pinned, s.zMoved = true, true
-		p := planFor(s, free, planOptions{beside: 3, hostFree: unlimited}, sz)
+		p := planFor(s, free, planOptions{beside: 2, hostFree: unlimited}, sz) // the backend's default
 		t.Logf("2^%d:\n%s", c.logN, p)
 		if err := sz.failed(); err != nil {
 			t.Fatalf("the library's sizing calls: %v", err)
