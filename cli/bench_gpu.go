@@ -146,7 +146,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"), ChunkPoints: chunk,
-			MSMTables: c.String("msm-tables")})
+			MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c)})
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		devs, hostBytes := len(g.GPUDevices()), prover.HostFootprint(k)
 		solves := min(solvesAtOnce(cfg, devs, hostBytes), nparts*njobs)
 		pinned := min(heldAtOnce(cfg, devs, hostBytes), nparts*njobs)
-		if err := preloadKeys(g.Backend, k, solves, max(slices.Max(workers), nparts, pinned)); err != nil {
+		if cfg.HostMemLimit == 0 {
+			pinned = max(slices.Max(workers), nparts, pinned)
+		}
+		if err := preloadKeys(g.Backend, k, solves, pinned); err != nil {
 			g.Close()
 			return err
 		}

@@ -34,7 +34,7 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2),
-		MSMTables: c.String("msm-tables")}
+		MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c)}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -48,6 +48,19 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 		}
 	}
 	return g.Backend, g.GPUDevices(), closeFn, nil
+}
+
+// stagingPinnedLimit is the pinned host memory the GPU backend may keep for
+// staging partitions: the host-memory gate's limit where it is above the
+// backend's default (gpuprove.DefaultPinnedLimit), since every partition
+// the gate admits holds its staging from its synthesis on, and one prepared
+// in Go memory instead copies at a tenth of the speed; else the default (0).
+func stagingPinnedLimit(c *cli.Context) int64 {
+	limit, err := parseHostMemLimit(c.String("host-mem-limit"), memTotal)
+	if err != nil || limit <= gpuprove.DefaultPinnedLimit {
+		return 0
+	}
+	return limit
 }
 
 // pinnedLimit is --pinned-limit as the backend takes it: bytes, or -1 for
@@ -141,7 +154,7 @@ func keyLoadOptions(c *cli.Context, b prover.Backend) func(dir string) (prover.L
 func preloadKeys(b prover.Backend, k *prover.Keys, solves, inFlight int) error {
 	caps := prover.CapabilitiesOf(b)
 	if caps.Prep != nil {
-		k.ReserveSolves(solves)
+		k.ReserveSolvesFor(b, solves)
 	}
 	if caps.Keys == nil {
 		return nil

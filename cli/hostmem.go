@@ -64,14 +64,14 @@ func inFlight(cfg actors.Config, devices int) int {
 
 // heldAtOnce is how many partitions a run with cfg on devices devices may
 // hold on the host at once, of hostBytes each: the host-memory gate's room
-// (at least inFlight), or inFlight without the gate. Synthesis runs ahead of
-// the GPU up to it, so a stream of jobs fills it.
+// (at least one: a partition larger than the gate is admitted alone), or
+// inFlight without the gate. Synthesis runs ahead of the GPU up to it, so a
+// stream of jobs fills it; it is also the staging worth pinning beforehand.
 func heldAtOnce(cfg actors.Config, devices int, hostBytes int64) int {
-	n := inFlight(cfg, devices)
 	if cfg.HostMemLimit > 0 && hostBytes > 0 {
-		n = max(n, int(min(cfg.HostMemLimit/hostBytes, 1<<20)))
+		return max(1, int(min(cfg.HostMemLimit/hostBytes, 1<<20)))
 	}
-	return n
+	return inFlight(cfg, devices)
 }
 
 // solvesAtOnce is how many solutions a run with cfg on devices devices holds

@@ -84,7 +84,8 @@ func TestHeldAtOnce(t *testing.T) {
 	for _, tc := range []gateCase{
 		{"no gate: one per GPU worker", actors.Config{WorkersPerDevice: 3}, 2, ps22, 6},
 		{"porep-sha 2^22, half of 128 GiB", actors.Config{WorkersPerDevice: 3, HostMemLimit: half, SynthWorkers: 8}, 1, ps22, int(half / ps22)},
-		{"a partition larger than the gate: the slots", actors.Config{WorkersPerDevice: 3, HostMemLimit: 1 << 30, SynthWorkers: 8}, 1, 2 << 30, 8},
+		{"a partition larger than the gate: one", actors.Config{WorkersPerDevice: 3, HostMemLimit: 1 << 30, SynthWorkers: 8}, 1, 2 << 30, 1},
+		{"porep-sha 2^27 (32.8 GiB), a 66 GiB gate: two", actors.Config{WorkersPerDevice: 3, HostMemLimit: 66 << 30, SynthWorkers: 8}, 1, 35_218_000_000, 2},
 	} {
 		if got := heldAtOnce(tc.cfg, tc.devices, tc.hostBytes); got != tc.want {
 			t.Errorf("%s: %d held at once, want %d", tc.name, got, tc.want)

@@ -317,17 +317,24 @@ func (b *Backend) Close() error {
 }
 
 // layout places a partition's vectors in one buffer, each on a 256-byte
-// boundary: a, b, c (the domain) and the A, B, K wire vectors; or, compact,
-// two vectors (vec bytes each, a and b at first) that compute refills.
+// boundary: a, b, c (the domain) and the A, B, K wire vectors, the B wires
+// at the A wires' place when they are the same vector (shared); or,
+// compact, two vectors (vec bytes each, a and b at first) that compute
+// refills.
 type layout struct {
 	n, na, nb, nk       int
 	a, b, c, wa, wb, wk int64 // offsets (compact: a and b only)
 	total               int64
 	compact             bool
 	vec                 int64 // compact: bytes of each of the two vectors
+	// nw > 0: a host layout that holds all the wires' values at w, the K
+	// wires being their tail past the public ones (wk inside it): the
+	// solver writes them there (hostLayout).
+	w  int64
+	nw int
 }
 
-func newLayout(n, na, nb, nk int) layout {
+func newLayout(n, na, nb, nk int, shared bool) layout {
 	l := layout{n: n, na: na, nb: nb, nk: nk}
 	off := int64(0)
 	place := func(elems int) int64 {
@@ -336,7 +343,11 @@ func newLayout(n, na, nb, nk int) layout {
 		return at
 	}
 	l.a, l.b, l.c = place(n), place(n), place(n)
-	l.wa, l.wb, l.wk = place(na), place(nb), place(nk)
+	l.wa = place(na)
+	if l.wb = l.wa; !shared || nb != na {
+		l.wb = place(nb)
+	}
+	l.wk = place(nk)
 	l.total = max(off, 256)
 	return l
 }
@@ -352,7 +363,26 @@ func newCompactLayout(n, na, nb, nk int) layout {
 // the host's (the prepared vectors, pinned or not).
 func keyLayout(k *prover.Keys) layout {
 	c := k.Counts()
-	return newLayout(int(k.PK.Domain.Cardinality), c.A, c.B, c.K)
+	return newLayout(int(k.PK.Domain.Cardinality), c.A, c.B, c.K, k.SharedWires())
+}
+
+// hostLayout is the layout of k's partitions in pinned host memory: the
+// device's whole layout, or, where the keys' K points are every private
+// wire's (no commitments), one in which the K wires are the tail of all the
+// wires' values, which the solver writes there (prover.WireMemory): the
+// solution then holds no wire vector of its own (2.9 GiB a partition at
+// porep-sha's 2^27).
+func hostLayout(k *prover.Keys) layout {
+	c := k.Counts()
+	n, wires, pub := int(k.PK.Domain.Cardinality), len(k.PK.InfinityA), k.CS.GetNbPublicVariables()
+	if len(k.PK.CommitmentKeys) > 0 || c.K != wires-pub || pub < 1 {
+		return keyLayout(k)
+	}
+	l := newLayout(n, c.A, c.B, 0, k.SharedWires())
+	l.w, l.nw, l.nk = l.wk, wires, c.K
+	l.wk = l.w + int64(pub)*scalarBytes
+	l.total = max(l.w+(int64(wires)*scalarBytes+255)&^255, 256)
+	return l
 }
 
 func compactLayout(k *prover.Keys) layout {
@@ -425,7 +455,7 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	host := keyLayout(k)
+	host := hostLayout(k)
 	if len(p.A) != host.n || len(p.B) != host.n || len(p.C) != host.n {
 		return nil, fmt.Errorf("gpu stage: a, b, c of %d, %d, %d elements for a domain of %d", len(p.A), len(p.B), len(p.C), host.n)
 	}
@@ -461,9 +491,10 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		return nil, err
 	}
 	// The device layout is the plan's; a design's buffer that the whole
-	// layout would overflow takes the compact one if it can.
-	st.l = host
-	if st.res.plan.Layout == LayoutCompact || (pl != nil && pl.Buffer != 0 && pl.Bytes < host.total) {
+	// layout would overflow takes the compact one if it can. The host's may
+	// differ from the whole one (hostLayout): then each vector is copied.
+	st.l = keyLayout(k)
+	if st.res.plan.Layout == LayoutCompact || (pl != nil && pl.Buffer != 0 && pl.Bytes < st.l.total) {
 		st.l = compactLayout(k)
 	}
 	if pl != nil && pl.Buffer != 0 {
@@ -480,7 +511,7 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		}
 		st.ownBuf = true
 	}
-	if m, ok := p.Memory.(*pinnedPrep); ok && m.l == host && !st.l.compact {
+	if m, ok := p.Memory.(*pinnedPrep); ok && m.l == host && host == st.l {
 		// Prepared in pinned memory in the device buffer's layout: one copy.
 		if err := cd.CopyInAsync(st.base, m.h, 0, host.total, st.s); err != nil {
 			st.Release()
@@ -497,6 +528,9 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		vectors = vectors[:2] // compute brings the rest
 	}
 	for _, v := range vectors {
+		if v == vecWiresB && st.l.wb == st.l.wa {
+			continue // the A wires' copy
+		}
 		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
 			st.Release()
 			return nil, fmt.Errorf("gpu stage: %w", err)

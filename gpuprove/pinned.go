@@ -127,6 +127,15 @@ func (m *pinnedPrep) Vectors() (a, b, c, wa, wb, wk []fr.Element) {
 	return m.vec(l.a, l.n), m.vec(l.b, l.n), m.vec(l.c, l.n), m.vec(l.wa, l.na), m.vec(l.wb, l.nb), m.vec(l.wk, l.nk)
 }
 
+// Wires implements prover.WireMemory: the wires' values in a layout that
+// holds them (hostLayout), else nil.
+func (m *pinnedPrep) Wires() []fr.Element {
+	if m.l.nw == 0 {
+		return nil
+	}
+	return m.vec(m.l.w, m.l.nw)
+}
+
 // Release implements prover.PrepMemory.
 func (m *pinnedPrep) Release() { m.once.Do(func() { m.pool.put(m.h) }) }
 
@@ -137,7 +146,7 @@ func (b *Backend) PrepMemory(k *prover.Keys) (prover.PrepMemory, error) {
 	if b.pinned == nil {
 		return nil, nil
 	}
-	l := keyLayout(k)
+	l := hostLayout(k)
 	h, err := b.pinned.get(l.total)
 	if err != nil || h == nil {
 		return nil, err
@@ -152,7 +161,13 @@ func (b *Backend) ReservePinned(k *prover.Keys, count int) error {
 	if b.pinned == nil {
 		return nil
 	}
-	return b.pinned.reserve(keyLayout(k).total, count)
+	return b.pinned.reserve(hostLayout(k).total, count)
+}
+
+// LendsWires implements prover.WireLender: partitions of k prepared in the
+// backend's pinned memory hold their wire values there (hostLayout).
+func (b *Backend) LendsWires(k *prover.Keys) bool {
+	return b.pinned != nil && hostLayout(k).nw > 0
 }
 
 // Pinned is the bytes of pinned host memory the backend holds for staging.

@@ -207,6 +207,8 @@ type keyShape struct {
 	// (prover.Keys.PinPoints): the pinned tier copies only Z, and nothing
 	// when zMoved (Z moved too, in the device's order).
 	pinned, zMoved bool
+	// sharedWires: the A and B wire vectors are one (prover.Keys.SharedWires).
+	sharedWires bool
 	// commits are the points of each commitment's basis (none: no
 	// commitments); the proof of knowledge's MSM is over all of them.
 	commits []int
@@ -215,7 +217,8 @@ type keyShape struct {
 func shapeOf(k *prover.Keys, g2, g2Beside, split bool) keyShape {
 	pk, c := k.PK, k.Counts()
 	s := keyShape{n: int(pk.Domain.Cardinality), na: c.A, nb: c.B, nk: c.K, nz: c.Z,
-		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory(), pinned: k.PointsPinned(), zMoved: k.ZInDeviceOrder()}
+		g2: g2, g2Beside: g2Beside, split: split, onDisk: !k.PointsInMemory(), pinned: k.PointsPinned(), zMoved: k.ZInDeviceOrder(),
+		sharedWires: k.SharedWires()}
 	for _, ck := range pk.CommitmentKeys {
 		s.commits = append(s.commits, len(ck.Basis))
 	}
@@ -227,7 +230,7 @@ func (s keyShape) partition(layout string) int64 {
 	if layout == LayoutCompact {
 		return newCompactLayout(s.n, s.na, s.nb, s.nk).total
 	}
-	return newLayout(s.n, s.na, s.nb, s.nk).total
+	return newLayout(s.n, s.na, s.nb, s.nk, s.sharedWires).total
 }
 
 func (s keyShape) g1Points() int64 { return int64(s.na + s.nb + s.nk + s.nz) }

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"unsafe"
 
+	"github.com/cuzk/cuzk/circuits"
 	"github.com/cuzk/cuzk/cuda"
+	"github.com/cuzk/cuzk/keygen"
+	"github.com/cuzk/cuzk/prover"
 )
 
 // porepSHAShape is porep-sha's key shape on a domain of 2^logN: its A, B
@@ -124,5 +128,60 @@ func TestPoRepSHAPlansOnDevice(t *testing.T) {
 			t.Fatalf("2^%d: fits %v, tier %s, chunks of %d, room for %d; want pinned, room for %d, chunks of %d (0: any)",
 				c.logN, p.Fits(), p.Tier, p.ChunkPoints, p.Beside, c.minBeside, c.chunk)
 		}
+	}
+}
+
+// Keys whose A and B sets leave out the same wires (porep-sha's) hold one
+// vector for both: the B wires at the A wires' offset, the buffer one wire
+// vector smaller, on the host and on the device; other keys keep three.
+func TestSharedWiresLayout(t *testing.T) {
+	n, w := 1<<20, 770_000
+	three, two := newLayout(n, w, w, w, false), newLayout(n, w, w, w, true)
+	vec := (int64(w)*scalarBytes + 255) &^ 255
+	if two.wb != two.wa || two.wk == two.wa || three.wb == three.wa || three.total-two.total != vec {
+		t.Fatalf("shared: wa %d wb %d wk %d total %d; apart: wa %d wb %d total %d", two.wa, two.wb, two.wk, two.total, three.wa, three.wb, three.total)
+	}
+	if l := newLayout(n, w, w-1, w, true); l.wb == l.wa {
+		t.Fatal("vectors of different lengths laid out as one")
+	}
+	s := porepSHAShape(27)
+	apart := s.partition(LayoutWhole)
+	s.sharedWires = true
+	if got := apart - s.partition(LayoutWhole); got != (int64(s.nb)*scalarBytes+255)&^255 {
+		t.Fatalf("the shared whole layout saves %d bytes", got)
+	}
+}
+
+// Keys whose K points are every private wire's (no commitments) have their
+// partitions' wires in pinned memory: all of them, the K wires their tail,
+// the solver writing them there; the device's layout is unchanged.
+func TestHostLayoutHoldsTheWires(t *testing.T) {
+	c, err := circuits.Lookup("porep-sha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prover.SetupWith(c, 1<<13, keygen.CPUMultiplier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, d := hostLayout(k), keyLayout(k)
+	wires, pub := len(k.PK.InfinityA), k.CS.GetNbPublicVariables()
+	if h.nw != wires || h.wk != h.w+int64(pub)*scalarBytes || h.nk != d.nk || h.wb != h.wa || d.wb != d.wa ||
+		h.total != h.w+(int64(wires)*scalarBytes+255)&^255 || d.nw != 0 || h.total >= d.total+int64(pub)*scalarBytes+256 {
+		t.Fatalf("host layout %+v, device layout %+v (%d wires, %d public)", h, d, wires, pub)
+	}
+	buf := make([]byte, h.total)
+	m := &pinnedPrep{h: cuda.BorrowHost(unsafe.Pointer(&buf[0]), h.total), l: h}
+	_, _, _, wa, wb, wk := m.Vectors()
+	w := m.Wires()
+	if len(w) != wires || &wk[0] != &w[pub] || &wa[0] != &wb[0] {
+		t.Fatal("the pinned vectors do not alias as the layout says")
+	}
+	k2, err := prover.SetupWith(c, 1<<11, keygen.CPUMultiplier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := hostLayout(k2); l.nw != len(k2.PK.InfinityA) || (l.wb == l.wa) != k2.SharedWires() {
+		t.Fatalf("2^11's host layout %+v, shared %v", l, k2.SharedWires())
 	}
 }

@@ -15,7 +15,7 @@ func squareShape(logN int) keyShape {
 	return keyShape{n: n, na: n - 3, nb: n - 5, nk: n - 7, nz: n - 1, g2: true, g2Beside: true, split: true}
 }
 
-func partitionOf(s keyShape) int64 { return newLayout(s.n, s.na, s.nb, s.nk).total }
+func partitionOf(s keyShape) int64 { return newLayout(s.n, s.na, s.nb, s.nk, s.sharedWires).total }
 
 func TestPlanPlacesKeysByWhatFits(t *testing.T) {
 	for _, c := range []struct {

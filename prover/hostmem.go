@@ -5,7 +5,12 @@ package prover
 // figure the scheduler's host-memory gate counts (actors.JobSpec.HostBytes).
 // See HostBytes.
 func HostFootprint(k *Keys) int64 {
-	return HostBytes(int64(k.PK.Domain.Cardinality), int64(len(k.PK.InfinityA)))
+	n, wires := int64(k.PK.Domain.Cardinality), int64(len(k.PK.InfinityA))
+	if k.SharedWires() {
+		// One vector for the A and B wires (SharedWires).
+		return HostBytes(n, wires) - 32*(wires-int64(k.PK.NbInfinityA))
+	}
+	return HostBytes(n, wires)
 }
 
 // HostBytes is the host memory of one partition whose FFT domain has n points

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,8 @@ type Keys struct {
 
 	statefulOnce sync.Once
 	isStateful   bool
+	sharedOnce   sync.Once
+	shared       bool
 	released     atomic.Bool // ReleaseSystem
 	pinned       atomic.Bool // PinPoints
 	zDevice      atomic.Bool // PinPoints moved Z in the device's order
@@ -97,11 +100,22 @@ func ParseSolver(s string) (Solver, error) {
 // B and C into that memory (SynthesizeOn): so only the wire values are
 // readied, unless CUZK_SOLVE_INTO=off. Nothing for gnark's solver.
 func (k *Keys) ReserveSolves(n int) {
+	k.reserveSolves(n, false)
+}
+
+// ReserveSolvesFor is ReserveSolves for solves into b's memory: without
+// their wire vectors where b's memory holds them (WireLender).
+func (k *Keys) ReserveSolvesFor(b Backend, n int) {
+	wl, ok := b.(WireLender)
+	k.reserveSolves(n, ok && wl.LendsWires(k))
+}
+
+func (k *Keys) reserveSolves(n int, lentWires bool) {
 	p := k.solver()
 	switch {
 	case p == nil:
 	case solveInto():
-		p.ReserveW(n)
+		p.ReserveW(n, lentWires)
 	default:
 		p.Reserve(n)
 	}
@@ -143,6 +157,18 @@ func (k *Keys) stateful() bool {
 		}
 	})
 	return k.isStateful
+}
+
+// SharedWires says whether the A and B key sets leave out the same wires
+// (InfinityA equals InfinityB), so that a partition's A and B wire vectors
+// are one: porep-sha's are (98.5 M wires at 2^27, 2.9 GiB a vector), mimc's
+// and sha's are not. Prep then fills one vector for both, and a backend
+// may lay them out as one (WiresB aliasing WiresA).
+func (k *Keys) SharedWires() bool {
+	k.sharedOnce.Do(func() {
+		k.shared = k.PK.NbInfinityA == k.PK.NbInfinityB && slices.Equal(k.PK.InfinityA, k.PK.InfinityB)
+	})
+	return k.shared
 }
 
 // Constraints is the number of constraints of the circuit.

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cuzk/cuzk/circuits"
+	"github.com/cuzk/cuzk/keygen"
+
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
@@ -17,6 +20,10 @@ import (
 type lendingCPU struct {
 	CPU
 	bg2, dropB2 bool
+	// shared lends one vector for the A and B wires, as the GPU backend
+	// does for keys whose A and B sets leave out the same wires; wires
+	// lends the wires' values too, the K wires their tail (WireMemory).
+	shared, wires bool
 
 	mu            sync.Mutex
 	lent, settled int
@@ -25,8 +32,11 @@ type lendingCPU struct {
 type lentMemory struct {
 	b    *lendingCPU
 	v    [6][]fr.Element
+	w    []fr.Element
 	once sync.Once
 }
+
+func (m *lentMemory) Wires() []fr.Element { return m.w }
 
 func (m *lentMemory) Vectors() (a, b, c, wa, wb, wk []fr.Element) {
 	return m.v[0], m.v[1], m.v[2], m.v[3], m.v[4], m.v[5]
@@ -49,6 +59,13 @@ func (b *lendingCPU) PrepMemory(k *Keys) (PrepMemory, error) {
 		for j := range m.v[i] {
 			m.v[i][j].SetUint64(uint64(0xdead + j))
 		}
+	}
+	if b.shared {
+		m.v[4] = m.v[3]
+	}
+	if b.wires {
+		m.w = make([]fr.Element, len(pk.InfinityA))
+		m.v[5] = m.w[k.CS.GetNbPublicVariables():]
 	}
 	b.mu.Lock()
 	b.lent++
@@ -225,4 +242,86 @@ func plainPrepared(t *testing.T, k *Keys, w witness.Witness) (*Solution, *Prepar
 		t.Fatal(err)
 	}
 	return sol, p
+}
+
+// porep-sha's A and B key sets leave out the same wires from 2^13 on (at
+// 2^12 they differ by one): Prep fills one vector for both, in Go memory or
+// in a backend's memory that holds them as one, and the proof verifies; a
+// backend that holds them as one for keys whose sets differ (porep) is
+// refused. Its host footprint counts the vector once.
+func TestPrepSharedWires(t *testing.T) {
+	c, err := circuits.Lookup("porep-sha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := SetupWith(c, 1<<13, keygen.CPUMultiplier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.SharedWires() || testKeys(t, "porep").SharedWires() || testKeys(t, "mimc").SharedWires() {
+		t.Fatal("SharedWires: want porep-sha's sets shared at 2^13, porep's and mimc's not")
+	}
+	w, _ := Witness(k, []byte("shared"), 0)
+	sol, want := plainPrepared(t, k, w)
+	if &want.WiresA[0] != &want.WiresB[0] {
+		t.Error("Prep in Go memory made two vectors of the same wires")
+	}
+	b := &lendingCPU{shared: true}
+	got, err := PrepFor(b, k, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePrepared(t, got, want)
+	got.Release()
+	if _, _, err := Prove(context.Background(), k, b, w, nil); err != nil {
+		t.Fatalf("prove with the wires shared: %v", err)
+	}
+	proveVerifies(t, k, "shared", 1)
+
+	// The wires solved into the backend's memory as well: the solution's
+	// wires are that memory, the K wires in place, the same vectors.
+	bw := &lendingCPU{shared: true, wires: true}
+	into, err := SynthesizeFor(bw, k, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := into.mem.(*lentMemory)
+	if &into.Wires[0] != &m.w[0] {
+		t.Fatal("the solver's wires are not in the backend's memory")
+	}
+	got, err = PrepFor(bw, k, into)
+	if err != nil {
+		t.Fatal(err)
+	}
+	into.Release()
+	samePrepared(t, got, want)
+	if &got.WiresK[0] != &m.w[k.CS.GetNbPublicVariables()] {
+		t.Fatal("the K wires are not the tail of the lent wires")
+	}
+	got.Release()
+	proof, _, err := Prove(context.Background(), k, bw, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := w.Public()
+	if err := groth16.Verify(proof, k.VK, pub); err != nil {
+		t.Fatalf("gnark rejects the proof with the wires lent: %v", err)
+	}
+	if bw.lent != bw.settled {
+		t.Fatalf("lent %d, returned %d", bw.lent, bw.settled)
+	}
+	n, wires := int64(k.PK.Domain.Cardinality), int64(len(k.PK.InfinityA))
+	if got, want := HostFootprint(k), HostBytes(n, wires)-32*(wires-int64(k.PK.NbInfinityA)); got != want {
+		t.Errorf("HostFootprint %d, want %d", got, want)
+	}
+
+	kp := testKeys(t, "porep")
+	wp, _ := Witness(kp, []byte("shared"), 0)
+	solp, err := Synthesize(kp, wp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PrepFor(&lendingCPU{shared: true}, kp, solp); err == nil || !strings.Contains(err.Error(), "as one") {
+		t.Fatalf("porep prepared into one vector for A and B wires: %v", err)
+	}
 }

@@ -190,7 +190,13 @@ func synthesize(l *par.Lane, k *Keys, full witness.Witness, msm CommitmentMSMer,
 			if m > len(a) || m > len(b) || m > len(c) {
 				return nil, fmt.Errorf("prep memory of %d, %d, %d elements for %d constraints", len(a), len(b), len(c), m)
 			}
-			res, err = p.SolveOnInto(l, v, hints, a[:m], b[:m], c[:m])
+			var w fr.Vector
+			if wm, ok := mem.(WireMemory); ok {
+				if w = wm.Wires(); w != nil && len(w) != p.Wires() {
+					return nil, fmt.Errorf("prep memory holds %d wire values for %d wires", len(w), p.Wires())
+				}
+			}
+			res, err = p.SolveOnInto(l, v, hints, a[:m], b[:m], c[:m], w)
 		} else {
 			res, err = p.SolveOn(l, v, hints)
 		}
@@ -308,6 +314,22 @@ type PrepMemory interface {
 	Release()
 }
 
+// WireMemory is PrepMemory that holds the partition's wire values too, so
+// that cuzk's solver writes them there (SynthesizeOn): Wires has one element
+// per wire, and the K wire vector Vectors gives is its tail past the public
+// wires; nil where this memory holds none.
+type WireMemory interface {
+	PrepMemory
+	Wires() []fr.Element
+}
+
+// WireLender is a PrepAllocator that says whether its memory for k's
+// partitions holds their wire values (WireMemory), for the solver's memory
+// to be readied without them (ReserveSolvesFor).
+type WireLender interface {
+	LendsWires(k *Keys) bool
+}
+
 // PrepAllocator is a Backend that gives Prep the memory of its vectors.
 // PrepMemory may return nil, nil: Prep then uses ordinary memory.
 type PrepAllocator interface {
@@ -377,11 +399,22 @@ func prepInto(l *par.Lane, k *Keys, s *Solution, mem PrepMemory) (*Prepared, err
 	}
 	na, nb := len(s.Wires)-int(pk.NbInfinityA), len(s.Wires)-int(pk.NbInfinityB)
 	p := &Prepared{Public: s.Public, Memory: mem, Commitments: s.Commitments}
+	// With the same wires left out of A and B, WiresB is WiresA: filled
+	// once, where the memory holds them as one (or in Go memory).
+	shared := k.SharedWires()
 	if mem != nil {
 		p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK = mem.Vectors()
+		aliased := na > 0 && len(p.WiresB) > 0 && &p.WiresA[0] == &p.WiresB[0]
+		if aliased && !shared {
+			return nil, errors.New("prep memory holds the A and B wire vectors as one, but the key sets leave out different wires")
+		}
+		shared = aliased
 	} else {
 		p.A, p.B, p.C = make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
-		p.WiresA, p.WiresB = make([]fr.Element, na), make([]fr.Element, nb)
+		p.WiresA = make([]fr.Element, na)
+		if p.WiresB = p.WiresA; !shared {
+			p.WiresB = make([]fr.Element, nb)
+		}
 		if committed {
 			p.WiresK = make([]fr.Element, nk)
 		} else {
@@ -403,11 +436,18 @@ func prepInto(l *par.Lane, k *Keys, s *Solution, mem PrepMemory) (*Prepared, err
 		func() { pad(l, p.B, s.B) },
 		func() { pad(l, p.C, s.C) },
 		func() { okA = filter(l, p.WiresA, s.Wires, pk.InfinityA) },
-		func() { okB = filter(l, p.WiresB, s.Wires, pk.InfinityB) },
+		func() {
+			if okB = shared; !shared {
+				okB = filter(l, p.WiresB, s.Wires, pk.InfinityB)
+			}
+		},
 		func() {
 			switch {
 			case committed:
 				filterK(p.WiresK, s.Wires, plan.layout, nPub)
+			case mem != nil && nk > 0 && &p.WiresK[0] == &s.Wires[nPub]:
+				// The solver wrote the wires into mem: the K wires are
+				// in place.
 			case mem != nil:
 				pad(l, p.WiresK, s.Wires[nPub:])
 			}

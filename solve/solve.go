@@ -463,6 +463,8 @@ type Result struct {
 	kind []uint8 // the kinds of W's values (see values)
 	// lent: A, B and C are the caller's (SolveOnInto); Release keeps W only.
 	lent bool
+	// lentW: W is the caller's too; Release keeps neither.
+	lentW bool
 }
 
 // Solve solves the system for a witness laid out as gnark's: the public
@@ -515,13 +517,25 @@ func (p *Program) SolveOn(l *par.Lane, witness fr.Vector, hints Hints) (*Result,
 // SolveOnInto is SolveOn writing A, B and C into the vectors given, each of
 // Constraints() elements (a backend's staging memory, so that they are not
 // copied there afterwards): the result's A, B and C are those vectors, and
-// Release gives back only its W for reuse.
-func (p *Program) SolveOnInto(l *par.Lane, witness fr.Vector, hints Hints, a, b, c fr.Vector) (*Result, error) {
+// Release gives back only its W for reuse. A w that is not nil (Wires()
+// elements) is the result's W too, and Release keeps nothing of it.
+func (p *Program) SolveOnInto(l *par.Lane, witness fr.Vector, hints Hints, a, b, c, w fr.Vector) (*Result, error) {
 	if len(a) != p.nbConstraints || len(b) != p.nbConstraints || len(c) != p.nbConstraints {
 		return nil, fmt.Errorf("A, B, C vectors of %d, %d, %d elements for %d constraints", len(a), len(b), len(c), p.nbConstraints)
 	}
+	if w != nil && len(w) != p.nbWires {
+		return nil, fmt.Errorf("a wire vector of %d elements for %d wires", len(w), p.nbWires)
+	}
 	res := p.getW()
 	res.A, res.B, res.C, res.lent = a, b, c, true
+	switch {
+	case w != nil:
+		// The pool's own W, if it had one, is dropped: the caller's
+		// memory holds the wires from now on.
+		res.W, res.lentW = w, true
+	case res.W == nil:
+		res.W = make(fr.Vector, p.nbWires)
+	}
 	if err := p.solveInto(l, witness, res, hints); err != nil {
 		p.Release(res)
 		return nil, err
@@ -574,9 +588,13 @@ func (p *Program) newResult() *Result {
 // Release gives a result of Solve back for a later Solve to reuse, once
 // nothing reads its vectors any more.
 func (p *Program) Release(res *Result) {
-	if res != nil && res.lent && len(res.W) == p.nbWires {
-		// The A, B and C vectors were the caller's: keep W alone.
+	if res != nil && res.lent && len(res.kind) == p.nbWires && (res.lentW || len(res.W) == p.nbWires) {
+		// The A, B and C vectors were the caller's: keep W alone (and not
+		// even W when it was the caller's too).
 		res.A, res.B, res.C = nil, nil, nil
+		if res.lentW {
+			res.W, res.lentW = nil, false
+		}
 		p.mu.Lock()
 		p.freeW = append(p.freeW, res)
 		p.mu.Unlock()
@@ -628,14 +646,18 @@ func faultIn[T any](v []T) {
 
 // Reusable is the number of results ready for reuse.
 // ReserveW is Reserve for SolveOnInto: n results of W alone, whose A, B
-// and C the callers give.
-func (p *Program) ReserveW(n int) {
+// and C the callers give; with lentW, of the wires' kinds alone, for
+// callers that give W too.
+func (p *Program) ReserveW(n int, lentW bool) {
 	p.mu.Lock()
 	missing := n - len(p.freeW)
 	p.mu.Unlock()
 	for range missing {
-		res := &Result{W: make(fr.Vector, p.nbWires), kind: make([]uint8, p.nbWires), lent: true}
-		faultIn(res.W)
+		res := &Result{kind: make([]uint8, p.nbWires), lent: true, lentW: lentW}
+		if !lentW {
+			res.W = make(fr.Vector, p.nbWires)
+			faultIn(res.W)
+		}
 		faultIn(res.kind)
 		p.Release(res)
 	}

@@ -675,7 +675,7 @@ func TestSolveIntoCallersVectors(t *testing.T) {
 	a, b, cv := stage[:n], stage[n:2*n], stage[2*n:3*n]
 	var w0 *fr.Element
 	for part := range 2 {
-		res, err := p.SolveOnInto(nil, witnessOf(t, c, l, part), Hints{}, a, b, cv)
+		res, err := p.SolveOnInto(nil, witnessOf(t, c, l, part), Hints{}, a, b, cv, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -703,15 +703,44 @@ func TestSolveIntoCallersVectors(t *testing.T) {
 			t.Fatal("a released result still holds the caller's A")
 		}
 	}
-	if _, err := p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a[:n-1], b, cv); err == nil {
+	if _, err := p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a[:n-1], b, cv, nil); err == nil {
 		t.Fatal("A one element short accepted")
 	}
-	p.ReserveW(3)
+	// The wires into the caller's memory too: W is that memory, and the
+	// pool keeps nothing of it; the next solve without it gets a W again.
+	wv := make(fr.Vector, p.Wires())
+	res, err := p.SolveOnInto(nil, witnessOf(t, c, l, 1), Hints{}, a, b, cv, wv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fresh.Solve(witnessOf(t, c, l, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &res.W[0] != &wv[0] || firstDiff(res.W, want.W) >= 0 || firstDiff(res.C, want.C) >= 0 {
+		t.Fatal("a solve into the caller's W: not that vector, or other values")
+	}
+	p.Release(res)
+	if res.W != nil || len(p.freeW) != 1 || p.freeW[0].W != nil {
+		t.Fatal("the pool kept the caller's W")
+	}
+	if res, err = p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a, b, cv, nil); err != nil || len(res.W) != p.Wires() || &res.W[0] == &wv[0] {
+		t.Fatalf("a solve after a lent W got no W of its own (%v)", err)
+	}
+	p.Release(res)
+	if _, err := p.SolveOnInto(nil, witnessOf(t, c, l, 0), Hints{}, a, b, cv, wv[1:]); err == nil {
+		t.Fatal("W one element short accepted")
+	}
+	p.ReserveW(3, false)
 	if len(p.freeW) != 3 || p.freeW[2].A != nil || len(p.freeW[2].W) != p.Wires() {
 		t.Fatalf("ReserveW(3): %d results of W alone ready", len(p.freeW))
 	}
+	p.ReserveW(4, true)
+	if len(p.freeW) != 4 || p.freeW[3].W != nil || len(p.freeW[3].kind) != p.Wires() {
+		t.Fatalf("ReserveW(4, lent W): %d results ready, the last with %d wires", len(p.freeW), len(p.freeW[3].W))
+	}
 	// A plain solve after them still gets vectors of its own.
-	res, err := p.Solve(witnessOf(t, c, l, 0))
+	res, err = p.Solve(witnessOf(t, c, l, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
