@@ -1,9 +1,7 @@
 import sys,glob,collections
-sys.path.insert(0,__import__('os').path.dirname(__file__)); from ties import load
+sys.path.insert(0,__import__('os').path.dirname(__file__)); from ties import load, threads
 def ties(p):
-    ev=load(p); th={}
-    for e in ev:
-        if e.get('ph')=='M' and e['name']=='thread_name': th[(e['pid'],e['tid'])]=e['args']['name']
+    ev=load(p); th=threads(ev)
     X=[e for e in ev if e.get('ph')=='X']; I=[e for e in ev if e.get('ph')=='i']
     wk=lambda e: th.get((e['pid'],e['tid']),'').startswith('worker')
     out=[]

@@ -3,6 +3,9 @@ def load(p):
     f=gzip.open(p) if p.endswith('.gz') else open(p)
     d=json.load(f)
     return d['traceEvents'] if isinstance(d,dict) else d
+def threads(ev):
+    """Each (pid, tid)'s thread name, from the trace's metadata events."""
+    return {(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M' and e['name'] == 'thread_name'}
 def analyze(p, verbose=False):
     ev=[e for e in load(p) if e.get('ph')=='i' and e.get('tid',0)<1000]
     # kernels: launch (compute instant) to stream_sync of same worker/partition
