@@ -57,8 +57,9 @@ func TestEarlierLaneRunsFirst(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	queue := func(l *Lane, n int, name string) {
+		want := queued(p) + 1 // read before the batch can be pushed
 		wg.Go(func() { p.run(l, n, record(name)) })
-		waitQueued(t, p)
+		waitQueued(t, p, want)
 	}
 	queue(late, 3, "L")
 	queue(early, 2, "E")
@@ -70,21 +71,24 @@ func TestEarlierLaneRunsFirst(t *testing.T) {
 	}
 }
 
-// waitQueued waits until every batch pushed so far is in p's queue or taken.
-func waitQueued(t *testing.T, p *corePool) {
-	t.Helper()
+// queued is the count of batches pushed to p so far.
+func queued(p *corePool) uint64 {
 	p.mu.Lock()
-	want := p.seq + 1
-	p.mu.Unlock()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		p.mu.Lock()
-		got := p.seq
-		p.mu.Unlock()
-		if got >= want {
+	defer p.mu.Unlock()
+	return p.seq
+}
+
+// waitQueued waits until want batches have been pushed to p (in its queue
+// or taken). want must be read before the batch's goroutine starts: read
+// after, a batch already pushed would make it wait for one more.
+func waitQueued(t *testing.T, p *corePool, want uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if queued(p) >= want {
 			return
 		}
 	}
-	t.Fatal("a batch was not queued within 5 s")
+	t.Fatal("a batch was not queued within 30 s")
 }
 
 // A panic in a chunk comes back to the caller, and the pool keeps working.
