@@ -3,7 +3,8 @@ package prover
 // HostFootprint is the host memory one partition of k holds from the start of
 // its synthesis until it leaves the host (proved, failed or cancelled): the
 // figure the scheduler's host-memory gate counts (actors.JobSpec.HostBytes).
-// See HostBytes.
+// See HostBytes; keys whose A and B wire vectors are one (SharedWires) count
+// that vector once.
 func HostFootprint(k *Keys) int64 {
 	n, wires := int64(k.PK.Domain.Cardinality), int64(len(k.PK.InfinityA))
 	if k.SharedWires() {
@@ -30,8 +31,9 @@ func HostFootprint(k *Keys) int64 {
 // the same. Not counted: the keys (shared by every partition), the witness
 // and the public inputs (small beside the vectors), the MSM results. A
 // partition whose solver wrote A, B and C into its backend's prep memory
-// (SynthesizeOn) holds 3n elements less; the figure stays the larger, for
-// the partitions the backend's pinned pool had no room for.
+// (SynthesizeOn) holds 3n elements less, and one whose wires went there too
+// (WireMemory) holds no wire vector outside it; the figure stays the
+// larger, for the partitions the backend's pinned pool had no room for.
 func HostBytes(n, wires int64) int64 {
 	const elem = 32
 	return elem * (6*n + 4*wires)
