@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -569,19 +570,28 @@ func (v hostVector) of(p *prover.Prepared) []fr.Element {
 // copyIn copies host vector v of the partition to dst on the partition's
 // stream: from the pinned buffer it was prepared in (asynchronous), else from
 // Go memory.
-func (s *staged) copyIn(v hostVector, dst cuda.Ptr) error {
+func (s *staged) copyIn(v hostVector, dst cuda.Ptr) error { return s.copyInOn(v, dst, s.s) }
+
+// copyInOn is copyIn on stream cs.
+func (s *staged) copyInOn(v hostVector, dst cuda.Ptr, cs cuda.Stream) error {
 	cd, elems := s.dk.cd, v.of(s.prep)
 	if m, ok := s.prep.Memory.(*pinnedPrep); ok && m.l == s.host {
-		if err := cd.CopyInAsync(dst, m.h, v.offset(s.host), int64(len(elems))*scalarBytes, s.s); err != nil {
+		if err := cd.CopyInAsync(dst, m.h, v.offset(s.host), int64(len(elems))*scalarBytes, cs); err != nil {
 			return fmt.Errorf("copy %s: %w", vectorNames[v], err)
 		}
 		return nil
 	}
-	if err := cuda.CopyIn(cd, dst, elems, s.s); err != nil {
+	if err := cuda.CopyIn(cd, dst, elems, cs); err != nil {
 		return fmt.Errorf("copy %s: %w", vectorNames[v], err)
 	}
 	return nil
 }
+
+// copiesAhead says whether the compact layout's compute copies each wire
+// vector on a stream of its own, beside the kernels before the step that
+// reads it (CUZK_COPIES_AHEAD=on). Off by default: not yet measured on a
+// GPU.
+func copiesAhead() bool { return os.Getenv("CUZK_COPIES_AHEAD") == "on" }
 
 // Compute implements prover.Backend: H on the device, then the four G1 MSMs
 // and, when the backend runs b_g2, the G2 MSM of the B wires.
@@ -758,24 +768,68 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 //
 // The G2 MSM, beside the G1 work in the whole layout, starts here once the B
 // wires are in v0, on a second stream with its own scratch.
+//
+// With the copies ahead (copiesAhead), each wire vector is copied on a copy
+// stream once the partition's stream has run what read its vector, and the
+// kernels that follow and do not read it run meanwhile: the A wires beside
+// H's inverse NTT and Z's MSM, the B wires beside A's, the K wires beside
+// B₁'s; the step that reads a vector waits for its copy. At porep-sha's 2^27
+// the three copies are about 60 ms each on the partition's stream.
 func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
 	cd, dom, r := st.dk.cd, st.dom, st.res
 	v0, v1 := st.ptr(0), st.ptr(st.l.vec)
 	scratch := st.dk.scratch.lock()
-	var s2 cuda.Stream
+	var s2, cs cuda.Stream
 	var g2done chan error
+	ahead := copiesAhead()
 	defer func() {
 		if g2done != nil {
 			err = errors.Join(err, <-g2done, cd.DestroyStream(s2))
+		}
+		if ahead && cs != 0 {
+			err = errors.Join(err, cd.StreamSync(cs), cd.DestroyStream(cs))
 		}
 		if err != nil {
 			err = errors.Join(err, cd.StreamSync(st.s))
 		}
 		st.dk.scratch.unlock()
 	}()
+	if ahead {
+		if cs, err = cd.NewStream(); err != nil {
+			return fmt.Errorf("gpu compute: copy stream: %w", err)
+		}
+	}
+	// copyWires copies wire vector v into dst, whose readers on the
+	// partition's stream were issued before it: ahead, once they have run.
+	copyWires := func(v hostVector, dst cuda.Ptr) func() error {
+		return func() error {
+			if !ahead {
+				return st.copyIn(v, dst)
+			}
+			if err := cd.StreamSync(st.s); err != nil {
+				return err
+			}
+			return st.copyInOn(v, dst, cs)
+		}
+	}
+	// waitWires makes the next step wait for the copy ahead.
+	waitWires := func() error {
+		if !ahead {
+			return nil
+		}
+		return cd.StreamSync(cs)
+	}
 	wires.Scratch = scratch
 	ntt := st.nttScratch(scratch)
-	if err := runSteps([]step{
+	// in orders two steps on independent vectors: ahead, the copy first so
+	// that it runs beside the kernel; else as they were always issued.
+	in := func(copyStep, kernel step) []step {
+		if ahead {
+			return []step{copyStep, kernel}
+		}
+		return []step{kernel, copyStep}
+	}
+	head := []step{
 		{"intt a", func() error { return dom.NTTIn(v0, ntt, true, false, st.s) }},
 		{"coset ntt a", func() error { return dom.NTTIn(v0, ntt, false, true, st.s) }},
 		{"intt b", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
@@ -785,12 +839,15 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 		{"intt c", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
 		{"coset ntt c", func() error { return dom.NTTIn(v1, ntt, false, true, st.s) }},
 		{"quotient", func() error { return dom.GrothSubDiv(v0, v1, st.s) }},
-		{"coset intt h", func() error { return dom.NTTIn(v0, ntt, true, true, st.s) }},
-		{"stage wires A", func() error { return st.copyIn(vecWiresA, v1) }},
-		{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }},
-		{"A", func() error { return b.g1MSM(ctx, st, "A", &out.A, &r.a, v1, wires) }},
-		{"stage wires B", func() error { return st.copyIn(vecWiresB, v0) }},
-	}); err != nil {
+	}
+	head = append(head, in(step{"stage wires A", copyWires(vecWiresA, v1)},
+		step{"coset intt h", func() error { return dom.NTTIn(v0, ntt, true, true, st.s) }})...)
+	head = append(head,
+		step{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }},
+		step{"wait for wires A", waitWires})
+	head = append(head, in(step{"stage wires B", copyWires(vecWiresB, v0)},
+		step{"A", func() error { return b.g1MSM(ctx, st, "A", &out.A, &r.a, v1, wires) }})...)
+	if err := runSteps(append(head, step{"wait for wires B", waitWires})); err != nil {
 		return err
 	}
 	if b.bg2 && b.g2Beside {
@@ -803,12 +860,20 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 		g2done = make(chan error, 1)
 		go func() { g2done <- b.g2MSMIn(&st.dk.scratchG2, st, v0, s2, out) }()
 	}
-	steps := []step{{"B1", func() error { return b.g1MSM(ctx, st, "B1", &out.B1, &r.b, v0, wires) }}}
+	// The K wires go into v1 once A's MSM, which read it, has run.
+	var steps []step
+	if ahead {
+		steps = append(steps, step{"stage wires K", copyWires(vecWiresK, v1)})
+	}
+	steps = append(steps, step{"B1", func() error { return b.g1MSM(ctx, st, "B1", &out.B1, &r.b, v0, wires) }})
 	if b.bg2 && !b.g2Beside {
 		steps = append(steps, step{"b_g2", func() error { return b.g2MSM(st, v0, st.s, scratch, out) }})
 	}
+	if !ahead {
+		steps = append(steps, step{"stage wires K", copyWires(vecWiresK, v1)})
+	}
 	return runSteps(append(steps,
-		step{"stage wires K", func() error { return st.copyIn(vecWiresK, v1) }},
+		step{"wait for wires K", waitWires},
 		step{"K", func() error { return b.g1MSM(ctx, st, "K", &out.K, &r.k, v1, wires) }},
 	))
 }
