@@ -748,3 +748,18 @@ func TestSolveIntoCallersVectors(t *testing.T) {
 		t.Fatal("a plain solve got no A of its own")
 	}
 }
+
+// A program holds its terms in a slice of their size, not of the call
+// data's bound (about twice as many for porep-sha: 4.5 GiB at 2^27).
+func TestProgramHoldsItsTermsOnly(t *testing.T) {
+	for _, name := range []string{"porep-sha", "mimc", "sha"} {
+		r, _, _ := compile(t, name, 1<<14)
+		p, err := Compile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.terms) == 0 || cap(p.terms) > len(p.terms)+len(p.terms)/8 {
+			t.Errorf("%s: %d terms in a slice of %d", name, len(p.terms), cap(p.terms))
+		}
+	}
+}
