@@ -178,10 +178,13 @@ func capHeapToHost() int64 {
 	if err != nil {
 		return 0
 	}
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	held := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
-	limit := max(held+avail-heapMargin, 1<<30)
+	live := int64(s[2].Value.Uint64())
+	// Never below half again what is live: a limit under the live heap
+	// has the collector run without pause, on half the cores.
+	limit := max(held+avail-heapMargin, live+live/2, 1<<30)
 	if prev := debug.SetMemoryLimit(-1); prev <= limit {
 		return 0
 	}

@@ -211,8 +211,10 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	if err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), hostBytes), pinned); err != nil {
 		return err
 	}
-	if limit := capHeapToHost(); limit > 0 {
-		slog.Info("Go heap limited to what the host has beside pinned memory", "limit_gib", fmt.Sprintf("%.1f", float64(limit)/(1<<30)))
+	if _, gpu := backend.(*gpuprove.Backend); gpu {
+		if limit := capHeapToHost(); limit > 0 {
+			slog.Info("Go heap limited to what the host has beside pinned memory", "limit_gib", fmt.Sprintf("%.1f", float64(limit)/(1<<30)))
+		}
 	}
 	m := metrics.New()
 	reportKeys(backend, m)

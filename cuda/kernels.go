@@ -39,7 +39,9 @@ func (d *Device) NewDomain(logN int, s Stream) (*Domain, error) {
 		return nil, fmt.Errorf("cuda: NTT size 2^%d outside [2^0, 2^%d]", logN, MaxLogNTT)
 	}
 	n := uint64(1) << logN
-	gd := fft.NewDomain(n)
+	// Only the domain's constants are read here: its host FFT tables would
+	// be 128 bytes a point of garbage (16 GiB at 2^27).
+	gd := fft.NewDomain(n, fft.WithoutPrecompute())
 	var zInv fr.Element
 	zInv.Exp(gd.FrMultiplicativeGen, new(big.Int).SetUint64(n))
 	var one fr.Element

@@ -103,7 +103,11 @@ func SetupInMemory(c circuits.Circuit, target int, mul keygen.Multiplier, opt In
 	var evaluated bool
 	released := make(chan struct{})
 	if opt.ReleaseSystem {
+		caller := opt.Dump.Evaluated
 		dump.Evaluated = func() {
+			if caller != nil {
+				caller()
+			}
 			evaluated = true
 			go func() {
 				defer close(released)

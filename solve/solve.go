@@ -595,12 +595,17 @@ func (p *Program) newResult() *Result {
 // Release gives a result of Solve back for a later Solve to reuse, once
 // nothing reads its vectors any more.
 func (p *Program) Release(res *Result) {
-	if res != nil && res.lent && len(res.kind) == p.nbWires && (res.lentW || len(res.W) == p.nbWires) {
+	if res != nil && res.lent {
 		// The A, B and C vectors were the caller's: keep W alone (and not
-		// even W when it was the caller's too).
+		// even W when it was the caller's too). A result of another
+		// program's size is dropped, never put where a plain solve would
+		// write into the caller's memory.
 		res.A, res.B, res.C = nil, nil, nil
 		if res.lentW {
 			res.W, res.lentW = nil, false
+		}
+		if len(res.kind) != p.nbWires || (res.W != nil && len(res.W) != p.nbWires) {
+			return
 		}
 		p.mu.Lock()
 		p.freeW = append(p.freeW, res)
