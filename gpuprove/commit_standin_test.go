@@ -2,6 +2,7 @@ package gpuprove
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -34,6 +35,28 @@ func StandInCUDA(t *testing.T, capacity string) *cuda.Device {
 	}
 	cd, err := l.Device(0)
 	if err != nil {
+		t.Fatal(err)
+	}
+	return cd
+}
+
+// RealCUDA is device 0 of the kernel library found as cuda.Load finds it:
+// skipped where there is none, a failure instead under CUZK_REQUIRE_GPU=1.
+// Exported for the package's external tests.
+func RealCUDA(t *testing.T) *cuda.Device {
+	t.Helper()
+	lib, err := cuda.Load("")
+	var cd *cuda.Device
+	if err == nil {
+		cd, err = lib.Device(0)
+	}
+	if err != nil {
+		if os.Getenv("CUZK_REQUIRE_GPU") == "1" {
+			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
+		}
+		if errors.Is(err, cuda.ErrUnavailable) {
+			t.Skipf("no GPU backend: %v", err)
+		}
 		t.Fatal(err)
 	}
 	return cd

@@ -26,20 +26,7 @@ import (
 // where the kernel library loads, and fails rather than skips under
 // CUZK_REQUIRE_GPU=1.
 func TestCUDAFacts(t *testing.T) {
-	lib, err := cuda.Load("")
-	var cd *cuda.Device
-	if err == nil {
-		cd, err = lib.Device(0)
-	}
-	if err != nil {
-		if requireGPU {
-			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
-		}
-		if errors.Is(err, cuda.ErrUnavailable) {
-			t.Skipf("no GPU backend: %v", err)
-		}
-		t.Fatal(err)
-	}
+	cd := gpuprove.RealCUDA(t)
 	spin, err := newSpinner(cd)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package gpuprove
 
 import (
-	"errors"
-	"os"
 	"testing"
 	"unsafe"
 
@@ -94,21 +92,7 @@ func TestMovedPointsPlanPinned(t *testing.T) {
 // logged: the simulator's scenario for a 2^27 run takes its resident bytes
 // from them before the run.
 func TestPoRepSHAPlansOnDevice(t *testing.T) {
-	lib, err := cuda.Load("")
-	var cd *cuda.Device
-	if err == nil {
-		cd, err = lib.Device(0)
-	}
-	if err != nil {
-		if os.Getenv("CUZK_REQUIRE_GPU") == "1" {
-			t.Fatalf("CUZK_REQUIRE_GPU=1 but no GPU backend: %v", err)
-		}
-		if errors.Is(err, cuda.ErrUnavailable) {
-			t.Skipf("no GPU backend: %v", err)
-		}
-		t.Fatal(err)
-	}
-	sz := &librarySizes{cd: cd}
+	sz := &librarySizes{cd: RealCUDA(t)}
 	// What a 16 GiB limit's ballast left on the H200 (docs/cuda-facts.md):
 	// up to 2.875 MiB short of the limit.
 	free := 16*gib - 3<<20
