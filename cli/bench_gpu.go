@@ -182,7 +182,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 		devs, hostBytes := len(g.GPUDevices()), prover.HostFootprint(k)
 		solves := min(solvesAtOnce(cfg, devs, hostBytes), nparts*njobs)
-		pinned := min(heldAtOnce(cfg, devs, hostBytes), nparts*njobs)
+		pinned := stagingToPin(cfg, devs, hostBytes, nparts*njobs)
 		if cfg.HostMemLimit == 0 {
 			pinned = max(slices.Max(workers), nparts, pinned)
 		}

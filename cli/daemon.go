@@ -152,13 +152,9 @@ func daemon(c *cli.Context) error {
 	svc, err := runner.StartService(runner.ServiceOptions{Backend: backend, Devices: devices, Config: cfg, Store: st, Cluster: dist,
 		Observer: obs, Seed: uint64(time.Now().UnixNano()), Load: keyLoader(keyLoadOptions(c, backend)),
 		Preload: func(k *prover.Keys) error {
-			// Pinned staging for what runs at once, no more than the
-			// host-memory gate admits (the pool never gives it back).
-			pinned := inFlight(cfg, len(devices))
-			if cfg.HostMemLimit > 0 {
-				pinned = min(pinned, heldAtOnce(cfg, len(devices), prover.HostFootprint(k)))
-			}
-			err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), prover.HostFootprint(k)), pinned)
+			hostBytes := prover.HostFootprint(k)
+			pinned := stagingToPin(cfg, len(devices), hostBytes, inFlight(cfg, len(devices)))
+			err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), hostBytes), pinned)
 			reportKeys(backend, m)
 			return err
 		}})

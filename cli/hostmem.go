@@ -74,6 +74,19 @@ func heldAtOnce(cfg actors.Config, devices int, hostBytes int64) int {
 	return inFlight(cfg, devices)
 }
 
+// stagingToPin is how many partitions' pinned staging a run with cfg on
+// devices devices readies before its first synthesis: with the host-memory
+// gate, its room (heldAtOnce), at most most (the partitions the run has, or
+// what it runs at once where they are not known); without the gate, one per
+// partition in flight. The pool never gives pinned memory back, so pinning
+// more than the gate admits only takes memory from the host.
+func stagingToPin(cfg actors.Config, devices int, hostBytes int64, most int) int {
+	if cfg.HostMemLimit > 0 {
+		return min(heldAtOnce(cfg, devices, hostBytes), most)
+	}
+	return inFlight(cfg, devices)
+}
+
 // solvesAtOnce is how many solutions a run with cfg on devices devices holds
 // at once, of partitions that hold hostBytes each under the host-memory gate
 // (prover.HostFootprint), which is what the solver needs ready: one per GPU

@@ -164,3 +164,26 @@ func TestCapHeapToHost(t *testing.T) {
 		t.Fatalf("MemAvailable: %d, %v", n, err)
 	}
 }
+
+// The staging pinned before a run is the gate's room, at most the
+// partitions the run has; without the gate, one per partition in flight.
+func TestStagingToPin(t *testing.T) {
+	gate := actors.Config{WorkersPerDevice: 3, HostMemLimit: 66 << 30, SynthWorkers: 8}
+	ps27 := int64(35_218_000_000) // porep-sha 2^27 with one A and B wire vector
+	for _, tc := range []struct {
+		name      string
+		cfg       actors.Config
+		hostBytes int64
+		most      int
+		want      int
+	}{
+		{"2^27 under a 66 GiB gate, ten partitions: two", gate, ps27, 10, 2},
+		{"2^27 under a 66 GiB gate, a daemon's three at once: two", gate, ps27, 3, 2},
+		{"small partitions, one job of ten: ten", actors.Config{WorkersPerDevice: 3, HostMemLimit: 64 << 30, SynthWorkers: 8}, 1 << 30, 10, 10},
+		{"no gate: one per worker", actors.Config{WorkersPerDevice: 3}, ps27, 10, 3},
+	} {
+		if got := stagingToPin(tc.cfg, 1, tc.hostBytes, tc.most); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

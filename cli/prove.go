@@ -204,10 +204,7 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 	// buffers pinned during a run took compute from 64 to 309 ms a
 	// partition), so it is done before the first synthesis.
 	hostBytes := prover.HostFootprint(k)
-	pinned := min(heldAtOnce(cfg, len(devices), hostBytes), todo)
-	if cfg.HostMemLimit == 0 {
-		pinned = inFlight(cfg, len(devices))
-	}
+	pinned := stagingToPin(cfg, len(devices), hostBytes, todo)
 	if err := preloadKeys(backend, k, solvesAtOnce(cfg, len(devices), hostBytes), pinned); err != nil {
 		return err
 	}
