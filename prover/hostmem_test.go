@@ -11,14 +11,7 @@ func TestHostFootprintCoversWhatAPartitionHolds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sol, err := Synthesize(k, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prep, err := Prep(k, sol)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sol, prep := plainPrepared(t, k, w)
 		held := 32 * int64(len(sol.Wires)+len(sol.A)+len(sol.B)+len(sol.C)+
 			len(prep.A)+len(prep.B)+len(prep.C)+len(prep.WiresA)+len(prep.WiresB)+len(prep.WiresK))
 		got := HostFootprint(k)

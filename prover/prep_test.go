@@ -10,7 +10,6 @@ import (
 	"github.com/cuzk/cuzk/keygen"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 )
 
@@ -183,14 +182,7 @@ func TestSynthesizeIntoLentMemory(t *testing.T) {
 			if b.settled != 1 {
 				t.Fatalf("%d returned, want 1", b.settled)
 			}
-			proof, _, err := Prove(context.Background(), k, b, w, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pub, _ := w.Public()
-			if err := groth16.Verify(proof, k.VK, pub); err != nil {
-				t.Fatalf("gnark rejects the proof: %v", err)
-			}
+			proveVerifiesOn(t, k, b, w, "solved into lent memory")
 			// Synthesized, never prepared: the release returns the memory.
 			left, err := SynthesizeFor(b, k, w)
 			if err != nil {
@@ -273,9 +265,7 @@ func TestPrepSharedWires(t *testing.T) {
 	}
 	samePrepared(t, got, want)
 	got.Release()
-	if _, _, err := Prove(context.Background(), k, b, w, nil); err != nil {
-		t.Fatalf("prove with the wires shared: %v", err)
-	}
+	proveVerifiesOn(t, k, b, w, "the A and B wires shared")
 	proveVerifies(t, k, "shared", 1)
 
 	// The wires solved into the backend's memory as well: the solution's
@@ -299,14 +289,7 @@ func TestPrepSharedWires(t *testing.T) {
 		t.Fatal("the K wires are not the tail of the lent wires")
 	}
 	got.Release()
-	proof, _, err := Prove(context.Background(), k, bw, w, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := w.Public()
-	if err := groth16.Verify(proof, k.VK, pub); err != nil {
-		t.Fatalf("gnark rejects the proof with the wires lent: %v", err)
-	}
+	proveVerifiesOn(t, k, bw, w, "the wires lent")
 	if bw.lent != bw.settled {
 		t.Fatalf("lent %d, returned %d", bw.lent, bw.settled)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/cuzk/cuzk/circuits"
 )
@@ -50,13 +52,20 @@ func proveVerifies(t *testing.T, k *Keys, seed string, p int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof, _, err := Prove(context.Background(), k, CPU{}, w, nil)
+	proveVerifiesOn(t, k, CPU{}, w, fmt.Sprintf("partition %d", p))
+}
+
+// proveVerifiesOn proves w with backend b and fails t, naming what, unless
+// gnark's verifier accepts the proof.
+func proveVerifiesOn(t *testing.T, k *Keys, b Backend, w witness.Witness, what string) {
+	t.Helper()
+	proof, _, err := Prove(context.Background(), k, b, w, nil)
 	if err != nil {
-		t.Fatalf("partition %d: %v", p, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	pub, _ := w.Public()
 	if err := groth16.Verify(proof, k.VK, pub); err != nil {
-		t.Fatalf("partition %d: gnark rejects the proof: %v", p, err)
+		t.Fatalf("%s: gnark rejects the proof: %v", what, err)
 	}
 }
 
@@ -101,14 +110,7 @@ func TestStagedProofVerifies(t *testing.T) {
 func TestTamperedComputeIsCaught(t *testing.T) {
 	k := testKeys(t, "mimc")
 	w, _ := Witness(k, []byte("s"), 0)
-	sol, err := Synthesize(k, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := Prep(k, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, prep := plainPrepared(t, k, w)
 	bg2, err := BG2(context.Background(), k, prep)
 	if err != nil {
 		t.Fatal(err)

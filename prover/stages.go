@@ -404,7 +404,7 @@ func prepInto(l *par.Lane, k *Keys, s *Solution, mem PrepMemory) (*Prepared, err
 	shared := k.SharedWires()
 	if mem != nil {
 		p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK = mem.Vectors()
-		aliased := na > 0 && len(p.WiresA) > 0 && len(p.WiresB) > 0 && &p.WiresA[0] == &p.WiresB[0]
+		aliased := len(p.WiresA) > 0 && len(p.WiresB) > 0 && &p.WiresA[0] == &p.WiresB[0]
 		if aliased && !shared {
 			return nil, errors.New("prep memory holds the A and B wire vectors as one, but the key sets leave out different wires")
 		}
