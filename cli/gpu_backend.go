@@ -34,7 +34,7 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2),
-		MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c)}
+		MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c), CopiesAhead: c.Bool("copies-ahead")}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -172,6 +172,12 @@ func preloadKeys(b prover.Backend, k *prover.Keys, solves, inFlight int) error {
 func bg2Flag() cli.Flag {
 	return &cli.StringFlag{Name: "b-g2", Value: "auto",
 		Usage: "where b_g2 (the G2 MSM) runs: cpu (beside the GPU work, as cuzk does), gpu (in the compute stage, on a second stream beside the G1 MSMs), gpu-serial (in the compute stage, after the G1 MSMs), or auto (gpu on the GPU backend)"}
+}
+
+// copiesAheadFlag is --copies-ahead (gpuprove.BackendOptions.CopiesAhead).
+func copiesAheadFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "copies-ahead",
+		Usage: "gpu: with compact partitions (two vectors on the device), stage a alone and copy b and the wire vectors on a copy stream beside the kernels that do not read their place, instead of in order between the kernels (also CUZK_COPIES_AHEAD=on)"}
 }
 
 // bg2Choice reads --b-g2: "auto", "cpu", "gpu" or "gpu-serial".

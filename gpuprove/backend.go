@@ -42,7 +42,11 @@ type Backend struct {
 	split bool // 0/1 wire scalars as batch additions
 	// g2Beside runs b_g2's G2 MSM on a second stream beside the G1 work.
 	g2Beside bool
-	pinned   *pinnedPool // staging buffers; nil: Go memory
+	// ahead: compact partitions stage a alone and compute copies each
+	// further vector beside kernels that do not read its place
+	// (BackendOptions.CopiesAhead).
+	ahead  bool
+	pinned *pinnedPool // staging buffers; nil: Go memory
 
 	zero, one, other atomic.Int64 // wire scalars seen by split MSMs
 	commitMSMs       atomic.Int64 // commitment MSMs computed (CommitmentMSMs)
@@ -115,6 +119,15 @@ type BackendOptions struct {
 	// beside PartitionsBeside partitions, the most copies that fit of one
 	// per window, 6 and 3; "off" never does.
 	MSMTables string
+	// CopiesAhead shortens a compact partition's time on the copy engine
+	// outside the kernels: Stage copies a alone, and Compute copies b and
+	// each wire vector on a copy stream of its own once what read the
+	// vector's place has run, beside the kernels that do not read it (b
+	// beside a's NTTs, the A wires beside H's inverse NTT and Z's MSM, the
+	// rest beside the wire MSMs). Off, they are copied in order on the
+	// partition's stream. CUZK_COPIES_AHEAD=on in the environment sets it
+	// too.
+	CopiesAhead bool
 }
 
 // CheckMSMTables says whether v is an MSMTables setting.
@@ -162,7 +175,8 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 	if err := CheckMSMTables(opt.MSMTables); err != nil {
 		return nil, fmt.Errorf("gpu backend: MSM tables %q: %w", opt.MSMTables, err)
 	}
-	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2}
+	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2,
+		ahead: opt.CopiesAhead || os.Getenv("CUZK_COPIES_AHEAD") == "on"}
 	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints,
 		layout: opt.Layout, nttInPlace: opt.NTTInPlace, tables: cmp.Or(opt.MSMTables, "auto")}
 	pinnedKeys := &budget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}
@@ -419,6 +433,7 @@ type staged struct {
 	l         layout           // on the device
 	host      layout           // of the prepared vectors (the whole layout)
 	prep      *prover.Prepared // the host vectors: a compact layout's compute copies from them
+	ahead     bool             // compact, a staged alone: compute copies the rest ahead (Backend.ahead)
 	ownBuf    bool
 	ownStream bool
 	once      sync.Once
@@ -527,6 +542,9 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 	vectors := []hostVector{vecA, vecB, vecC, vecWiresA, vecWiresB, vecWiresK}
 	if st.l.compact {
 		vectors = vectors[:2] // compute brings the rest
+		if b.ahead {
+			vectors, st.ahead = vectors[:1], true // and b, beside a's NTTs
+		}
 	}
 	for _, v := range vectors {
 		if v == vecWiresB && st.l.wb == st.l.wa {
@@ -586,12 +604,6 @@ func (s *staged) copyInOn(v hostVector, dst cuda.Ptr, cs cuda.Stream) error {
 	}
 	return nil
 }
-
-// copiesAhead says whether the compact layout's compute copies each wire
-// vector on a stream of its own, beside the kernels before the step that
-// reads it (CUZK_COPIES_AHEAD=on). Off by default: not yet measured on a
-// GPU.
-func copiesAhead() bool { return os.Getenv("CUZK_COPIES_AHEAD") == "on" }
 
 // Compute implements prover.Backend: H on the device, then the four G1 MSMs
 // and, when the backend runs b_g2, the G2 MSM of the B wires.
@@ -759,34 +771,38 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 }
 
 // computeCompact is Compute for the compact layout: two vectors v0 and v1
-// on the device, a and b staged in them. Everything runs in order on the
-// partition's stream, so a copy into a vector is made only once the kernels
-// before it that read the vector have run:
+// on the device, a (and b, unless copied ahead) staged in them. A copy into
+// a vector is made only once the kernels before it that read the vector
+// have run:
 //
-//	v0: a → A's coset values → A·B → H (Z's MSM) → B wires (B₁, b_g2)
-//	v1: b → B's coset values → c → C's coset values → A wires → K wires
+//	v0: a → A's coset values → A·B → H (Z's MSM) → B wires (B₁, b_g2), or
+//	    with the A and B wires one vector, the K wires
+//	v1: b → B's coset values → c → C's coset values → A wires (A, and with
+//	    the wires one vector B₁ and b_g2) → K wires
+//
+// In order, every copy is on the partition's stream between the kernels.
+// Ahead (staged.ahead), each copy but c's is issued on a copy stream once
+// the partition's stream has run what read its place, and the kernels that
+// follow and do not read it run meanwhile: b beside a's NTTs, the A wires
+// beside H's inverse NTT and Z's MSM, the B wires beside A's MSM and the K
+// wires beside B₁'s (beside A's and B₁'s with the wires one vector); the
+// step that reads a vector waits for its copy. At porep-sha's 2^27 each
+// copy is about 60 ms on the partition's stream, b's 80 ms.
 //
 // The G2 MSM, beside the G1 work in the whole layout, starts here once the B
-// wires are in v0, on a second stream with its own scratch.
-//
-// With the copies ahead (copiesAhead), each wire vector is copied on a copy
-// stream once the partition's stream has run what read its vector, and the
-// kernels that follow and do not read it run meanwhile: the A wires beside
-// H's inverse NTT and Z's MSM, the B wires beside A's, the K wires beside
-// B₁'s; the step that reads a vector waits for its copy. At porep-sha's 2^27
-// the three copies are about 60 ms each on the partition's stream.
+// wires are on the device, on a second stream with its own scratch.
 func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
 	cd, dom, r := st.dk.cd, st.dom, st.res
 	v0, v1 := st.ptr(0), st.ptr(st.l.vec)
+	ahead, shared := st.ahead, st.host.wb == st.host.wa && st.host.na == st.host.nb
 	scratch := st.dk.scratch.lock()
 	var s2, cs cuda.Stream
 	var g2done chan error
-	ahead := copiesAhead()
 	defer func() {
 		if g2done != nil {
 			err = errors.Join(err, <-g2done, cd.DestroyStream(s2))
 		}
-		if ahead && cs != 0 {
+		if cs != 0 {
 			err = errors.Join(err, cd.StreamSync(cs), cd.DestroyStream(cs))
 		}
 		if err != nil {
@@ -799,10 +815,11 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 			return fmt.Errorf("gpu compute: copy stream: %w", err)
 		}
 	}
-	// copyWires copies wire vector v into dst, whose readers on the
-	// partition's stream were issued before it: ahead, once they have run.
-	copyWires := func(v hostVector, dst cuda.Ptr) func() error {
-		return func() error {
+	// copyTo copies host vector v into dst: in order on the partition's
+	// stream, or ahead on the copy stream once the partition's stream has
+	// run the kernels issued before it (those that read dst).
+	copyTo := func(v hostVector, dst cuda.Ptr) step {
+		return step{"stage " + vectorNames[v], func() error {
 			if !ahead {
 				return st.copyIn(v, dst)
 			}
@@ -810,72 +827,110 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 				return err
 			}
 			return st.copyInOn(v, dst, cs)
-		}
+		}}
 	}
-	// waitWires makes the next step wait for the copy ahead.
-	waitWires := func() error {
-		if !ahead {
+	// waitFor makes the steps after it wait for the copy ahead of v.
+	waitFor := func(v hostVector) step {
+		return step{"wait for " + vectorNames[v], func() error {
+			if !ahead {
+				return nil
+			}
+			return cd.StreamSync(cs)
+		}}
+	}
+	// startG2 starts b_g2's G2 MSM beside the G1 work once the B wires at
+	// bw are on the device (the partition's stream has run their copy).
+	startG2 := func(bw cuda.Ptr) step {
+		return step{"start b_g2", func() error {
+			if err := cd.StreamSync(st.s); err != nil {
+				return err
+			}
+			var err error
+			if s2, err = cd.NewStream(); err != nil {
+				return fmt.Errorf("second stream: %w", err)
+			}
+			g2done = make(chan error, 1)
+			go func() { g2done <- b.g2MSMIn(&st.dk.scratchG2, st, bw, s2, out) }()
 			return nil
-		}
-		return cd.StreamSync(cs)
+		}}
+	}
+	msm := func(name string, dst *curve.G1Jac, points *pointSet, scalars cuda.Ptr) step {
+		return step{name, func() error { return b.g1MSM(ctx, st, name, dst, points, scalars, wires) }}
 	}
 	wires.Scratch = scratch
 	ntt := st.nttScratch(scratch)
-	// in orders two steps on independent vectors: ahead, the copy first so
-	// that it runs beside the kernel; else as they were always issued.
-	in := func(copyStep, kernel step) []step {
-		if ahead {
-			return []step{copyStep, kernel}
-		}
-		return []step{kernel, copyStep}
+	nttOf := func(name string, v cuda.Ptr, inverse, coset bool) step {
+		return step{name, func() error { return dom.NTTIn(v, ntt, inverse, coset, st.s) }}
 	}
-	head := []step{
-		{"intt a", func() error { return dom.NTTIn(v0, ntt, true, false, st.s) }},
-		{"coset ntt a", func() error { return dom.NTTIn(v0, ntt, false, true, st.s) }},
-		{"intt b", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
-		{"coset ntt b", func() error { return dom.NTTIn(v1, ntt, false, true, st.s) }},
-		{"a·b", func() error { return dom.GrothMul(v0, v1, st.s) }},
-		{"stage c", func() error { return st.copyIn(vecC, v1) }},
-		{"intt c", func() error { return dom.NTTIn(v1, ntt, true, false, st.s) }},
-		{"coset ntt c", func() error { return dom.NTTIn(v1, ntt, false, true, st.s) }},
-		{"quotient", func() error { return dom.GrothSubDiv(v0, v1, st.s) }},
-	}
-	head = append(head, in(step{"stage wires A", copyWires(vecWiresA, v1)},
-		step{"coset intt h", func() error { return dom.NTTIn(v0, ntt, true, true, st.s) }})...)
-	head = append(head,
-		step{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }},
-		step{"wait for wires A", waitWires})
-	head = append(head, in(step{"stage wires B", copyWires(vecWiresB, v0)},
-		step{"A", func() error { return b.g1MSM(ctx, st, "A", &out.A, &r.a, v1, wires) }})...)
-	if err := runSteps(append(head, step{"wait for wires B", waitWires})); err != nil {
-		return err
-	}
-	if b.bg2 && b.g2Beside {
-		if err := cd.StreamSync(st.s); err != nil { // the B wires are in v0
-			return fmt.Errorf("gpu compute: stage wires B: %w", err)
-		}
-		if s2, err = cd.NewStream(); err != nil {
-			return fmt.Errorf("gpu compute: second stream: %w", err)
-		}
-		g2done = make(chan error, 1)
-		go func() { g2done <- b.g2MSMIn(&st.dk.scratchG2, st, v0, s2, out) }()
-	}
-	// The K wires go into v1 once A's MSM, which read it, has run.
 	var steps []step
 	if ahead {
-		steps = append(steps, step{"stage wires K", copyWires(vecWiresK, v1)})
+		steps = append(steps, copyTo(vecB, v1))
 	}
-	steps = append(steps, step{"B1", func() error { return b.g1MSM(ctx, st, "B1", &out.B1, &r.b, v0, wires) }})
-	if b.bg2 && !b.g2Beside {
-		steps = append(steps, step{"b_g2", func() error { return b.g2MSM(st, v0, st.s, scratch, out) }})
+	steps = append(steps,
+		nttOf("intt a", v0, true, false),
+		nttOf("coset ntt a", v0, false, true),
+		waitFor(vecB),
+		nttOf("intt b", v1, true, false),
+		nttOf("coset ntt b", v1, false, true),
+		step{"a·b", func() error { return dom.GrothMul(v0, v1, st.s) }},
+		step{"stage c", func() error { return st.copyIn(vecC, v1) }},
+		nttOf("intt c", v1, true, false),
+		nttOf("coset ntt c", v1, false, true),
+		step{"quotient", func() error { return dom.GrothSubDiv(v0, v1, st.s) }},
+	)
+	// H stays in v0 for Z's MSM. deg H = n−2: its last coefficient is zero
+	// and Z has n−1 points.
+	hInverse := nttOf("coset intt h", v0, true, true)
+	z := step{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }}
+	if ahead {
+		steps = append(steps, copyTo(vecWiresA, v1), hInverse, z, waitFor(vecWiresA))
+	} else {
+		steps = append(steps, hInverse, copyTo(vecWiresA, v1), z)
+	}
+	g2Beside, g2Serial := b.bg2 && b.g2Beside, b.bg2 && !b.g2Beside
+	g2 := func(bw cuda.Ptr) step {
+		return step{"b_g2", func() error { return b.g2MSM(st, bw, st.s, scratch, out) }}
+	}
+	if shared {
+		// The B wires are the A wires, in v1; the K wires go into v0 once
+		// Z's MSM has read H.
+		if g2Beside {
+			steps = append(steps, startG2(v1))
+		}
+		if ahead {
+			steps = append(steps, copyTo(vecWiresK, v0))
+		}
+		steps = append(steps, msm("A", &out.A, &r.a, v1), msm("B1", &out.B1, &r.b, v1))
+		if g2Serial {
+			steps = append(steps, g2(v1))
+		}
+		if !ahead {
+			steps = append(steps, copyTo(vecWiresK, v0))
+		}
+		steps = append(steps, waitFor(vecWiresK), msm("K", &out.K, &r.k, v0))
+		return runSteps(steps)
+	}
+	// The B wires go into v0 once Z's MSM has read H, the K wires into v1
+	// once A's MSM has read the A wires.
+	if ahead {
+		steps = append(steps, copyTo(vecWiresB, v0), msm("A", &out.A, &r.a, v1), waitFor(vecWiresB))
+	} else {
+		steps = append(steps, msm("A", &out.A, &r.a, v1), copyTo(vecWiresB, v0))
+	}
+	if g2Beside {
+		steps = append(steps, startG2(v0))
+	}
+	if ahead {
+		steps = append(steps, copyTo(vecWiresK, v1))
+	}
+	steps = append(steps, msm("B1", &out.B1, &r.b, v0))
+	if g2Serial {
+		steps = append(steps, g2(v0))
 	}
 	if !ahead {
-		steps = append(steps, step{"stage wires K", copyWires(vecWiresK, v1)})
+		steps = append(steps, copyTo(vecWiresK, v1))
 	}
-	return runSteps(append(steps,
-		step{"wait for wires K", waitWires},
-		step{"K", func() error { return b.g1MSM(ctx, st, "K", &out.K, &r.k, v1, wires) }},
-	))
+	return runSteps(append(steps, waitFor(vecWiresK), msm("K", &out.K, &r.k, v1)))
 }
 
 func (b *Backend) count(s cuda.MSMStats) {

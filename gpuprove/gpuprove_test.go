@@ -175,6 +175,10 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 		{"compact", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact}},
 		{"ntt-in-place", gpuprove.Options{BG2: true, NTTInPlace: true}},
 		{"compact-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
+		// Compact, b and the wires copied on a copy stream beside the
+		// kernels that do not read their place.
+		{"compact-ahead", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact, CopiesAhead: true}},
+		{"compact-ahead-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11, CopiesAhead: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { computeEqualsCPU(t, tc.opt) })
 	}
@@ -189,7 +193,8 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 	for _, tc := range []struct {
 		circuit string
 		target  int
-	}{{"mimc", 1 << 12}, {"porep", 1 << 13}, {"mimc", 1 << 14}, {"sha", 1 << 13}} {
+		// porep-sha's A and B wires are one vector (prover.Keys.SharedWires).
+	}{{"mimc", 1 << 12}, {"porep", 1 << 13}, {"mimc", 1 << 14}, {"sha", 1 << 13}, {"porep-sha", 1 << 13}} {
 		k := setupKeys(t, tc.circuit, tc.target)
 		for part := range 2 {
 			w, err := prover.Witness(k, []byte("gpu-test"), part)
