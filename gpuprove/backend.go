@@ -61,6 +61,7 @@ var (
 	_ prover.KeyPlacer   = (*Backend)(nil)
 	_ prover.Footprinter = (*Backend)(nil)
 	_ prover.BG2Computer = (*Backend)(nil)
+	_ prover.StagedSizer = (*Backend)(nil)
 )
 
 // BackendOptions configures a Backend.
@@ -421,6 +422,25 @@ func (b *Backend) Footprint(k *prover.Keys) int64 {
 		}
 	}
 	return keyLayout(k).total
+}
+
+// StagedBytes implements prover.StagedSizer: what Stage copies of one
+// partition of k. The whole layout is copied at stage; a compact partition
+// stages a and b (a alone with the copies ahead), and Compute copies c and
+// the wires itself.
+func (b *Backend) StagedBytes(k *prover.Keys) int64 { return stagedBytes(k, b.Footprint(k), b.ahead) }
+
+// stagedBytes is what Stage copies of a partition of k whose device buffer
+// has footprint bytes (smaller than the whole layout: compact).
+func stagedBytes(k *prover.Keys, footprint int64, ahead bool) int64 {
+	whole := keyLayout(k)
+	if footprint >= whole.total {
+		return whole.total
+	}
+	if ahead {
+		return int64(whole.n) * scalarBytes
+	}
+	return 2 * int64(whole.n) * scalarBytes
 }
 
 // staged is a partition on the device.
@@ -784,13 +804,15 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 // Ahead (staged.ahead), each copy but c's is issued on a copy stream once
 // the partition's stream has run what read its place, and the kernels that
 // follow and do not read it run meanwhile: b beside a's NTTs, the A wires
-// beside H's inverse NTT and Z's MSM, the B wires beside A's MSM and the K
-// wires beside B₁'s (beside A's and B₁'s with the wires one vector); the
-// step that reads a vector waits for its copy. At porep-sha's 2^27 each
-// copy is about 60 ms on the partition's stream, b's 80 ms.
+// beside H's inverse NTT (and Z's MSM unless the wires are one vector), the
+// B wires beside A's MSM and the K wires beside B₁'s (beside A's and B₁'s
+// with the wires one vector); the step that reads a vector waits for its
+// copy. At porep-sha's 2^27 each copy is about 60 ms on the partition's
+// stream, b's 80 ms.
 //
 // The G2 MSM, beside the G1 work in the whole layout, starts here once the B
-// wires are on the device, on a second stream with its own scratch.
+// wires are on the device, on a second stream with its own scratch: with the
+// wires one vector, beside Z's MSM.
 func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
 	cd, dom, r := st.dk.cd, st.dom, st.res
 	v0, v1 := st.ptr(0), st.ptr(st.l.vec)
@@ -882,21 +904,24 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 	// and Z has n−1 points.
 	hInverse := nttOf("coset intt h", v0, true, true)
 	z := step{"Z", func() error { return b.g1MSM(ctx, st, "Z", &out.Z, &r.z, v0, cuda.MSMOptions{Scratch: scratch}) }}
-	if ahead {
-		steps = append(steps, copyTo(vecWiresA, v1), hInverse, z, waitFor(vecWiresA))
-	} else {
-		steps = append(steps, hInverse, copyTo(vecWiresA, v1), z)
-	}
 	g2Beside, g2Serial := b.bg2 && b.g2Beside, b.bg2 && !b.g2Beside
 	g2 := func(bw cuda.Ptr) step {
 		return step{"b_g2", func() error { return b.g2MSM(st, bw, st.s, scratch, out) }}
 	}
 	if shared {
-		// The B wires are the A wires, in v1; the K wires go into v0 once
-		// Z's MSM has read H.
+		// The B wires are the A wires, in v1: the G2 MSM starts once they
+		// are there, beside Z's MSM (random scalars: the device's compute,
+		// where the G2 MSM of 0/1 scalars is mostly its points' copies).
+		// The K wires go into v0 once Z's MSM has read H.
+		if ahead {
+			steps = append(steps, copyTo(vecWiresA, v1), hInverse, waitFor(vecWiresA))
+		} else {
+			steps = append(steps, hInverse, copyTo(vecWiresA, v1))
+		}
 		if g2Beside {
 			steps = append(steps, startG2(v1))
 		}
+		steps = append(steps, z)
 		if ahead {
 			steps = append(steps, copyTo(vecWiresK, v0))
 		}
@@ -909,6 +934,11 @@ func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Co
 		}
 		steps = append(steps, waitFor(vecWiresK), msm("K", &out.K, &r.k, v0))
 		return runSteps(steps)
+	}
+	if ahead {
+		steps = append(steps, copyTo(vecWiresA, v1), hInverse, z, waitFor(vecWiresA))
+	} else {
+		steps = append(steps, hInverse, copyTo(vecWiresA, v1), z)
 	}
 	// The B wires go into v0 once Z's MSM has read H, the K wires into v1
 	// once A's MSM has read the A wires.

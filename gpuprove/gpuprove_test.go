@@ -366,7 +366,10 @@ func TestDeviceOpsAndLimit(t *testing.T) {
 	const limit = 2 << 30
 	g := openGPU(t, gpuprove.Options{VRAMLimit: limit})
 	d := g.Devices[0]
-	if mi := submit(t, d, gpu.Op{Kind: gpu.OpMemInfo}); mi.Err != nil || mi.Free > limit+(64<<20) || mi.Free < limit-(256<<20) || mi.Total != limit {
+	// The ballast takes a little more than asked (0.9–2.9 MiB on the H200):
+	// the limit is what it left free.
+	if mi := submit(t, d, gpu.Op{Kind: gpu.OpMemInfo}); mi.Err != nil || mi.Free > limit+(64<<20) || mi.Free < limit-(256<<20) ||
+		mi.Total > limit || mi.Total < limit-(16<<20) || mi.Total != g.Devices[0].Limit() {
 		t.Fatalf("mem info under a %d limit: %+v", int64(limit), mi)
 	}
 	if r := submit(t, d, gpu.Op{Kind: gpu.OpMalloc, Bytes: limit + 1<<30}); !errors.Is(r.Err, gpu.ErrOutOfMemory) {

@@ -169,3 +169,33 @@ func TestHostLayoutHoldsTheWires(t *testing.T) {
 		t.Fatalf("2^11's host layout %+v, shared %v", l, k2.SharedWires())
 	}
 }
+
+// What Stage copies of a partition (the actors' OpCopyIn): the whole
+// layout's every vector; a compact partition's a and b, or a alone with the
+// copies ahead, Compute copying the rest; never more than the footprint.
+func TestStagedBytes(t *testing.T) {
+	c, err := circuits.Lookup("porep-sha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prover.SetupWith(c, 1<<11, keygen.CPUMultiplier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, compact := keyLayout(k).total, compactLayout(k).total
+	n := int64(k.PK.Domain.Cardinality) * scalarBytes
+	for _, tc := range []struct {
+		footprint int64
+		ahead     bool
+		want      int64
+	}{{whole, false, whole}, {whole, true, whole}, {compact, false, 2 * n}, {compact, true, n}} {
+		if got := stagedBytes(k, tc.footprint, tc.ahead); got != tc.want || got > tc.footprint {
+			t.Fatalf("footprint %d (whole %d), copies ahead %v: stage copies %d bytes; want %d", tc.footprint, whole, tc.ahead, got, tc.want)
+		}
+	}
+	// Without a plan (no device), the footprint is the whole layout's.
+	b := &Backend{ahead: true}
+	if got := b.StagedBytes(k); got != whole {
+		t.Fatalf("a backend without devices stages %d bytes; want the whole layout's %d", got, whole)
+	}
+}

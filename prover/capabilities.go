@@ -22,6 +22,9 @@ type Capabilities struct {
 	// Footprint is the device memory one partition of a key set holds
 	// during stage and compute (Footprinter); nil: DeviceFootprint.
 	Footprint func(k *Keys) int64
+	// Staged is the part of the footprint Stage copies to the device (the
+	// rest Compute copies in itself: StagedSizer); nil: all of it.
+	Staged func(k *Keys) int64
 	// Keys keeps key sets on devices between partitions; nil for a backend
 	// that keeps none.
 	Keys KeyPlacer
@@ -39,6 +42,12 @@ type Capabilities struct {
 // Prepared unusable for another Compute.
 type PreparedConsumer interface {
 	ConsumesPrepared() bool
+}
+
+// StagedSizer is a Backend whose Stage copies only part of a partition's
+// footprint, Compute copying the rest: StagedBytes is what Stage copies.
+type StagedSizer interface {
+	StagedBytes(k *Keys) int64
 }
 
 // BG2Computer is a Backend whose Compute can also run the G2 MSM of b_g2,
@@ -125,6 +134,9 @@ func CapabilitiesOf(b Backend) Capabilities {
 	}
 	if f, ok := b.(Footprinter); ok {
 		c.Footprint = f.Footprint
+	}
+	if f, ok := b.(StagedSizer); ok {
+		c.Staged = f.StagedBytes
 	}
 	c.Keys, _ = b.(KeyPlacer)
 	if pc, ok := b.(PreparedConsumer); ok {

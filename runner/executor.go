@@ -306,6 +306,17 @@ func FootprintFor(b prover.Backend, k *prover.Keys) int64 {
 	return prover.DeviceFootprint(k)
 }
 
+// StagedFor is the part of FootprintFor that the backend's Stage copies to
+// the device (the actors' OpCopyIn): all of it unless the backend says
+// less (prover.StagedSizer), never more.
+func StagedFor(b prover.Backend, k *prover.Keys) int64 {
+	fp := FootprintFor(b, k)
+	if f := prover.CapabilitiesOf(b).Staged; f != nil {
+		return min(max(f(k), 0), fp)
+	}
+	return fp
+}
+
 // ProofFile and PublicFile are the names of a partition's outputs.
 func ProofFile(partition int) string  { return fmt.Sprintf("partition-%02d.proof", partition) }
 func PublicFile(partition int) string { return fmt.Sprintf("partition-%02d.public", partition) }

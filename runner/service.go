@@ -385,7 +385,7 @@ func (s *Service) Retry(id string) (int, error) {
 // start hands a job to the actors; the caller holds submitMu.
 func (s *Service) start(sub Submission) error {
 	spec := actors.JobSpec{ID: sub.ID, Partitions: sub.Partitions, Pending: sub.Pending,
-		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Priority: sub.Priority,
+		Size: sub.Keys.Constraints(), VRAM: FootprintFor(s.opt.Backend, sub.Keys), Copy: StagedFor(s.opt.Backend, sub.Keys), Priority: sub.Priority,
 		HostBytes: prover.HostFootprint(sub.Keys)}
 	if err := hostFits(sub.ID, spec, s.opt.Config.HostMemLimit); err != nil {
 		return err
