@@ -59,7 +59,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "chunk-points", Value: "0", Usage: "gpu: the most points one MSM call sees, a power of two from 64K to 4M (0: the plan's choice); with --key-tier, --layout and --ntt-in-place a smaller run can take a larger one's plan, to calibrate the simulator on it",
 			Action: func(_ *cli.Context, v string) error { _, err := chunkPoints(v); return err }},
 		bg2Flag(),
-		copiesAheadFlag(),
+		copiesInOrderFlag(),
 	}, hostMemFlags()...)
 }
 
@@ -147,7 +147,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	for _, limit := range limits {
 		g, err := gpuprove.Open(gpuprove.Options{Library: c.String("gpu-lib"), VRAMLimit: limit, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 			Layout: c.String("layout"), NTTInPlace: c.Bool("ntt-in-place"), KeyTier: c.String("key-tier"), ChunkPoints: chunk,
-			MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c), CopiesAhead: c.Bool("copies-ahead")})
+			MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c), CopiesInOrder: c.Bool("copies-in-order")})
 		if err != nil {
 			return err
 		}

@@ -34,7 +34,7 @@ func openGPU(c *cli.Context, indices []int, vram int64, pool gpu.PoolPolicy, bg2
 	}
 	opt := gpuprove.Options{Library: c.String("gpu-lib"), Devices: indices, Pool: pool, BG2: bg2 != "cpu", SerialG2: bg2 == "gpu-serial",
 		KeyTier: c.String("key-tier"), KeysPinnedLimit: pinned, KeysHostLimit: host, PartitionsBeside: min(c.Int("workers"), 2),
-		MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c), CopiesAhead: c.Bool("copies-ahead")}
+		MSMTables: c.String("msm-tables"), PinnedLimit: stagingPinnedLimit(c), CopiesInOrder: c.Bool("copies-in-order")}
 	if c.IsSet("vram-limit") {
 		opt.VRAMLimit = vram
 	}
@@ -174,10 +174,10 @@ func bg2Flag() cli.Flag {
 		Usage: "where b_g2 (the G2 MSM) runs: cpu (beside the GPU work, as cuzk does), gpu (in the compute stage, on a second stream beside the G1 MSMs), gpu-serial (in the compute stage, after the G1 MSMs), or auto (gpu on the GPU backend)"}
 }
 
-// copiesAheadFlag is --copies-ahead (gpuprove.BackendOptions.CopiesAhead).
-func copiesAheadFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "copies-ahead",
-		Usage: "gpu: with compact partitions (two vectors on the device), stage a alone and copy b and the wire vectors on a copy stream beside the kernels that do not read their place, instead of in order between the kernels (also CUZK_COPIES_AHEAD=on)"}
+// copiesInOrderFlag is --copies-in-order (gpuprove.BackendOptions.CopiesInOrder).
+func copiesInOrderFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "copies-in-order",
+		Usage: "gpu: with compact partitions (two vectors on the device), stage a and b and copy c and the wire vectors in order between the kernels, instead of b and the wires on a copy stream beside the kernels that do not read their place (also CUZK_COPIES_AHEAD=off)"}
 }
 
 // bg2Choice reads --b-g2: "auto", "cpu", "gpu" or "gpu-serial".

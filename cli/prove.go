@@ -38,7 +38,7 @@ func proveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "cpu, gpu, or auto (the GPU where the kernel library loads, else the CPU)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		bg2Flag(),
-		copiesAheadFlag(),
+		copiesInOrderFlag(),
 		solverFlag(),
 		&cli.StringFlag{Name: "out", Usage: "directory for the proofs (default build/proofs/<job id>)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of tables"},

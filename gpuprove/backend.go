@@ -43,8 +43,8 @@ type Backend struct {
 	// g2Beside runs b_g2's G2 MSM on a second stream beside the G1 work.
 	g2Beside bool
 	// ahead: compact partitions stage a alone and compute copies each
-	// further vector beside kernels that do not read its place
-	// (BackendOptions.CopiesAhead).
+	// further vector beside kernels that do not read its place (unless
+	// BackendOptions.CopiesInOrder).
 	ahead  bool
 	pinned *pinnedPool // staging buffers; nil: Go memory
 
@@ -120,15 +120,17 @@ type BackendOptions struct {
 	// beside PartitionsBeside partitions, the most copies that fit of one
 	// per window, 6 and 3; "off" never does.
 	MSMTables string
-	// CopiesAhead shortens a compact partition's time on the copy engine
-	// outside the kernels: Stage copies a alone, and Compute copies b and
-	// each wire vector on a copy stream of its own once what read the
-	// vector's place has run, beside the kernels that do not read it (b
-	// beside a's NTTs, the A wires beside H's inverse NTT and Z's MSM, the
-	// rest beside the wire MSMs). Off, they are copied in order on the
-	// partition's stream. CUZK_COPIES_AHEAD=on in the environment sets it
-	// too.
-	CopiesAhead bool
+	// CopiesInOrder copies a compact partition's vectors in order on the
+	// partition's stream, between the kernels: Stage copies a and b, and
+	// Compute c and the wires. By default (the copies ahead) Stage copies a
+	// alone, and Compute copies b and each wire vector on a copy stream of
+	// its own once what read the vector's place has run, beside the kernels
+	// that do not read it (b beside a's NTTs, the A wires beside H's
+	// inverse NTT, the rest beside the MSMs): at porep-sha's 2^27 under
+	// 16 GiB, 26.95 s a 10-partition job against 29.55 s in order
+	// (docs/benchmarks.md). CUZK_COPIES_AHEAD=off in the environment sets
+	// it too.
+	CopiesInOrder bool
 }
 
 // CheckMSMTables says whether v is an MSMTables setting.
@@ -177,7 +179,7 @@ func NewBackend(devices []*cuda.Device, opt BackendOptions) (*Backend, error) {
 		return nil, fmt.Errorf("gpu backend: MSM tables %q: %w", opt.MSMTables, err)
 	}
 	b := &Backend{devs: map[int]*deviceKeys{}, bg2: opt.BG2, split: !opt.NoSplit, g2Beside: opt.BG2 && !opt.SerialG2,
-		ahead: opt.CopiesAhead || os.Getenv("CUZK_COPIES_AHEAD") == "on"}
+		ahead: !opt.CopiesInOrder && os.Getenv("CUZK_COPIES_AHEAD") != "off"}
 	po := planOptions{tier: opt.KeyTier, beside: cmp.Or(opt.PartitionsBeside, 2), chunkPoints: opt.ChunkPoints,
 		layout: opt.Layout, nttInPlace: opt.NTTInPlace, tables: cmp.Or(opt.MSMTables, "auto")}
 	pinnedKeys := &budget{max: cmp.Or(opt.KeysPinnedLimit, DefaultKeysPinnedLimit)}

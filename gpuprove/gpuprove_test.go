@@ -172,13 +172,13 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 		{"streamed-disk", gpuprove.Options{BG2: true, KeyTier: gpuprove.TierDisk, ChunkPoints: 1 << 11}},
 		// Two vectors on the device (c and the wires copied in by compute),
 		// the NTTs in place (no scratch vector), and both.
-		{"compact", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact}},
+		{"compact", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact, CopiesInOrder: true}},
 		{"ntt-in-place", gpuprove.Options{BG2: true, NTTInPlace: true}},
-		{"compact-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
-		// Compact, b and the wires copied on a copy stream beside the
-		// kernels that do not read their place.
-		{"compact-ahead", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact, CopiesAhead: true}},
-		{"compact-ahead-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11, CopiesAhead: true}},
+		{"compact-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11, CopiesInOrder: true}},
+		// Compact with b and the wires copied on a copy stream beside the
+		// kernels that do not read their place (the default).
+		{"compact-ahead", gpuprove.Options{BG2: true, Layout: gpuprove.LayoutCompact}},
+		{"compact-ahead-in-place-serial", gpuprove.Options{BG2: true, SerialG2: true, Layout: gpuprove.LayoutCompact, NTTInPlace: true, KeyTier: gpuprove.TierPinned, ChunkPoints: 1 << 11}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { computeEqualsCPU(t, tc.opt) })
 	}

@@ -42,9 +42,9 @@ type Options struct {
 	// MSMTables makes precomputed MSM tables of resident keys (see
 	// BackendOptions).
 	MSMTables string
-	// CopiesAhead copies a compact partition's vectors beside the kernels
-	// (see BackendOptions).
-	CopiesAhead bool
+	// CopiesInOrder copies a compact partition's vectors between the
+	// kernels rather than beside them (see BackendOptions).
+	CopiesInOrder bool
 }
 
 // GPUs is an opened backend and its devices.
@@ -74,7 +74,7 @@ func Open(opt Options) (*GPUs, error) {
 	}
 	b, err := NewBackend(cds, BackendOptions{BG2: opt.BG2, PinnedLimit: opt.PinnedLimit, NoSplit: opt.NoSplit, SerialG2: opt.SerialG2,
 		KeyTier: opt.KeyTier, KeysPinnedLimit: opt.KeysPinnedLimit, KeysHostLimit: opt.KeysHostLimit, PartitionsBeside: opt.PartitionsBeside, ChunkPoints: opt.ChunkPoints,
-		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace, MSMTables: opt.MSMTables, CopiesAhead: opt.CopiesAhead})
+		Layout: opt.Layout, NTTInPlace: opt.NTTInPlace, MSMTables: opt.MSMTables, CopiesInOrder: opt.CopiesInOrder})
 	if err != nil {
 		return nil, err
 	}

@@ -179,7 +179,7 @@ func (p Plan) String() string {
 	}
 	what := "a, b, c and the wire vectors"
 	if p.Layout == LayoutCompact {
-		what = "two vectors: a and b staged, c and the wires copied in by compute"
+		what = "two vectors: a staged (and b, copies in order), the rest copied in by compute"
 	}
 	row("one partition", p.Partition, what)
 	free := p.Free - p.Reserved()
