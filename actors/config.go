@@ -209,3 +209,11 @@ type Executor interface {
 	// Release drops what the executor holds for p (after done or failed).
 	Release(p PartitionID)
 }
+
+// StageStarter is an Executor told of each CPU stage as the actors start it,
+// in their order, before RunStage runs it on a goroutine of its own (whose
+// start order is the Go scheduler's): the production runtime calls
+// Starting on the actor's goroutine.
+type StageStarter interface {
+	Starting(w StageWork)
+}

@@ -90,6 +90,9 @@ func (p *production) Start(self *actor.PID, token uint64, w actors.Work) {
 	}
 	switch w := w.(type) {
 	case actors.StageWork:
+		if s, ok := p.exec.(actors.StageStarter); ok {
+			s.Starting(w)
+		}
 		go func() { reply(gpu.Result{}, p.runStage(w)) }()
 	case actors.DeviceWork:
 		d, ok := p.devices[w.Device]

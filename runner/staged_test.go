@@ -3,6 +3,8 @@ package runner
 import (
 	"testing"
 
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/prover"
 )
 
@@ -33,5 +35,28 @@ func TestStagedFor(t *testing.T) {
 		if got := StagedFor(tc.b, k); got != tc.want {
 			t.Errorf("%T %+v: staged %d, want %d", tc.b, tc.b, got, tc.want)
 		}
+	}
+}
+
+// A partition's lane is taken when the actors start its first synthesis, in
+// their order, whatever order the stages' goroutines then run in; a second
+// start (a retry) keeps it.
+func TestLanesInStartOrder(t *testing.T) {
+	if par.NewLane() == nil {
+		t.Skip("CUZK_CPU_LANES=off")
+	}
+	e := NewExecutor(nil, nil)
+	e.AddJob("j", &prover.Keys{}, []byte("seed"), nil, nil)
+	order := []int{2, 0, 1}
+	for _, i := range order {
+		e.Starting(actors.StageWork{Stage: actors.StageSynthesize, Partition: actors.PartitionID{Job: "j", Partition: i}})
+	}
+	lane := func(i int) *par.Lane { _, st, _ := e.get(actors.PartitionID{Job: "j", Partition: i}); return st.lane }
+	first := lane(2)
+	e.Starting(actors.StageWork{Stage: actors.StageSynthesize, Partition: actors.PartitionID{Job: "j", Partition: 2}})
+	e.Starting(actors.StageWork{Stage: actors.StagePrep, Partition: actors.PartitionID{Job: "j", Partition: 3}})
+	if lane(2) != first || !lane(2).Before(lane(0)) || !lane(0).Before(lane(1)) || lane(3) != nil {
+		t.Fatalf("lanes: 2 %p, 0 %p, 1 %p (2 before 0: %v, 0 before 1: %v), 3 %p", lane(2), lane(0), lane(1),
+			lane(2).Before(lane(0)), lane(0).Before(lane(1)), lane(3))
 	}
 }

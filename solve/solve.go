@@ -737,9 +737,13 @@ func (p *Program) runParallel(l *par.Lane, res *Result, lo, hi int, hints Hints)
 // chunk of the pool must not wait for the pool.
 func (p *Program) runGroups(l *par.Lane, res *Result, bounds []int, hints Hints) error {
 	errs := make([]error, len(bounds)-1)
+	var yield func()
+	if l != nil {
+		yield = l.Yield // to the partitions due before this one
+	}
 	l.Range(len(errs), 1, len(errs), func(lo, hi int) { // a chunk a group
 		for k := lo; k < hi; k++ {
-			errs[k] = p.run(res, bounds[k], bounds[k+1], hints)
+			errs[k] = p.runYielding(res, bounds[k], bounds[k+1], hints, yield)
 		}
 	})
 	return errors.Join(errs...)
@@ -776,6 +780,18 @@ func (io *hintIO) sized(nIn, nOut int) ([]*big.Int, []*big.Int) {
 // two bits it is their AND, with no multiplication and no branch on the
 // bits, which in a hash are as good as random.
 func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
+	return p.runYielding(res, lo, hi, hints, nil)
+}
+
+// yieldOps is how many ops runYielding solves between two calls of its
+// yield: about a third of a millisecond of porep-sha's solve.
+const yieldOps = 1 << 12
+
+// runYielding is run calling yield, when not nil, every yieldOps ops: a
+// group of a lane's solve is one chunk of the pool, tens of milliseconds
+// long, and lets the lanes due before its own have the core meanwhile
+// (par.Lane.Yield).
+func (p *Program) runYielding(res *Result, lo, hi int, hints Hints, yield func()) error {
 	v := values{w: res.W, kind: res.kind}
 	w, kind, terms := res.W, res.kind, p.terms
 	var io *hintIO     // made at the first hint
@@ -787,6 +803,9 @@ func (p *Program) run(res *Result, lo, hi int, hints Hints) error {
 		}
 	}()
 	for i := lo; i < hi; i++ {
+		if i&(yieldOps-1) == 0 && yield != nil {
+			yield()
+		}
 		if div != nil && div.n > 0 && i > lo && p.ops[i-1].last {
 			p.divide(res, div)
 		}

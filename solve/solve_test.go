@@ -763,3 +763,28 @@ func TestProgramHoldsItsTermsOnly(t *testing.T) {
 		}
 	}
 }
+
+// A run calls its yield every yieldOps ops (a lane's group gives its core to
+// the lanes due earlier meanwhile), and solves as without it.
+func TestRunYields(t *testing.T) {
+	p, _, c, l := program(t, "porep-sha", 1<<14)
+	w := witnessOf(t, c, l, 0)
+	want, err := p.Solve(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := p.get()
+	res.W[0].SetOne()
+	copy(res.W[1:], w)
+	(&values{w: res.W, kind: res.kind}).mark(0, uint32(1+len(w)))
+	yields := 0
+	if err := p.runYielding(res, 0, len(p.ops), Hints{}, func() { yields++ }); err != nil {
+		t.Fatal(err)
+	}
+	if n := (len(p.ops) + yieldOps - 1) / yieldOps; yields != n {
+		t.Fatalf("%d yields over %d ops, want %d", yields, len(p.ops), n)
+	}
+	if i := firstDiff(res.W, want.W); i >= 0 {
+		t.Fatalf("W differs at %d from the solve without yields", i)
+	}
+}

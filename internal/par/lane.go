@@ -3,6 +3,7 @@ package par
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -84,6 +85,36 @@ func (l *Lane) Do(fs ...func()) {
 	pool().run(l, len(fs), func(k int) { fs[k]() })
 }
 
+// Yield runs, on the calling goroutine, the chunks queued for lanes made
+// before l, until none is left. A long chunk of l's calls it now and then
+// (the solver between runs of ops), so that a partition due earlier does not
+// wait for chunks of later ones that took every core while it was between
+// two batches: at porep-sha 2^22 the first partition's prep took 69 ms
+// behind them, against 20 ms alone. It is cheap when there is nothing to
+// yield to (one atomic load). The nil Lane yields to none.
+func (l *Lane) Yield() {
+	if l != nil {
+		pool().yield(l)
+	}
+}
+
+// Before says whether l's work runs before m's: l was made first. The nil
+// Lane is before none and after none.
+func (l *Lane) Before(m *Lane) bool { return l != nil && m != nil && l.rank < m.rank }
+
+func (p *corePool) yield(l *Lane) {
+	for p.head.Load() < l.rank {
+		p.mu.Lock()
+		if len(p.queue) == 0 || p.queue[0].rank >= l.rank {
+			p.mu.Unlock()
+			return
+		}
+		b, k := p.take()
+		p.mu.Unlock()
+		b.chunk(k)
+	}
+}
+
 // run runs f(0), …, f(n-1) on p's workers in l's place and waits for them.
 func (p *corePool) run(l *Lane, n int, f func(k int)) {
 	if n <= 0 {
@@ -118,6 +149,9 @@ type corePool struct {
 	wake    *sync.Cond
 	queue   batches
 	seq     uint64
+	// head is the rank of the queue's first batch (MaxUint64: none), for
+	// Yield to read without the lock.
+	head atomic.Uint64
 }
 
 // pool is the process's pool, one worker per core.
@@ -125,6 +159,7 @@ var pool = sync.OnceValue(func() *corePool { return newCorePool(runtime.GOMAXPRO
 
 func newCorePool(workers int) *corePool {
 	p := &corePool{workers: workers}
+	p.head.Store(math.MaxUint64)
 	p.wake = sync.NewCond(&p.mu)
 	for range p.workers {
 		go p.work()
@@ -137,6 +172,7 @@ func (p *corePool) push(b *batch) {
 	p.seq++
 	b.seq = p.seq
 	heap.Push(&p.queue, b)
+	p.head.Store(p.queue[0].rank)
 	p.mu.Unlock()
 	if b.n == 1 {
 		p.wake.Signal()
@@ -151,15 +187,27 @@ func (p *corePool) work() {
 		for len(p.queue) == 0 {
 			p.wake.Wait()
 		}
-		b := p.queue[0]
-		k := b.next
-		b.next++
-		if b.next == b.n {
-			heap.Pop(&p.queue)
-		}
+		b, k := p.take()
 		p.mu.Unlock()
 		b.chunk(k)
 	}
+}
+
+// take hands out the next chunk of the queue's first batch; the caller
+// holds the lock and the queue is not empty.
+func (p *corePool) take() (*batch, int) {
+	b := p.queue[0]
+	k := b.next
+	b.next++
+	if b.next == b.n {
+		heap.Pop(&p.queue)
+		if len(p.queue) == 0 {
+			p.head.Store(math.MaxUint64)
+		} else {
+			p.head.Store(p.queue[0].rank)
+		}
+	}
+	return b, k
 }
 
 // chunk runs chunk k; a panic is kept for the waiting caller, so that the

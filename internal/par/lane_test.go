@@ -3,6 +3,7 @@ package par
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -125,5 +126,63 @@ func TestNewLaneOrder(t *testing.T) {
 	}
 	if a.rank >= b.rank {
 		t.Fatalf("ranks %d then %d", a.rank, b.rank)
+	}
+}
+
+// A long chunk that yields runs the chunks of lanes made before its own on
+// its goroutine, with every worker busy; it never runs a later lane's.
+func TestYieldRunsEarlierLanesOnly(t *testing.T) {
+	p := newCorePool(1)
+	early, late := &Lane{rank: 10}, &Lane{rank: 20}
+	var earlyRan atomic.Bool
+	started := make(chan struct{})
+	var lateDone sync.WaitGroup
+	lateDone.Go(func() {
+		p.run(late, 1, func(int) {
+			close(started)
+			// The one worker is here: early's chunk runs only if this yields.
+			for deadline := time.Now().Add(30 * time.Second); !earlyRan.Load() && time.Now().Before(deadline); {
+				p.yield(late)
+				time.Sleep(100 * time.Microsecond)
+			}
+		})
+	})
+	<-started
+	p.run(early, 1, func(int) { earlyRan.Store(true) })
+	lateDone.Wait()
+	if !earlyRan.Load() {
+		t.Fatal("the earlier lane's chunk did not run while the later lane's chunk yielded")
+	}
+
+	// The other way round: the early chunk yields while a later batch waits.
+	var lateRan atomic.Bool
+	started = make(chan struct{})
+	var earlyDone sync.WaitGroup
+	release := make(chan struct{})
+	earlyDone.Go(func() {
+		p.run(early, 1, func(int) {
+			close(started)
+			<-release
+			for range 100 {
+				p.yield(early)
+			}
+			if lateRan.Load() {
+				t.Error("an earlier lane's yield ran a later lane's chunk")
+			}
+		})
+	})
+	<-started
+	want := queued(p) + 1
+	var lateWait sync.WaitGroup
+	lateWait.Go(func() { p.run(late, 1, func(int) { lateRan.Store(true) }) })
+	waitQueued(t, p, want)
+	close(release)
+	earlyDone.Wait()
+	lateWait.Wait()
+	if !lateRan.Load() {
+		t.Fatal("the later lane's chunk never ran")
+	}
+	if (&Lane{rank: 1}).Before(nil) || !early.Before(late) || late.Before(early) {
+		t.Fatal("Before does not follow the ranks")
 	}
 }
