@@ -140,14 +140,7 @@ func TestSharedWiresLayout(t *testing.T) {
 // partitions' wires in pinned memory: all of them, the K wires their tail,
 // the solver writing them there; the device's layout is unchanged.
 func TestHostLayoutHoldsTheWires(t *testing.T) {
-	c, err := circuits.Lookup("porep-sha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prover.SetupWith(c, 1<<13, keygen.CPUMultiplier{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := porepSHAKeys(t, 1<<13)
 	h, d := hostLayout(k), keyLayout(k)
 	wires, pub := len(k.PK.InfinityA), k.CS.GetNbPublicVariables()
 	if h.nw != wires || h.wk != h.w+int64(pub)*scalarBytes || h.nk != d.nk || h.wb != h.wa || d.wb != d.wa ||
@@ -161,10 +154,7 @@ func TestHostLayoutHoldsTheWires(t *testing.T) {
 	if len(w) != wires || &wk[0] != &w[pub] || &wa[0] != &wb[0] {
 		t.Fatal("the pinned vectors do not alias as the layout says")
 	}
-	k2, err := prover.SetupWith(c, 1<<11, keygen.CPUMultiplier{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := porepSHAKeys(t, 1<<11)
 	if l := hostLayout(k2); l.nw != len(k2.PK.InfinityA) || (l.wb == l.wa) != k2.SharedWires() {
 		t.Fatalf("2^11's host layout %+v, shared %v", l, k2.SharedWires())
 	}
@@ -174,14 +164,7 @@ func TestHostLayoutHoldsTheWires(t *testing.T) {
 // layout's every vector; a compact partition's a and b, or a alone with the
 // copies ahead, Compute copying the rest; never more than the footprint.
 func TestStagedBytes(t *testing.T) {
-	c, err := circuits.Lookup("porep-sha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prover.SetupWith(c, 1<<11, keygen.CPUMultiplier{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := porepSHAKeys(t, 1<<11)
 	whole, compact := keyLayout(k).total, compactLayout(k).total
 	n := int64(k.PK.Domain.Cardinality) * scalarBytes
 	for _, tc := range []struct {
@@ -198,4 +181,19 @@ func TestStagedBytes(t *testing.T) {
 	if got := b.StagedBytes(k); got != whole {
 		t.Fatalf("a backend without devices stages %d bytes; want the whole layout's %d", got, whole)
 	}
+}
+
+// porepSHAKeys are porep-sha's keys of about target constraints, made on the
+// CPU.
+func porepSHAKeys(t *testing.T, target int) *prover.Keys {
+	t.Helper()
+	c, err := circuits.Lookup("porep-sha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prover.SetupWith(c, target, keygen.CPUMultiplier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
