@@ -37,7 +37,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
 		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
-		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per job into this directory"},
+		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per row into this directory (trace-<design>-w<workers>-<limit>-log<n>.json, the domain 2^n)"},
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
@@ -276,6 +276,13 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	return nil
 }
 
+// benchTraceName is the file of one bench prove row's trace: its design,
+// workers, VRAM limit and domain (2^logN), so that the rows of several
+// sizes in one run keep a trace each.
+func benchTraceName(design string, workers int, limit int64, logN int) string {
+	return fmt.Sprintf("trace-%s-w%d-%s-log%d.json", design, workers, strings.ReplaceAll(limitName(limit), " ", ""), logN)
+}
+
 func limitName(v int64) string {
 	if v == 0 {
 		return "card"
@@ -393,8 +400,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	var tw *trace.Writer
 	var tf *os.File
 	if traceDir != "" {
-		name := fmt.Sprintf("trace-%s-w%d-%s.json", design, workers, strings.ReplaceAll(limitName(limit), " ", ""))
-		f, err := os.Create(filepath.Join(traceDir, name))
+		f, err := os.Create(filepath.Join(traceDir, benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))))
 		if err != nil {
 			return row, fmt.Errorf("--trace-dir: %w", err)
 		}
