@@ -160,11 +160,17 @@ func (e *Executor) Starting(w actors.StageWork) {
 		return
 	}
 	if _, st, err := e.get(w.Partition); err == nil {
-		st.mu.Lock()
-		if st.lane == nil {
-			st.lane = par.NewLane()
-		}
-		st.mu.Unlock()
+		st.takeLane()
+	}
+}
+
+// takeLane gives the partition its lane unless it has one (a retry keeps
+// its place).
+func (p *partition) takeLane() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lane == nil {
+		p.lane = par.NewLane()
 	}
 }
 
@@ -180,11 +186,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 	defer st.took(w.Stage.String(), time.Now())
 	switch w.Stage {
 	case actors.StageSynthesize:
-		st.mu.Lock()
-		if st.lane == nil { // a runtime that does not call Starting
-			st.lane = par.NewLane()
-		}
-		st.mu.Unlock()
+		st.takeLane() // taken in Starting, unless the runtime does not call it
 		wit, err := j.witness(w.Partition.Partition)
 		if err != nil {
 			return err
