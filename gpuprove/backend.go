@@ -370,6 +370,10 @@ func newLayout(n, na, nb, nk int, shared bool) layout {
 	return l
 }
 
+// oneWireVector says whether l holds the A and B wires as one vector (the B
+// wires at the A wires' place): not merely two empty vectors at one offset.
+func (l layout) oneWireVector() bool { return l.wb == l.wa && l.na == l.nb }
+
 // newCompactLayout is LayoutCompact's: two vectors, each large enough for the
 // domain and for every wire vector.
 func newCompactLayout(n, na, nb, nk int) layout {
@@ -569,7 +573,7 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		}
 	}
 	for _, v := range vectors {
-		if v == vecWiresB && st.l.wb == st.l.wa {
+		if v == vecWiresB && st.l.oneWireVector() {
 			continue // the A wires' copy
 		}
 		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
@@ -818,7 +822,7 @@ func (b *Backend) computeG1(ctx context.Context, st *staged, out *prover.Compute
 func (b *Backend) computeCompact(ctx context.Context, st *staged, out *prover.Computed, wires cuda.MSMOptions) (err error) {
 	cd, dom, r := st.dk.cd, st.dom, st.res
 	v0, v1 := st.ptr(0), st.ptr(st.l.vec)
-	ahead, shared := st.ahead, st.host.wb == st.host.wa && st.host.na == st.host.nb
+	ahead, shared := st.ahead, st.host.oneWireVector()
 	scratch := st.dk.scratch.lock()
 	var s2, cs cuda.Stream
 	var g2done chan error

@@ -128,6 +128,11 @@ func TestSharedWiresLayout(t *testing.T) {
 	if l := newLayout(n, w, w-1, w, true); l.wb == l.wa {
 		t.Fatal("vectors of different lengths laid out as one")
 	}
+	// No A wires: the B wires share the empty vector's offset, and are not
+	// one vector with it.
+	if !two.oneWireVector() || three.oneWireVector() || newLayout(n, 0, w, w, false).oneWireVector() {
+		t.Fatal("oneWireVector does not follow the layout")
+	}
 	s := porepSHAShape(27)
 	apart := s.partition(LayoutWhole)
 	s.sharedWires = true
