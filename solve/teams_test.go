@@ -122,3 +122,49 @@ func TestTeamsFailAsOneCore(t *testing.T) {
 		t.Fatal("a wrong public input solved")
 	}
 }
+
+// The cores left to help are those of the groups too small to last:
+// porep-sha at 2^22 packs seven challenges, one smaller part and eight
+// groups of a few thousand ops onto 16 cores, and has eight helpers.
+func TestHelpersCountSmallGroupsIdle(t *testing.T) {
+	bounds := []int{0}
+	levels := [][]int32{}
+	for g := range 16 {
+		n := 4298
+		switch {
+		case g < 7:
+			n = 577990
+		case g == 7:
+			n = 142830
+		}
+		levels = append(levels, nil)
+		if n >= teamMin {
+			levels[g] = []int32{int32(bounds[g]), int32(bounds[g] + n)}
+		}
+		bounds = append(bounds, bounds[g]+n)
+	}
+	assign := helpersFor(bounds, levels, 16)
+	if len(assign) != 8 {
+		t.Fatalf("%d helpers, want 8 (16 cores, 8 groups that last)", len(assign))
+	}
+	per := make([]int, 16)
+	for _, g := range assign {
+		per[g]++
+	}
+	for g := range 7 {
+		if per[g] < 1 {
+			t.Errorf("challenge group %d has no helper: %v", g, per)
+		}
+	}
+	if per[7] != 0 {
+		t.Errorf("the group of 142,830 ops has a helper before every challenge has two: %v", per)
+	}
+	for g := 8; g < 16; g++ {
+		if per[g] != 0 {
+			t.Errorf("small group %d has %d helpers", g, per[g])
+		}
+	}
+	if helpersFor(bounds, levels, 8) != nil {
+		t.Error("helpers with no idle core")
+	}
+}
