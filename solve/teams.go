@@ -93,22 +93,10 @@ func (p *Program) groupLevels(bounds []int) [][]int32 {
 }
 
 // helpersFor assigns the cores the groups leave idle: helper k helps group
-// assign[k]. Each goes to the group with the most ops per member. A group
-// under teamMin ops is over at once (porep-sha at 2^22 has nine of 4,298
-// ops beside its eight large ones, one per core): its core is counted idle,
-// and its helper chunk starts when the group is done, since the pool hands
-// a Range's chunks out in order.
+// assign[k]. Each goes to the group with the most ops per member.
 func helpersFor(bounds []int, levels [][]int32, cores int) (assign []int) {
-	if levels == nil || teamsOff() {
-		return nil
-	}
-	n := cores
-	for g := 0; g+1 < len(bounds); g++ {
-		if bounds[g+1]-bounds[g] >= teamMin {
-			n--
-		}
-	}
-	if n <= 0 {
+	n := cores - (len(bounds) - 1)
+	if n <= 0 || levels == nil || teamsOff() {
 		return nil
 	}
 	members := make([]int, len(levels))
