@@ -36,13 +36,6 @@ func (p *Program) splitSegments(cores int) {
 	for i := range def {
 		def[i] = -1
 	}
-	defer func() {
-		for i := range p.segs {
-			if s := &p.segs[i]; s.groups != nil {
-				s.levels = p.groupLevels(s.groups)
-			}
-		}
-	}()
 	if whole := p.split(segment{lo: 0, hi: len(p.ops)}, def, cores); whole[len(whole)-1].groups != nil {
 		p.segs = whole
 		return

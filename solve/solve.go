@@ -127,9 +127,6 @@ type segment struct {
 	// parts.go), each solved in order on its own core: [groups[k],
 	// groups[k+1]).
 	groups []int
-	// levels are the level bounds of the groups that idle cores may help
-	// (see teams.go); nil where none may.
-	levels [][]int32
 }
 
 // Program is an R1CS compiled for solving. It is immutable and may be used by
@@ -707,12 +704,6 @@ func (p *Program) solveInto(l *par.Lane, witness fr.Vector, res *Result, hints H
 	(&values{w: res.W, kind: res.kind}).mark(0, uint32(1+len(witness)))
 	for _, s := range p.segs {
 		if s.groups != nil {
-			if assign := helpersFor(s.groups, s.levels, teamCores()); assign != nil {
-				if err := p.runTeams(l, res, s.groups, s.levels, assign, hints); err != nil {
-					return err
-				}
-				continue
-			}
 			if err := p.runGroups(l, res, s.groups, hints); err != nil {
 				return err
 			}
@@ -801,14 +792,9 @@ const yieldOps = 1 << 12
 // long, and lets the lanes due before its own have the core meanwhile
 // (par.Lane.Yield).
 func (p *Program) runYielding(res *Result, lo, hi int, hints Hints, yield func()) error {
-	return p.runSpan(res, lo, hi, hints, yield, nil)
-}
-
-// runSpan is runYielding with io for the hints' arguments (nil: made at
-// the first hint), so that a team's many short spans reuse one.
-func (p *Program) runSpan(res *Result, lo, hi int, hints Hints, yield func(), io *hintIO) error {
 	v := values{w: res.W, kind: res.kind}
 	w, kind, terms := res.W, res.kind, p.terms
+	var io *hintIO     // made at the first hint
 	var div *divisions // taken at the first division
 	defer func() {
 		if div != nil {
