@@ -103,16 +103,88 @@ func (l *Lane) Yield() {
 func (l *Lane) Before(m *Lane) bool { return l != nil && m != nil && l.rank < m.rank }
 
 func (p *corePool) yield(l *Lane) {
-	for p.head.Load() < l.rank {
-		p.mu.Lock()
-		if len(p.queue) == 0 || p.queue[0].rank >= l.rank {
+	for {
+		if p.head.Load() < l.rank {
+			p.mu.Lock()
+			if len(p.queue) > 0 && p.queue[0].rank < l.rank {
+				b, k := p.take()
+				p.mu.Unlock()
+				b.chunk(k)
+				continue
+			}
 			p.mu.Unlock()
+		}
+		if p.holders.Load() == 0 || p.earliest.Load() >= l.rank || holdOff() {
 			return
 		}
-		b, k := p.take()
+		// Held: wait for the earlier lanes' work to end, or the hold to be
+		// lifted, running what they queue meanwhile.
+		p.mu.Lock()
+		for p.holders.Load() > 0 && p.earliest.Load() < l.rank && (len(p.queue) == 0 || p.queue[0].rank >= l.rank) {
+			p.wake.Wait()
+		}
 		p.mu.Unlock()
-		b.chunk(k)
 	}
+}
+
+// Hold: while the GPU has nothing to compute, the partition due first
+// should have the host to itself.
+//
+// With the lanes a partition due first takes the cores first, but it only
+// has as many chunks as it has groups (a porep-sha solve at 2^22: eight of
+// 16 cores), and the later partitions' chunks take the rest. They share the
+// memory bandwidth and the caches: in one lone 2^22 job on the H200 the
+// first partition's solve took 94 ms beside seven others against 50 ms
+// alone, its prep 26 ms against 5 and its copy to the GPU 20 ms against 11,
+// while the GPU waited for it.
+//
+// Hold(true) asks for the first partition's sake: from then on a chunk that
+// yields (Lane.Yield; the solver's groups do every few thousand ops) waits
+// there while a lane made before its own has work queued or running, and
+// runs that work if it is queued. Hold(false) takes the request back; the
+// pool holds while any request stands. The runner asks while no prepared
+// partition waits for or runs on the GPU. CUZK_CPU_HOLD=off makes Hold do
+// nothing, to measure against.
+func Hold(on bool) { pool().hold(on) }
+
+func (p *corePool) hold(on bool) {
+	if on {
+		p.holders.Add(1)
+		return
+	}
+	p.holders.Add(-1)
+	p.mu.Lock()
+	p.wake.Broadcast()
+	p.mu.Unlock()
+}
+
+// holdOff reads CUZK_CPU_HOLD.
+var holdOff = sync.OnceValue(func() bool {
+	return strings.EqualFold(strings.TrimSpace(os.Getenv("CUZK_CPU_HOLD")), "off")
+})
+
+// started counts b's lane among those with work; the caller holds the lock.
+func (p *corePool) started(b *batch) {
+	if p.active == nil {
+		p.active = map[uint64]int{}
+	}
+	p.active[b.rank]++
+	p.earliest.Store(min(p.earliest.Load(), b.rank))
+}
+
+// ended is started undone, when b's chunks have all run.
+func (p *corePool) ended(b *batch) {
+	p.mu.Lock()
+	if p.active[b.rank]--; p.active[b.rank] == 0 {
+		delete(p.active, b.rank)
+	}
+	e := uint64(math.MaxUint64)
+	for r := range p.active {
+		e = min(e, r)
+	}
+	p.earliest.Store(e)
+	p.wake.Broadcast()
+	p.mu.Unlock()
 }
 
 // run runs f(0), …, f(n-1) on p's workers in l's place and waits for them.
@@ -124,6 +196,7 @@ func (p *corePool) run(l *Lane, n int, f func(k int)) {
 	b.wg.Add(n)
 	p.push(b)
 	b.wg.Wait()
+	p.ended(b)
 	if b.panicked != nil {
 		panic(fmt.Sprintf("%v [in a chunk run by the core pool]", b.panicked))
 	}
@@ -152,6 +225,12 @@ type corePool struct {
 	// head is the rank of the queue's first batch (MaxUint64: none), for
 	// Yield to read without the lock.
 	head atomic.Uint64
+	// active counts each lane's batches queued or running (under mu);
+	// earliest is the lowest rank among them (MaxUint64: none), holders
+	// the Hold requests standing.
+	active   map[uint64]int
+	earliest atomic.Uint64
+	holders  atomic.Int64
 }
 
 // pool is the process's pool, one worker per core.
@@ -160,6 +239,7 @@ var pool = sync.OnceValue(func() *corePool { return newCorePool(runtime.GOMAXPRO
 func newCorePool(workers int) *corePool {
 	p := &corePool{workers: workers}
 	p.head.Store(math.MaxUint64)
+	p.earliest.Store(math.MaxUint64)
 	p.wake = sync.NewCond(&p.mu)
 	for range p.workers {
 		go p.work()
@@ -173,12 +253,11 @@ func (p *corePool) push(b *batch) {
 	b.seq = p.seq
 	heap.Push(&p.queue, b)
 	p.head.Store(p.queue[0].rank)
+	p.started(b)
 	p.mu.Unlock()
-	if b.n == 1 {
-		p.wake.Signal()
-	} else {
-		p.wake.Broadcast()
-	}
+	// Broadcast: a chunk held in Yield waits on the same condition as the
+	// idle workers, and a signal could wake it alone.
+	p.wake.Broadcast()
 }
 
 func (p *corePool) work() {

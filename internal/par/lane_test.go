@@ -186,3 +186,84 @@ func TestYieldRunsEarlierLanesOnly(t *testing.T) {
 		t.Fatal("Before does not follow the ranks")
 	}
 }
+
+// Held, a later lane's chunk waits in Yield while an earlier lane has work
+// running, and goes on when that work ends; it runs the earlier lane's
+// queued chunks meanwhile. Not held, Yield returns at once.
+func TestHoldWaitsForEarlierLanes(t *testing.T) {
+	p := newCorePool(2)
+	early, late := &Lane{rank: 10}, &Lane{rank: 20}
+	plug := make(chan struct{})
+	running := make(chan struct{})
+	earlyDone := make(chan struct{})
+	go func() {
+		p.run(early, 1, func(int) { close(running); <-plug })
+		close(earlyDone)
+	}()
+	<-running
+
+	// Not held: the later lane's yield returns although the early lane runs.
+	yielded := make(chan struct{})
+	go p.run(late, 1, func(int) { p.yield(late); close(yielded) })
+	select {
+	case <-yielded:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a yield without a hold waited")
+	}
+
+	p.hold(true)
+	var after atomic.Bool
+	lateDone := make(chan struct{})
+	go func() {
+		p.run(late, 1, func(int) {
+			p.yield(late)
+			after.Store(true)
+		})
+		close(lateDone)
+	}()
+	// The early lane queues more work while the late chunk is held: one
+	// worker runs the early chunk, the other is the held one, so the new
+	// chunk runs only if the held chunk takes it.
+	ranQueued := make(chan struct{})
+	go p.run(early, 1, func(int) { close(ranQueued) })
+	select {
+	case <-ranQueued:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held chunk did not run the earlier lane's queued chunk")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if after.Load() {
+		t.Fatal("held, the later lane went on while the earlier lane's chunk ran")
+	}
+	close(plug)
+	<-earlyDone
+	select {
+	case <-lateDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the later lane stayed held after the earlier lane's work ended")
+	}
+	if !after.Load() {
+		t.Fatal("the later lane's chunk did not finish")
+	}
+
+	// The earliest lane is never held, and lifting the hold releases the rest.
+	plug2 := make(chan struct{})
+	running2 := make(chan struct{})
+	go p.run(early, 1, func(int) { close(running2); <-plug2 })
+	<-running2
+	released := make(chan struct{})
+	go p.run(late, 1, func(int) { p.yield(late); close(released) })
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-released:
+		t.Fatal("held, the later lane went on")
+	default:
+	}
+	p.hold(false)
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("lifting the hold did not release the later lane")
+	}
+	close(plug2)
+}
