@@ -40,9 +40,9 @@ type partition struct {
 	// gets the cores first, in its solve and prep, and is ready for
 	// the GPU soonest.
 	lane *par.Lane
-	// forDevice: prepared, and its device work not yet over (under the
+	// waiting: prepared, and its compute not yet started (under the
 	// executor's mu; see Executor.hold).
-	forDevice bool
+	waiting bool
 
 	mu      sync.Mutex
 	timings prover.Timings
@@ -107,12 +107,12 @@ type Executor struct {
 	mu    sync.Mutex
 	jobs  map[string]*job
 	parts map[actors.PartitionID]*partition
-	// forDevice counts the partitions prepared whose device work is not
-	// over; holding says whether the executor asks the host's cores to
+	// waiting counts the partitions prepared whose compute has not
+	// started; holding says whether the executor asks the host's cores to
 	// hold (par.Hold): it does while it has partitions and none of them
-	// is for the device, so that the one due first gets them.
-	forDevice int
-	holding   bool
+	// waits for the device, so that the one due next gets them.
+	waiting int
+	holding bool
 }
 
 // NewExecutor returns an executor that computes with backend and records
@@ -233,10 +233,10 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 			st.sol.Release()
 		}
 		st.sol = nil
-		e.setForDevice(st, err == nil)
+		e.setWaiting(st, err == nil)
 		return err
 	case actors.StageBG2:
-		e.setForDevice(st, false) // the device work is over
+		e.setWaiting(st, false) // the device work is over
 		if st.prep == nil {
 			return fmt.Errorf("partition %s: b_g2 before prep", w.Partition)
 		}
@@ -248,7 +248,7 @@ func (e *Executor) RunStage(ctx context.Context, w actors.StageWork) error {
 		st.bg2, err = prover.BG2(ctx, j.keys, st.prep)
 		return err
 	case actors.StageFinalize:
-		e.setForDevice(st, false)
+		e.setWaiting(st, false)
 		return e.finalize(w.Partition, j, st)
 	default:
 		return fmt.Errorf("partition %s: stage %s does not run on the CPU", w.Partition, w.Stage)
@@ -320,9 +320,9 @@ func (e *Executor) Release(p actors.PartitionID) {
 	e.mu.Lock()
 	st := e.parts[p]
 	delete(e.parts, p)
-	if st != nil && st.forDevice {
-		st.forDevice = false
-		e.forDevice--
+	if st != nil && st.waiting {
+		st.waiting = false
+		e.waiting--
 	}
 	e.hold()
 	e.mu.Unlock()
@@ -337,30 +337,43 @@ func (e *Executor) Release(p actors.PartitionID) {
 	}
 }
 
-// setForDevice records whether st is prepared for the device.
-func (e *Executor) setForDevice(st *partition, on bool) {
+// setWaiting records whether st is prepared and waits for its compute.
+func (e *Executor) setWaiting(st *partition, on bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if st.forDevice != on {
-		st.forDevice = on
+	if st.waiting != on {
+		st.waiting = on
 		if on {
-			e.forDevice++
+			e.waiting++
 		} else {
-			e.forDevice--
+			e.waiting--
 		}
 	}
 	e.hold()
 }
 
+// Computing records that p's compute started (the service sees the
+// stage's start): it no longer waits.
+func (e *Executor) Computing(p actors.PartitionID) {
+	e.mu.Lock()
+	st := e.parts[p]
+	e.mu.Unlock()
+	if st != nil {
+		e.setWaiting(st, false)
+	}
+}
+
 // hold asks the host's cores to hold (par.Hold) while the executor has
-// partitions and none is prepared for the device: the GPU then waits for
-// the partition due first, which should have the cores, the memory
-// bandwidth and the caches to itself. In one lone porep-sha job at 2^22
-// on the H200 the first partition's solve, prep and copy took 94, 26 and
-// 20 ms beside the seven partitions synthesized with it, against 50, 5 and
-// 11 ms alone. The caller holds e.mu.
+// partitions and none is prepared and waiting for its compute: the GPU
+// will then wait for the partition due next, which should have the cores,
+// the memory bandwidth and the caches to itself. In one lone porep-sha job
+// at 2^22 on the H200 the first partition's solve, prep and copy took 94,
+// 26 and 20 ms beside the seven partitions synthesized with it, against
+// 50, 5 and 11 ms alone; and the second partition, solved beside the
+// other eight while the first computed, was ready 18 ms after the first's
+// compute ended. The caller holds e.mu.
 func (e *Executor) hold() {
-	want := e.forDevice == 0 && len(e.parts) > 0
+	want := e.waiting == 0 && len(e.parts) > 0
 	if want != e.holding {
 		e.holding = want
 		par.Hold(want)

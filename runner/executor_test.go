@@ -212,33 +212,9 @@ func TestExecutorCommitsWithTheBackend(t *testing.T) {
 	}
 }
 
-// holdingBackend is the CPU backend noting, at each compute, whether the
-// executor asked the host's cores to hold: it must not while a partition
-// is on the device.
-type holdingBackend struct {
-	prover.CPU
-	exec     *Executor
-	mu       sync.Mutex
-	computes int
-	held     int
-}
-
-func (b *holdingBackend) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
-	b.exec.mu.Lock()
-	h := b.exec.holding
-	b.exec.mu.Unlock()
-	b.mu.Lock()
-	b.computes++
-	if h {
-		b.held++
-	}
-	b.mu.Unlock()
-	return b.CPU.Compute(ctx, k, s)
-}
-
 // The executor asks the cores to hold while it has partitions and none is
-// prepared for the device, never while one computes, and not once its
-// partitions are gone.
+// prepared and waiting for its compute, and not once its partitions are
+// gone.
 func TestExecutorHoldsWhileTheDeviceWaits(t *testing.T) {
 	e := NewExecutor(prover.CPU{}, nil)
 	if e.hold(); e.holding {
@@ -252,38 +228,41 @@ func TestExecutorHoldsWhileTheDeviceWaits(t *testing.T) {
 	held := e.holding
 	e.mu.Unlock()
 	if !held {
-		t.Fatal("two partitions synthesizing, none for the device: not held")
+		t.Fatal("two partitions synthesizing, none waiting: not held")
 	}
 	for _, step := range []struct {
 		st   *partition
 		on   bool
 		want bool
 	}{{a, true, false}, {b, true, false}, {a, false, false}, {a, false, false}, {b, false, true}} {
-		e.setForDevice(step.st, step.on)
+		e.setWaiting(step.st, step.on)
 		if e.holding != step.want {
-			t.Fatalf("after setForDevice(%v): holding %v, want %v (%d for the device)", step.on, e.holding, step.want, e.forDevice)
+			t.Fatalf("after setWaiting(%v): holding %v, want %v (%d waiting)", step.on, e.holding, step.want, e.waiting)
 		}
 	}
-	e.setForDevice(a, true)
+	e.setWaiting(a, true)
+	e.Computing(actors.PartitionID{Job: "j", Partition: 0})
+	if !e.holding {
+		t.Fatal("the one prepared partition computes, none waits: not held")
+	}
+	e.setWaiting(a, true) // a retry, prepared again
 	e.Release(actors.PartitionID{Job: "j", Partition: 0})
-	if !e.holding || e.forDevice != 0 {
-		t.Fatalf("released the partition for the device: holding %v, %d for the device", e.holding, e.forDevice)
+	if !e.holding || e.waiting != 0 {
+		t.Fatalf("released the waiting partition: holding %v, %d waiting", e.holding, e.waiting)
 	}
 	e.Release(actors.PartitionID{Job: "j", Partition: 1})
 	if e.holding {
 		t.Fatal("no partitions left, still holding")
 	}
 
-	// A whole job: no compute runs held, and the hold ends with the job.
+	// A whole job: the hold ends with it.
 	k := testKeys(t)
-	hb := &holdingBackend{}
 	st, err := store.OpenInMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc, _ := startServiceOn(t, st, hb, actors.Config{WorkersPerDevice: 2})
-	hb.exec = svc.exec.Executor
+	svc, _ := startServiceOn(t, st, prover.CPU{}, actors.Config{WorkersPerDevice: 2})
 	reps, err := svc.Run(context.Background(), []Submission{{JobRequest: JobRequest{ID: "hold", Keys: k, Seed: []byte("hold"), Partitions: 4}}}, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -291,14 +270,9 @@ func TestExecutorHoldsWhileTheDeviceWaits(t *testing.T) {
 	if reps[0].Proved != 4 {
 		t.Fatalf("%d/4 proved", reps[0].Proved)
 	}
-	hb.mu.Lock()
-	defer hb.mu.Unlock()
-	if hb.computes != 4 || hb.held != 0 {
-		t.Fatalf("%d computes, %d of them held: want 4, 0", hb.computes, hb.held)
-	}
 	svc.exec.mu.Lock()
 	defer svc.exec.mu.Unlock()
-	if svc.exec.holding || svc.exec.forDevice != 0 {
-		t.Fatalf("after the job: holding %v, %d for the device", svc.exec.holding, svc.exec.forDevice)
+	if svc.exec.holding || svc.exec.waiting != 0 {
+		t.Fatalf("after the job: holding %v, %d waiting", svc.exec.holding, svc.exec.waiting)
 	}
 }

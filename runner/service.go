@@ -433,6 +433,9 @@ func (s *Service) start(sub Submission) error {
 // Observe implements actors.Observer: it follows the jobs this service
 // submitted.
 func (s *Service) Observe(e actors.Event) {
+	if e.Kind == actors.EvStageStart && e.Stage == actors.StageCompute {
+		s.exec.Computing(e.Partition)
+	}
 	switch e.Kind {
 	case actors.EvStageStart, actors.EvStageEnd, actors.EvPartitionDone, actors.EvPartitionRetry, actors.EvPartitionFailed,
 		actors.EvPartitionCancelled, actors.EvJobDone:
