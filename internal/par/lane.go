@@ -127,7 +127,7 @@ func (p *corePool) yield(l *Lane) {
 	}
 }
 
-// Hold: while the GPU has nothing to compute, the partition due first
+// Hold: while the GPU has nothing to compute next, the partition due first
 // should have the host to itself.
 //
 // With the lanes a partition due first takes the cores first, but it only
@@ -143,8 +143,9 @@ func (p *corePool) yield(l *Lane) {
 // there while a lane made before its own has work queued or running, and
 // runs that work if it is queued. Hold(false) takes the request back; the
 // pool holds while any request stands. The runner asks while no prepared
-// partition waits for or runs on the GPU. CUZK_CPU_HOLD=off makes Hold do
-// nothing, to measure against.
+// partition waits for the GPU: at a job's start, and whenever the partition
+// computing is the last one ready. CUZK_CPU_HOLD=off makes Hold do nothing,
+// to measure against.
 func Hold(on bool) { pool().hold(on) }
 
 func (p *corePool) hold(on bool) {
