@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,13 +115,13 @@ func (p *corePool) yield(l *Lane) {
 			}
 			p.mu.Unlock()
 		}
-		if p.holders.Load() == 0 || p.earliest.Load() >= l.rank || holdOff() {
+		if p.holders.Load() == 0 || l.rank <= p.admitted.Load() || holdOff() {
 			return
 		}
 		// Held: wait for the earlier lanes' work to end, or the hold to be
 		// lifted, running what they queue meanwhile.
 		p.mu.Lock()
-		for p.holders.Load() > 0 && p.earliest.Load() < l.rank && (len(p.queue) == 0 || p.queue[0].rank >= l.rank) {
+		for p.holders.Load() > 0 && l.rank > p.admitted.Load() && (len(p.queue) == 0 || p.queue[0].rank >= l.rank) {
 			p.wake.Wait()
 		}
 		p.mu.Unlock()
@@ -140,8 +141,8 @@ func (p *corePool) yield(l *Lane) {
 //
 // Hold(true) asks for the first partition's sake: from then on a chunk that
 // yields (Lane.Yield; the solver's groups do every few thousand ops) waits
-// there while a lane made before its own has work queued or running, and
-// runs that work if it is queued. Hold(false) takes the request back; the
+// there while two lanes made before its own have work queued or running
+// (holdLanes), and runs their work if it is queued. Hold(false) takes the request back; the
 // pool holds while any request stands. The runner asks while no prepared
 // partition waits for the GPU: at a job's start, and whenever the partition
 // computing is the last one ready. CUZK_CPU_HOLD=off makes Hold do nothing,
@@ -159,6 +160,13 @@ func (p *corePool) hold(on bool) {
 	p.mu.Unlock()
 }
 
+// holdLanes is how many lanes with work a hold lets run: the first
+// partition's and the next one's. With one, a 10-partition porep-sha job at
+// 2^20 on the H200 fell from 83-86 % GPU busy to 69-80 %: its solve alone
+// (25-30 ms, one challenge's chain) is longer than its compute (23 ms), so
+// the partitions solved one at a time could not keep up with the GPU.
+const holdLanes = 2
+
 // holdOff reads CUZK_CPU_HOLD.
 var holdOff = sync.OnceValue(func() bool {
 	return strings.EqualFold(strings.TrimSpace(os.Getenv("CUZK_CPU_HOLD")), "off")
@@ -170,7 +178,22 @@ func (p *corePool) started(b *batch) {
 		p.active = map[uint64]int{}
 	}
 	p.active[b.rank]++
-	p.earliest.Store(min(p.earliest.Load(), b.rank))
+	p.admit()
+}
+
+// admit sets admitted to the holdLanes-th lowest rank with work, or to
+// MaxUint64 when fewer lanes have work; the caller holds the lock.
+func (p *corePool) admit() {
+	ranks := make([]uint64, 0, len(p.active))
+	for r := range p.active {
+		ranks = append(ranks, r)
+	}
+	a := uint64(math.MaxUint64)
+	if k := max(p.holdLanes, 1); len(ranks) >= k {
+		slices.Sort(ranks)
+		a = ranks[k-1]
+	}
+	p.admitted.Store(a)
 }
 
 // ended is started undone, when b's chunks have all run.
@@ -179,11 +202,7 @@ func (p *corePool) ended(b *batch) {
 	if p.active[b.rank]--; p.active[b.rank] == 0 {
 		delete(p.active, b.rank)
 	}
-	e := uint64(math.MaxUint64)
-	for r := range p.active {
-		e = min(e, r)
-	}
-	p.earliest.Store(e)
+	p.admit()
 	p.wake.Broadcast()
 	p.mu.Unlock()
 }
@@ -227,20 +246,22 @@ type corePool struct {
 	// Yield to read without the lock.
 	head atomic.Uint64
 	// active counts each lane's batches queued or running (under mu);
-	// earliest is the lowest rank among them (MaxUint64: none), holders
-	// the Hold requests standing.
-	active   map[uint64]int
-	earliest atomic.Uint64
-	holders  atomic.Int64
+	// admitted is the highest rank a hold lets run, the holdLanes-th lowest
+	// among them (MaxUint64: fewer have work); holders counts the Hold
+	// requests standing.
+	active    map[uint64]int
+	holdLanes int
+	admitted  atomic.Uint64
+	holders   atomic.Int64
 }
 
 // pool is the process's pool, one worker per core.
 var pool = sync.OnceValue(func() *corePool { return newCorePool(runtime.GOMAXPROCS(0)) })
 
 func newCorePool(workers int) *corePool {
-	p := &corePool{workers: workers}
+	p := &corePool{workers: workers, holdLanes: holdLanes}
 	p.head.Store(math.MaxUint64)
-	p.earliest.Store(math.MaxUint64)
+	p.admitted.Store(math.MaxUint64)
 	p.wake = sync.NewCond(&p.mu)
 	for range p.workers {
 		go p.work()

@@ -192,6 +192,7 @@ func TestYieldRunsEarlierLanesOnly(t *testing.T) {
 // queued chunks meanwhile. Not held, Yield returns at once.
 func TestHoldWaitsForEarlierLanes(t *testing.T) {
 	p := newCorePool(2)
+	p.holdLanes = 1 // the early lane alone runs while held
 	early, late := &Lane{rank: 10}, &Lane{rank: 20}
 	plug := make(chan struct{})
 	running := make(chan struct{})
@@ -266,4 +267,55 @@ func TestHoldWaitsForEarlierLanes(t *testing.T) {
 		t.Fatal("lifting the hold did not release the later lane")
 	}
 	close(plug2)
+}
+
+// A hold lets the two earliest lanes with work run, and holds the third.
+func TestHoldAdmitsTwoLanes(t *testing.T) {
+	p := newCorePool(3)
+	first, second, third := &Lane{rank: 10}, &Lane{rank: 20}, &Lane{rank: 30}
+	plug := make(chan struct{})
+	running := make(chan struct{})
+	firstDone := make(chan struct{})
+	go func() {
+		p.run(first, 1, func(int) { close(running); <-plug })
+		close(firstDone)
+	}()
+	<-running
+	p.hold(true)
+	defer p.hold(false)
+	thirdWent := make(chan struct{})
+	thirdStarted := make(chan struct{})
+	go p.run(third, 1, func(int) { close(thirdStarted); p.yield(third); close(thirdWent) })
+	<-thirdStarted
+	// Two lanes have work (first, third): the third is the second earliest.
+	select {
+	case <-thirdWent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("with two lanes at work the second was held")
+	}
+	plug2 := make(chan struct{})
+	running2 := make(chan struct{})
+	secondDone := make(chan struct{})
+	go func() {
+		p.run(second, 1, func(int) { close(running2); <-plug2 })
+		close(secondDone)
+	}()
+	<-running2
+	held := make(chan struct{})
+	go p.run(third, 1, func(int) { p.yield(third); close(held) })
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-held:
+		t.Fatal("the third lane with work went on while held")
+	default:
+	}
+	close(plug)
+	<-firstDone
+	select {
+	case <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third lane stayed held with one earlier lane at work")
+	}
+	close(plug2)
+	<-secondDone
 }
