@@ -33,6 +33,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "host-mem-limit", Usage: "override the scenario's host-memory limit: bytes (e.g. 32GiB) or off (each GPU worker synthesizes its own partition)"},
 			&cli.IntFlag{Name: "synth-workers", Usage: "override the scenario's synthesis slots under the host-memory limit", Action: intAtLeast("synth-workers", 1)},
 			&cli.StringFlag{Name: "cpu-order", Usage: "override the profile's host.cpu_order: shared (the CPU stages share the cores evenly) or lanes (synthesize and prep take them in the order the partitions began, as cuzk prove does unless CUZK_CPU_LANES=off)"},
+			&cli.IntFlag{Name: "cpu-hold", Value: -1, Usage: "override the profile's host.cpu_hold (with lanes): how many lanes synthesize while no prepared partition waits for its compute, as cuzk prove holds them (2) unless CUZK_CPU_HOLD=off (0)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
@@ -219,6 +220,9 @@ func runSim(c *cli.Context) error {
 	}
 	o.SynthWorkers = c.Int("synth-workers")
 	o.CPUOrder = c.String("cpu-order")
+	if h := c.Int("cpu-hold"); h >= 0 {
+		o.CPUHold = &h
+	}
 	w := c.App.Writer
 	if c.Bool("compare") {
 		if c.IsSet("trace") || c.IsSet("timeline") || c.IsSet("design") || c.IsSet("workers") {

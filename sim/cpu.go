@@ -34,6 +34,12 @@ import (
 // it gets goes to its stages in that order, each up to its cores, so a later
 // partition's stage runs on the cores the earlier ones leave, and one stage
 // waits for none while the pool has cores left over.
+//
+// With host.cpu_hold k, the pool holds as production's par.Hold does: while
+// partitions are on the CPU and none is prepared and waiting for its
+// compute, only the syntheses of the k earliest lanes with pooled work run;
+// the others wait (production holds them at their next yield, every 4,096
+// ops, about a third of a millisecond: not modelled). Prep is never held.
 type CPU struct {
 	k     *Kernel
 	host  HostProfile
@@ -43,18 +49,31 @@ type CPU struct {
 	// first CPU stage (its synthesis) began.
 	ranks map[actors.PartitionID]uint64
 	next  uint64
+	// waiting are the partitions prepared whose compute has not started
+	// (by Kernel.Partition, the partition's String), for the hold.
+	waiting map[string]bool
 }
 
 func newCPU(k *Kernel, h HostProfile) *CPU {
-	c := &CPU{k: k, host: h, ranks: map[actors.PartitionID]uint64{}}
+	c := &CPU{k: k, host: h, ranks: map[actors.PartitionID]uint64{}, waiting: map[string]bool{}}
 	cores := float64(h.Cores)
 	c.ps = newPSServer(k, func(jobs []*psJob) {
-		var want, pooled float64
+		var inPool []*psJob
 		for _, j := range jobs {
 			if j.pooled {
-				pooled += j.cores
-			} else {
+				inPool = append(inPool, j)
+			}
+		}
+		slices.SortStableFunc(inPool, func(a, b *psJob) int { return cmp.Compare(a.rank, b.rank) })
+		admitted := c.admitted(inPool)
+		held := func(j *psJob) bool { return j.label == actors.StageSynthesize.String() && j.rank > admitted }
+		var want, pooled float64
+		for _, j := range jobs {
+			switch {
+			case !j.pooled:
 				want += j.cores
+			case !held(j):
+				pooled += j.cores
 			}
 		}
 		want += min(pooled, cores)
@@ -62,17 +81,17 @@ func newCPU(k *Kernel, h HostProfile) *CPU {
 		if want > cores {
 			f = cores / want
 		}
-		var inPool []*psJob
 		for _, j := range jobs {
 			j.speed = f
-			if j.pooled {
-				inPool = append(inPool, j)
-			}
 		}
-		// The pool's cores, to its stages in rank order.
-		slices.SortStableFunc(inPool, func(a, b *psJob) int { return cmp.Compare(a.rank, b.rank) })
+		// The pool's cores, to its stages in rank order; a held synthesis
+		// gets none.
 		left := min(pooled, cores) * f
 		for _, j := range inPool {
+			if held(j) {
+				j.speed = 0
+				continue
+			}
 			got := min(j.cores, left)
 			left -= got
 			j.speed = got / j.cores
@@ -118,11 +137,60 @@ func (c *CPU) run(p actors.PartitionID, st actors.Stage, d time.Duration, done f
 		}
 		j.pooled, j.rank = true, r
 	}
+	switch st {
+	case actors.StagePrep:
+		j.done = func(time.Duration) {
+			c.setWaiting(p.String(), true)
+			done()
+		}
+	case actors.StageBG2, actors.StageFinalize:
+		delete(c.waiting, p.String()) // its device work is over
+	}
 	if st == actors.StageFinalize {
 		delete(c.ranks, p) // its last CPU stage
 	}
 	c.ps.add(j)
 }
+
+// admitted is the highest rank the hold lets synthesize, the cpu_hold-th
+// lowest among the pool's stages (sorted by rank), or the highest there is
+// when no hold stands.
+func (c *CPU) admitted(inPool []*psJob) uint64 {
+	if c.host.CPUHold <= 0 || len(c.waiting) > 0 || len(c.ranks) == 0 || len(inPool) == 0 {
+		return ^uint64(0)
+	}
+	n, last := 0, uint64(0)
+	for _, j := range inPool {
+		if n == 0 || j.rank != last {
+			n, last = n+1, j.rank
+			if n == c.host.CPUHold {
+				return last
+			}
+		}
+	}
+	return ^uint64(0)
+}
+
+// setWaiting records whether partition p (Kernel.Partition) is prepared
+// and waits for its compute, and shares the cores again if the hold
+// changed.
+func (c *CPU) setWaiting(p string, on bool) {
+	if c.waiting[p] == on {
+		return
+	}
+	if on {
+		c.waiting[p] = true
+	} else {
+		delete(c.waiting, p)
+	}
+	if c.host.CPUHold > 0 {
+		c.ps.advance()
+		c.ps.reschedule()
+	}
+}
+
+// Computing is told that p's compute started on a device.
+func (c *CPU) Computing(p string) { c.setWaiting(p, false) }
 
 // Busy is how long at least one CPU stage was running.
 func (c *CPU) Busy() time.Duration { return c.ps.busyUntilNow() }

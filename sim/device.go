@@ -270,6 +270,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 				return
 			}
 			cost = d.k.jitter(cost)
+			d.k.cpu.Computing(op.Kernel.Partition)
 			tag = &simItem{work: float64(cost), label: op.Kernel.Partition, engine: d.compute, name: "compute", done: done}
 			if op.Kernel.Scratch == 0 {
 				k := *op.Kernel

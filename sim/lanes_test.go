@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +84,62 @@ func TestLanesPrepKeepsPlace(t *testing.T) {
 	want := "[synth0@100ms prep0@200ms synth1@300ms]"
 	if got := fmt.Sprint(log); got != want {
 		t.Fatalf("ran %s, want %s", got, want)
+	}
+}
+
+// With cpu_hold 2, while no partition is prepared and waiting for its
+// compute only the two earliest lanes synthesize, so they do not share
+// the memory bandwidth with the later ones; a prepared partition lifts
+// the hold, and prep is never held.
+func TestHoldRunsTheEarliestLanes(t *testing.T) {
+	for _, tc := range []struct {
+		hold int
+		want string
+	}{
+		// four syntheses at half the bandwidth each: twice what the host has
+		{0, "[synth0@1.5s synth1@1.5s synth2@1.5s synth3@1.5s prep0@1.6s]"},
+		// two at a time until prep0 ends at 1.1 s and lifts the hold
+		{2, "[synth0@1s synth1@1s prep0@1.1s synth2@2s synth3@2.1s]"},
+	} {
+		t.Run(fmt.Sprint("hold ", tc.hold), func(t *testing.T) {
+			p := factsProfile(t)
+			p.Host.Cores = 8
+			p.Host.CPUOrder = CPULanes
+			p.Host.CPUHold = tc.hold
+			p.Stages["synthesize"] = StageProfile{Cores: 2, MemBWShare: 0.5}
+			p.Stages["prep"] = StageProfile{Cores: 2, MemBWShare: 0.5}
+			if err := p.validate(); err != nil {
+				t.Fatal(err)
+			}
+			k := NewKernel(p, []int64{16 * gib}, gpu.DefaultPoolPolicy(), 1)
+			var log []string
+			note := func(s string) func() { return func() { log = append(log, fmt.Sprintf("%s@%v", s, k.Now())) } }
+			for i := range 4 {
+				id := actors.PartitionID{Job: "j", Partition: i}
+				k.cpu.run(id, actors.StageSynthesize, time.Second, func() {
+					note(fmt.Sprint("synth", i))()
+					if i == 0 {
+						k.cpu.run(id, actors.StagePrep, 100*time.Millisecond, note("prep0"))
+					}
+				})
+			}
+			k.RunUntil(time.Hour, func() bool { return false })
+			slices.Sort(log)
+			want := strings.Fields(strings.Trim(tc.want, "[]"))
+			slices.Sort(want)
+			if fmt.Sprint(log) != fmt.Sprint(want) {
+				t.Fatalf("ran %v, want %v", log, want)
+			}
+		})
+	}
+}
+
+// A hold needs the lanes.
+func TestHoldNeedsLanes(t *testing.T) {
+	p := factsProfile(t)
+	p.Host.CPUOrder = CPUShared
+	p.Host.CPUHold = 2
+	if err := p.validate(); err == nil || !strings.Contains(err.Error(), "cpu_hold") {
+		t.Fatalf("cpu_hold with shared cores: %v", err)
 	}
 }

@@ -54,6 +54,11 @@ type HostProfile struct {
 	// order the partitions began their synthesis, each stage up to its
 	// cores, as production's par.Lane gives them (see CPU).
 	CPUOrder string `json:"cpu_order,omitempty"`
+	// CPUHold, with cpu_order "lanes", is how many lanes production's hold
+	// lets run (par.Hold: while no prepared partition waits for its
+	// compute, the syntheses of the later partitions wait for the first
+	// CPUHold lanes with work); 0: no hold, as production before it.
+	CPUHold int `json:"cpu_hold,omitempty"`
 }
 
 // CPU orders (HostProfile.CPUOrder).
@@ -246,6 +251,9 @@ func (p *Profile) validate() error {
 	}
 	if p.Host.Cores <= 0 {
 		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
+	}
+	if p.Host.CPUHold < 0 || (p.Host.CPUHold > 0 && p.Host.CPUOrder != CPULanes) {
+		return fmt.Errorf("field host.cpu_hold: %d, want 0, or more with cpu_order %q", p.Host.CPUHold, CPULanes)
 	}
 	switch p.Host.CPUOrder {
 	case "", CPUShared, CPULanes:

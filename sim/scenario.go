@@ -315,8 +315,10 @@ type Options struct {
 	// (0: no gate); SynthWorkers its synth_workers when positive.
 	HostMemLimitGiB *float64
 	SynthWorkers    int
-	// CPUOrder replaces the profile's host.cpu_order when set.
+	// CPUOrder replaces the profile's host.cpu_order when set, CPUHold its
+	// host.cpu_hold.
 	CPUOrder string
+	CPUHold  *int
 	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
 	// Observer, when set, also receives every event of the actors (a
@@ -353,9 +355,14 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	if o.Seed != nil {
 		r.seed = *o.Seed
 	}
-	if o.CPUOrder != "" {
+	if o.CPUOrder != "" || o.CPUHold != nil {
 		p := *s.profile
-		p.Host.CPUOrder = o.CPUOrder
+		if o.CPUOrder != "" {
+			p.Host.CPUOrder = o.CPUOrder
+		}
+		if o.CPUHold != nil {
+			p.Host.CPUHold = *o.CPUHold
+		}
 		if err := p.validate(); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", r.name, err)
 		}
