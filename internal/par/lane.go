@@ -142,11 +142,11 @@ func (p *corePool) yield(l *Lane) {
 // Hold(true) asks for the first partition's sake: from then on a chunk that
 // yields (Lane.Yield; the solver's groups do every few thousand ops) waits
 // there while two lanes made before its own have work queued or running
-// (holdLanes), and runs their work if it is queued. Hold(false) takes the request back; the
-// pool holds while any request stands. The runner asks while no prepared
-// partition waits for the GPU: at a job's start, and whenever the partition
-// computing is the last one ready. CUZK_CPU_HOLD=off makes Hold do nothing,
-// to measure against.
+// (holdLanes), and runs their work if it is queued. Hold(false) takes the
+// request back; the pool holds while any request stands. The runner asks
+// while no prepared partition waits for the GPU: at a job's start, and
+// whenever the partition computing is the last one ready. CUZK_CPU_HOLD=off
+// makes Hold do nothing, to measure against.
 func Hold(on bool) { pool().hold(on) }
 
 func (p *corePool) hold(on bool) {
