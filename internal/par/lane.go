@@ -92,7 +92,16 @@ func (l *Lane) Do(fs ...func()) {
 // wait for chunks of later ones that took every core while it was between
 // two batches: at porep-sha 2^22 the first partition's prep took 69 ms
 // behind them, against 20 ms alone. It is cheap when there is nothing to
-// yield to (one atomic load). The nil Lane yields to none.
+// yield to (one atomic load and runtime.Gosched). The nil Lane yields to
+// none.
+//
+// It also lets the goroutines outside the pool run (runtime.Gosched). The
+// pool's workers take every P, and a long chunk is not a scheduling point:
+// a goroutine back from a cgo call (a GPU stream's sync), woken by a timer
+// or sent a message waits for one to block or for the runtime to preempt
+// it, up to 10 ms later. With eight partitions solving, the first
+// compute of a lone porep-sha job at 2^22 on the H200 took 64-71 ms against
+// 49 ms once the solves had ended; BenchmarkOutsideWait shows the wait.
 func (l *Lane) Yield() {
 	if l != nil {
 		pool().yield(l)
@@ -116,6 +125,7 @@ func (p *corePool) yield(l *Lane) {
 			p.mu.Unlock()
 		}
 		if p.holders.Load() == 0 || l.rank <= p.admitted.Load() || holdOff() {
+			runtime.Gosched()
 			return
 		}
 		// Held: wait for the earlier lanes' work to end, or the hold to be

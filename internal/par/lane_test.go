@@ -1,6 +1,7 @@
 package par
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,4 +319,73 @@ func TestHoldAdmitsTwoLanes(t *testing.T) {
 	}
 	close(plug2)
 	<-secondDone
+}
+
+// A chunk's Yield lets the goroutines outside the pool run: with one P, a
+// goroutine made runnable while a chunk runs gets it at the chunk's next
+// Yield, not at the runtime's next preemption (10 ms later).
+func TestYieldLetsOtherGoroutinesRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := newCorePool(1)
+	l := &Lane{rank: 1}
+	var ran atomic.Bool
+	go func() { ran.Store(true) }()
+	yields := 0
+	for !ran.Load() {
+		if yields++; yields > 1000 {
+			t.Fatal("a goroutine made runnable did not run in 1000 yields")
+		}
+		p.yield(l)
+	}
+	if yields > 2 {
+		t.Errorf("the goroutine ran after %d yields, want the first", yields)
+	}
+}
+
+// BenchmarkOutsideWait runs one long chunk a core on lanes, as eight
+// partitions' solves do, while a goroutine outside the pool sleeps 200 µs
+// at a time (as one waits for a GPU stream), and reports how late it woke:
+// with the chunks calling Yield every 50 µs of work, and without.
+//
+//	go test -run - -bench OutsideWait ./internal/par/
+func BenchmarkOutsideWait(b *testing.B) {
+	for _, yielding := range []bool{true, false} {
+		name := map[bool]string{true: "yielding", false: "not-yielding"}[yielding]
+		b.Run(name, func(b *testing.B) {
+			var late time.Duration
+			wakes := 0
+			for b.Loop() {
+				var stop atomic.Bool
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					l := NewLane()
+					l.Range(runtime.GOMAXPROCS(0), 1, 1, func(lo, hi int) {
+						for !stop.Load() {
+							spinFor(50 * time.Microsecond)
+							if yielding {
+								l.Yield()
+							}
+						}
+					})
+				})
+				time.Sleep(5 * time.Millisecond) // the chunks take the Ps
+				for range 20 {
+					t0 := time.Now()
+					time.Sleep(200 * time.Microsecond)
+					late += time.Since(t0) - 200*time.Microsecond
+					wakes++
+				}
+				stop.Store(true)
+				wg.Wait()
+			}
+			b.ReportMetric(float64(late.Microseconds())/float64(wakes), "late-us/wake")
+		})
+	}
+}
+
+// spinFor keeps the core busy for d without a scheduling point.
+func spinFor(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+	}
 }
