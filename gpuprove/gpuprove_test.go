@@ -159,8 +159,12 @@ func TestGPUComputeEqualsCPU(t *testing.T) {
 		name string
 		opt  gpuprove.Options
 	}{
+		// Staged with a alone (nothing computes at stage): compute copies
+		// b, c and the wires ahead, beside a's and b's NTTs.
 		{"g2-beside", gpuprove.Options{BG2: true}},
 		{"g2-serial", gpuprove.Options{BG2: true, SerialG2: true}},
+		// The whole layout staged at once.
+		{"whole-in-order", gpuprove.Options{BG2: true, CopiesInOrder: true}},
 		// The resident G1 sets read through the points, not tables of them
 		// (every other resident case has tables: MSMTables auto).
 		{"no-msm-tables", gpuprove.Options{BG2: true, MSMTables: "off"}},
@@ -219,6 +223,12 @@ func computeEqualsCPU(t *testing.T, opt gpuprove.Options) {
 		t.Errorf("split MSMs saw %d zero, %d one and %d other scalars: want zeros and ones", zero, one, other)
 	} else {
 		t.Logf("split MSMs: %d zero, %d one, %d other scalars", zero, one, other)
+	}
+	// Nothing computed when each partition staged: the whole layout's
+	// staged a alone, unless in order.
+	alone := gpuprove.StagedAlone(g.Backend)
+	if want := opt.Layout != gpuprove.LayoutCompact && !opt.CopiesInOrder; (alone > 0) != want {
+		t.Errorf("%d partitions staged with a alone; want some: %v", alone, want)
 	}
 	u := g.Backend.Held(0)
 	t.Logf("device 0 holds: %+v", u)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -64,6 +65,9 @@ type deviceKeys struct {
 	// (estimatedSizes), not the library's: for the stand-in library, which
 	// has no sizing calls.
 	estimate bool
+
+	// computing counts the partitions in Compute on the device.
+	computing atomic.Int32
 
 	mu      sync.Mutex
 	keys    map[string]*resident
