@@ -45,7 +45,6 @@ type partition struct {
 	// waiting: prepared, and its compute not yet started (under the
 	// executor's mu; see Executor.hold).
 	waiting bool
-	fed     bool // prepared once at least (Executor.fed)
 
 	mu      sync.Mutex
 	timings prover.Timings
@@ -116,11 +115,6 @@ type Executor struct {
 	// waits for the device, so that the one due next gets them.
 	waiting int
 	holding bool
-	// fed counts the partitions prepared (once at least) and not released;
-	// narrowing says whether the executor asks the hold to let one lane
-	// run (par.HoldOne): while none is fed, with CUZK_CPU_HOLD_HEAD=one.
-	fed       int
-	narrowing bool
 }
 
 // NewExecutor returns an executor that computes with backend and records
@@ -332,9 +326,6 @@ func (e *Executor) Release(p actors.PartitionID) {
 		st.waiting = false
 		e.waiting--
 	}
-	if st != nil && st.fed {
-		e.fed--
-	}
 	e.hold()
 	e.mu.Unlock()
 	if st != nil {
@@ -352,10 +343,6 @@ func (e *Executor) Release(p actors.PartitionID) {
 func (e *Executor) setWaiting(st *partition, on bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if on && !st.fed {
-		st.fed = true
-		e.fed++
-	}
 	if st.waiting != on {
 		st.waiting = on
 		if on {
@@ -389,27 +376,11 @@ func (e *Executor) Computing(p actors.PartitionID) {
 // compute ended. The caller holds e.mu.
 func (e *Executor) hold() {
 	want := e.waiting < holdReady() && len(e.parts) > 0
-	one := want && e.fed == 0 && holdHeadOne()
-	if one && !e.narrowing {
-		e.narrowing = true
-		par.HoldOne(true)
-	}
 	if want != e.holding {
 		e.holding = want
 		par.Hold(want)
 	}
-	if !one && e.narrowing {
-		e.narrowing = false
-		par.HoldOne(false)
-	}
 }
-
-// holdHeadOne reads CUZK_CPU_HOLD_HEAD: "one" lets a single lane run while
-// no partition of the executor is prepared (the head of a lone job), where
-// the hold lets two otherwise.
-var holdHeadOne = sync.OnceValue(func() bool {
-	return strings.EqualFold(strings.TrimSpace(os.Getenv("CUZK_CPU_HOLD_HEAD")), "one")
-})
 
 // holdReady is how many prepared partitions waiting for their compute end
 // the hold: 1, or CUZK_CPU_HOLD_READY (1 to 8). With 2 the later solves

@@ -212,40 +212,6 @@ func TestExecutorCommitsWithTheBackend(t *testing.T) {
 	}
 }
 
-// With CUZK_CPU_HOLD_HEAD=one the hold lets one lane run until a partition
-// is prepared, and two from then on; released partitions are no longer fed.
-func TestExecutorHoldsOneLaneAtTheHead(t *testing.T) {
-	defer func(f func() bool) { holdHeadOne = f }(holdHeadOne)
-	holdHeadOne = func() bool { return true }
-	e := NewExecutor(prover.CPU{}, nil)
-	a, b := &partition{}, &partition{}
-	ida, idb := actors.PartitionID{Job: "j", Partition: 0}, actors.PartitionID{Job: "j", Partition: 1}
-	e.mu.Lock()
-	e.parts[ida], e.parts[idb] = a, b
-	e.hold()
-	holding, narrowing := e.holding, e.narrowing
-	e.mu.Unlock()
-	if !holding || !narrowing {
-		t.Fatalf("nothing prepared: holding %v, one lane %v", holding, narrowing)
-	}
-	e.setWaiting(a, true)
-	if e.holding || e.narrowing || e.fed != 1 {
-		t.Fatalf("a waits: holding %v, one lane %v, %d fed", e.holding, e.narrowing, e.fed)
-	}
-	e.Computing(ida)
-	if !e.holding || e.narrowing {
-		t.Fatalf("a computes, none waits: holding %v, one lane %v", e.holding, e.narrowing)
-	}
-	e.Release(ida)
-	if !e.holding || !e.narrowing || e.fed != 0 {
-		t.Fatalf("a released, b synthesizing: holding %v, one lane %v, %d fed", e.holding, e.narrowing, e.fed)
-	}
-	e.Release(idb)
-	if e.holding || e.narrowing {
-		t.Fatalf("no partitions left: holding %v, one lane %v", e.holding, e.narrowing)
-	}
-}
-
 // The executor asks the cores to hold while it has partitions and none is
 // prepared and waiting for its compute, and not once its partitions are
 // gone.

@@ -170,25 +170,6 @@ func (p *corePool) hold(on bool) {
 	p.mu.Unlock()
 }
 
-// HoldOne(true) narrows a hold to one lane, the earliest with work, while
-// the request stands (counted as Hold's); HoldOne(false) takes it back. The
-// runner asks, with CUZK_CPU_HOLD_HEAD=one, while none of its partitions is
-// prepared: the first partition's solve then has the host alone (36 ms at
-// porep-sha's 2^22 on the H200, against 45-48 ms beside the second's).
-func HoldOne(on bool) { pool().holdOne(on) }
-
-func (p *corePool) holdOne(on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if on {
-		p.narrow++
-	} else {
-		p.narrow--
-	}
-	p.admit()
-	p.wake.Broadcast()
-}
-
 // holdLanes is how many lanes with work a hold lets run: the first
 // partition's and the next one's. With one, a 10-partition porep-sha job at
 // 2^20 on the H200 fell from 83-86 % GPU busy to 69-80 %: its solve alone
@@ -210,20 +191,15 @@ func (p *corePool) started(b *batch) {
 	p.admit()
 }
 
-// admit sets admitted to the holdLanes-th lowest rank with work (the
-// lowest while a HoldOne request stands), or to MaxUint64 when fewer lanes
-// have work; the caller holds the lock.
+// admit sets admitted to the holdLanes-th lowest rank with work, or to
+// MaxUint64 when fewer lanes have work; the caller holds the lock.
 func (p *corePool) admit() {
 	ranks := make([]uint64, 0, len(p.active))
 	for r := range p.active {
 		ranks = append(ranks, r)
 	}
 	a := uint64(math.MaxUint64)
-	k := max(p.holdLanes, 1)
-	if p.narrow > 0 {
-		k = 1
-	}
-	if len(ranks) >= k {
+	if k := max(p.holdLanes, 1); len(ranks) >= k {
 		slices.Sort(ranks)
 		a = ranks[k-1]
 	}
@@ -285,7 +261,6 @@ type corePool struct {
 	// requests standing.
 	active    map[uint64]int
 	holdLanes int
-	narrow    int // HoldOne requests standing (under mu)
 	admitted  atomic.Uint64
 	holders   atomic.Int64
 }

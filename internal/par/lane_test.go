@@ -321,40 +321,6 @@ func TestHoldAdmitsTwoLanes(t *testing.T) {
 	<-secondDone
 }
 
-// HoldOne narrows a hold to the earliest lane with work: the second waits
-// until the first's work ends, or until the request is taken back.
-func TestHoldOneAdmitsOneLane(t *testing.T) {
-	p := newCorePool(3)
-	first, second := &Lane{rank: 10}, &Lane{rank: 20}
-	plug := make(chan struct{})
-	running := make(chan struct{})
-	firstDone := make(chan struct{})
-	go func() {
-		p.run(first, 1, func(int) { close(running); <-plug })
-		close(firstDone)
-	}()
-	<-running
-	p.hold(true)
-	defer p.hold(false)
-	p.holdOne(true)
-	held := make(chan struct{})
-	go p.run(second, 1, func(int) { p.yield(second); close(held) })
-	time.Sleep(20 * time.Millisecond)
-	select {
-	case <-held:
-		t.Fatal("the second lane went on under a hold of one lane")
-	default:
-	}
-	p.holdOne(false)
-	select {
-	case <-held:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second lane stayed held once the hold let two lanes run")
-	}
-	close(plug)
-	<-firstDone
-}
-
 // A chunk's Yield lets the goroutines outside the pool run: with one P, a
 // goroutine made runnable while a chunk runs gets it at the chunk's next
 // Yield, not at the runtime's next preemption (10 ms later).
