@@ -202,3 +202,48 @@ func TestReplicaCacheIsBounded(t *testing.T) {
 		t.Fatal("the oldest tree is still kept")
 	}
 }
+
+// The tree built on every core holds each node's label or hash, as one
+// core computes them.
+func TestPoRepSHAReplicaTree(t *testing.T) {
+	sh := porepSHAShape{challenges: 1, depth: 9, parents: 2, rounds: 4}
+	seed := []byte("tree")
+	r := buildPoRepSHAReplica(seed, sh)
+	if len(r.levels) != sh.depth+1 || len(r.levels[sh.depth]) != 1 {
+		t.Fatalf("%d levels, the last of %d nodes", len(r.levels), len(r.levels[len(r.levels)-1]))
+	}
+	for i, l := range r.levels[0] {
+		if want := porepSHALabel(r.id, i, porepSHAParents(seed, sh.parents, i), sh.rounds); l != want {
+			t.Fatalf("label %d: %x, want %x", i, l, want)
+		}
+	}
+	for d := 1; d <= sh.depth; d++ {
+		for i, n := range r.levels[d] {
+			if want := porepSHANode(r.levels[d-1][2*i], r.levels[d-1][2*i+1], sh.rounds); n != want {
+				t.Fatalf("level %d node %d: %x, want %x", d, i, n, want)
+			}
+		}
+	}
+}
+
+// BenchmarkPoRepSHAReplica builds a job's tree (labels and nodes) at the
+// layouts of 2^22 and 2^24, as the first partition of a job does.
+//
+//	go test -run - -bench PoRepSHAReplica ./circuits/
+func BenchmarkPoRepSHAReplica(b *testing.B) {
+	for _, lg := range []int{22, 24} {
+		l, err := PoRepSHA{}.Layout(1 << lg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sh, err := porepSHAShapeOf(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			for b.Loop() {
+				buildPoRepSHAReplica([]byte("bench"), sh)
+			}
+		})
+	}
+}
