@@ -384,10 +384,9 @@ func (e *Executor) hold() {
 
 // holdReady is how many prepared partitions waiting for their compute end
 // the hold: 1, or CUZK_CPU_HOLD_READY (1 to 8). With 2 the later solves
-// would also stay off the cores while one partition waits, sparing the
-// next compute and copy their bandwidth (in one 2^22 job on the H200 the
-// first compute took 64 ms beside eight solves, against 49 ms); not
-// measured yet.
+// also stay off the cores while one partition waits; one porep-sha job on
+// the H200 was as busy with 2 as with 1 (88-89 % at 2^22, 83-84 % at
+// 2^20; docs/host-memory.md).
 var holdReady = sync.OnceValue(func() int {
 	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("CUZK_CPU_HOLD_READY"))); err == nil && n >= 1 && n <= 8 {
 		return n
