@@ -99,9 +99,10 @@ func (l *Lane) Do(fs ...func()) {
 // pool's workers take every P, and a long chunk is not a scheduling point:
 // a goroutine back from a cgo call (a GPU stream's sync), woken by a timer
 // or sent a message waits for one to block or for the runtime to preempt
-// it, up to 10 ms later. With eight partitions solving, the first
-// compute of a lone porep-sha job at 2^22 on the H200 took 64-71 ms against
-// 49 ms once the solves had ended; BenchmarkOutsideWait shows the wait.
+// it, up to 10 ms later. With eight partitions solving beside it, the
+// first compute of a lone porep-sha job at 2^22 on the H200 took 64-71 ms
+// without this, 49-57 ms with it (49 ms once the solves had ended);
+// BenchmarkOutsideWait shows the wait.
 func (l *Lane) Yield() {
 	if l != nil {
 		pool().yield(l)
