@@ -557,27 +557,39 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 		}
 		st.ownBuf = true
 	}
+	if err := b.stageCopies(st, p); err != nil {
+		st.Release()
+		return nil, fmt.Errorf("gpu stage: %w", err)
+	}
+	return st, nil
+}
+
+// stageCopies copies the part of p that Stage copies into st's buffer, on
+// st's stream, and waits for it: from a pinned buffer in the device's
+// layout in one copy, else vector by vector; everything but what Compute
+// copies itself (a compact layout's rest, or a whole one's when a is
+// staged alone: stagesAlone).
+func (b *Backend) stageCopies(st *staged, p *prover.Prepared) error {
+	cd := st.dk.cd
 	m, pinned := p.Memory.(*pinnedPrep)
-	pinned = pinned && m.l == host
+	pinned = pinned && m.l == st.host
 	if st.alone = b.stagesAlone(st, pinned); st.alone {
 		b.stagedAlone.Add(1)
 	}
-	if pinned && host == st.l {
+	if pinned && st.host == st.l {
 		// Prepared in pinned memory in the device buffer's layout: one copy,
 		// of a alone when compute brings the rest.
-		bytes := host.total
+		bytes := st.host.total
 		if st.alone {
-			bytes = host.b
+			bytes = st.host.b
 		}
 		if err := cd.CopyInAsync(st.base, m.h, 0, bytes, st.s); err != nil {
-			st.Release()
-			return nil, fmt.Errorf("gpu stage: copy: %w", err)
+			return fmt.Errorf("copy: %w", err)
 		}
 		if err := cd.StreamSync(st.s); err != nil {
-			st.Release()
-			return nil, fmt.Errorf("gpu stage: copy: %w", err)
+			return fmt.Errorf("copy: %w", err)
 		}
-		return st, nil
+		return nil
 	}
 	vectors := []hostVector{vecA, vecB, vecC, vecWiresA, vecWiresB, vecWiresK}
 	if st.alone {
@@ -594,15 +606,13 @@ func (b *Backend) stage(ctx context.Context, pl *Placement, k *prover.Keys, p *p
 			continue // the A wires' copy
 		}
 		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
-			st.Release()
-			return nil, fmt.Errorf("gpu stage: %w", err)
+			return err
 		}
 	}
 	if err := cd.StreamSync(st.s); err != nil {
-		st.Release()
-		return nil, fmt.Errorf("gpu stage: copy: %w", err)
+		return fmt.Errorf("copy: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
 // stagesAlone says whether st, in the whole layout, stages a alone and
