@@ -44,8 +44,12 @@ type Event struct {
 	// a free and a trim the bytes it gave back to the device, for a
 	// cudaMemGetInfo the bytes it reported free.
 	Bytes int64
-	Count int
-	Err   string
+	// Copied is, for an OpCopyIn, the bytes the stage really moved when
+	// they differ from Bytes (a partition staged with a alone: gpuprove's
+	// stagesAlone); 0 otherwise.
+	Copied int64
+	Count  int
+	Err    string
 	// Async marks an EvDeviceOp that returned at enqueue (an asynchronous
 	// copy or kernel launch): its Took is the call's, not the work's.
 	Async bool

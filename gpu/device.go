@@ -189,7 +189,11 @@ type Result struct {
 	// cudaFree its buffer, a cudaMemPoolTrimTo what the pool let go; 0 for
 	// every other op.
 	Released int64
-	Err      error
+	// Copied is the bytes an OpCopyIn really moved where its stage said
+	// (a partition staged with a alone copies less than the op's Bytes);
+	// 0: the op's Bytes.
+	Copied int64
+	Err    error
 }
 
 // Info describes a device.

@@ -464,6 +464,7 @@ type staged struct {
 	prep      *prover.Prepared // the host vectors: a compact layout's compute copies from them
 	ahead     bool             // compact, a staged alone: compute copies the rest ahead (Backend.ahead)
 	alone     bool             // whole, a staged alone: compute copies the rest ahead (stagesAlone)
+	copied    int64            // bytes Stage copied
 	ownBuf    bool
 	ownStream bool
 	once      sync.Once
@@ -589,6 +590,7 @@ func (b *Backend) stageCopies(st *staged, p *prover.Prepared) error {
 		if err := cd.StreamSync(st.s); err != nil {
 			return fmt.Errorf("copy: %w", err)
 		}
+		st.copied = bytes
 		return nil
 	}
 	vectors := []hostVector{vecA, vecB, vecC, vecWiresA, vecWiresB, vecWiresK}
@@ -608,6 +610,7 @@ func (b *Backend) stageCopies(st *staged, p *prover.Prepared) error {
 		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
 			return err
 		}
+		st.copied += int64(len(v.of(p))) * scalarBytes
 	}
 	if err := cd.StreamSync(st.s); err != nil {
 		return fmt.Errorf("copy: %w", err)

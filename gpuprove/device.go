@@ -573,7 +573,17 @@ func (d *Device) runStage(s *stream, pl Placement, k *gpu.Kernel, drain bool) gp
 	if w == nil {
 		return gpu.Result{Err: err}
 	}
-	return d.runPartition(s, pl, k.Partition, "staging", "stage", w.Stage, drain)
+	// A partition's stage says what it copied (a alone, or everything).
+	var copied int64
+	if pw, ok := w.(partitionWork); ok {
+		pw.copied = &copied
+		w = pw
+	}
+	r := d.runPartition(s, pl, k.Partition, "staging", "stage", w.Stage, drain)
+	if r.Err == nil {
+		r.Copied = copied
+	}
+	return r
 }
 
 // runKernel runs a partition's compute on stream s, into the buffer the
@@ -619,12 +629,19 @@ func (d *Device) workOf(k *gpu.Kernel) (Work, error) {
 // partitionWork runs a partition's prover.Work with the device's backend,
 // where its design placed it.
 type partitionWork struct {
-	d *Device
-	w *prover.Work
+	d      *Device
+	w      *prover.Work
+	copied *int64 // if set, Stage's bytes copied go there
 }
 
 func (p partitionWork) stage(pl Placement) func() (prover.Staged, error) {
-	return func() (prover.Staged, error) { return p.d.backend.stage(p.w.Ctx, &pl, p.w.Keys, p.w.Prep) }
+	return func() (prover.Staged, error) {
+		st, err := p.d.backend.stage(p.w.Ctx, &pl, p.w.Keys, p.w.Prep)
+		if s, ok := st.(*staged); ok && err == nil && p.copied != nil {
+			*p.copied = s.copied
+		}
+		return st, err
+	}
 }
 
 // Stage implements Work.

@@ -104,6 +104,27 @@ func stageAloneThenTheRest(t *testing.T, b *Backend, dk *deviceKeys, k *prover.K
 		if want := computing == 0; st.alone != want || (b.stagedAlone.Load() > before) != want {
 			t.Fatalf("%d computing: staged alone %v", computing, st.alone)
 		}
+		// What Stage says it copied (the device's OpCopyIn result, which
+		// traces carry): a's bytes alone, else every vector.
+		var all int64
+		for _, v := range []hostVector{vecA, vecB, vecC, vecWiresA, vecWiresB, vecWiresK} {
+			if v != vecWiresB || !st.l.oneWireVector() {
+				all += int64(len(v.of(p))) * scalarBytes
+			}
+		}
+		wantCopied := all
+		if host == st.l {
+			wantCopied = host.total
+		}
+		if st.alone {
+			wantCopied = int64(len(p.A)) * scalarBytes
+			if host == st.l {
+				wantCopied = host.b
+			}
+		}
+		if st.copied != wantCopied {
+			t.Fatalf("%d computing: Stage says it copied %d bytes, want %d", computing, st.copied, wantCopied)
+		}
 		if st.alone {
 			if got := readBack(t, cd, st.ptr(st.l.b), 1, s); bytes.Equal(elemBytes(got), elemBytes(p.B[:1])) {
 				t.Fatal("b is on the device before Compute copied it")

@@ -233,6 +233,7 @@ type traceOp struct {
 	partition     string
 	start, end    float64
 	bytes         float64
+	copied        float64 // a copy_in's bytes really moved, where the trace says (0: bytes)
 	waited, err   bool
 	bytesRecorded bool // the trace gave the op's bytes (not inferred)
 }
@@ -268,11 +269,12 @@ func readTraceOps(t Trace) ([]traceOp, error) {
 			continue // not a device op
 		}
 		bytes, recorded := e.Args["bytes"].(float64)
+		copied, _ := e.Args["copied"].(float64)
 		errText, _ := e.Args["error"].(string)
 		waited, _ := e.Args["waited"].(bool)
 		part, _ := e.Args["partition"].(string)
 		ops = append(ops, traceOp{name: e.Name, device: e.Pid, tid: e.Tid, partition: part, start: e.Ts - took, end: e.Ts,
-			bytes: bytes, waited: waited, err: errText != "", bytesRecorded: recorded})
+			bytes: bytes, copied: copied, waited: waited, err: errText != "", bytesRecorded: recorded})
 	}
 	slices.SortStableFunc(ops, func(a, b traceOp) int { return cmp.Compare(a.start, b.start) })
 	type owner struct {
@@ -330,7 +332,9 @@ func fitCopies(traces [][]traceOp) copyFit {
 			if o.name != "copy_in" || o.err || o.bytes <= 0 || o.end <= o.start {
 				continue
 			}
-			s := sample{bytes: o.bytes, took: o.end - o.start, gap: math.Inf(1)}
+			// A partition staged with a alone moved fewer bytes than its
+			// op said (the trace's copied): the link's speed is theirs.
+			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
 			for j := i - 1; j >= 0; j-- {
 				f := ops[j]
 				if f.name == "free" && f.device == o.device && !f.err && f.end <= o.start {

@@ -265,6 +265,32 @@ func TestCalibrateJitter(t *testing.T) {
 	}
 }
 
+// A partition staged with a alone moved fewer bytes than its op said (the
+// trace's copied): the link's bandwidth comes from what moved. Three copies
+// of 1 GiB in 20 ms and three staged alone, 0.25 GiB of 1 GiB in 5 ms: 53.7
+// GB/s, where the ops' bytes would say 85.9.
+func TestCalibrateCopiesStagedAlone(t *testing.T) {
+	var b traceBuilder
+	for i := range 3 {
+		b.op("copy_in", float64(i)*1000+20, 20, gib)
+	}
+	for i := range 3 {
+		b.ev = append(b.ev, fmt.Sprintf(`{"name":"copy_in","ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":5000,"waited":false,"bytes":%d,"copied":%d}}`,
+			(float64(i)*1000+505)*1000, gib, gib/4))
+	}
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(gib) / 20e6; math.Abs(got.Device.H2DGBps-want) > 0.01 {
+		t.Errorf("bandwidth %.2f GB/s, want %.2f", got.Device.H2DGBps, want)
+	}
+}
+
 // A copy beside a free's work is delayed by the work left or by its own
 // length, whichever is less. Copies after frees of 4 GiB (8 ms of work at
 // 2 ms a GiB) beside 20 ms copies give the work; copies after frees of

@@ -121,6 +121,9 @@ func (t *Writer) Observe(e actors.Event) {
 		if e.Bytes != 0 {
 			args = append(args, "bytes", e.Bytes)
 		}
+		if e.Copied != 0 {
+			args = append(args, "copied", e.Copied)
+		}
 		if e.Err != "" {
 			args = append(args, "error", e.Err)
 		}
