@@ -603,14 +603,9 @@ func (b *Backend) stageCopies(st *staged, p *prover.Prepared) error {
 			vectors, st.ahead = vectors[:1], true // and b, beside a's NTTs
 		}
 	}
-	for _, v := range vectors {
-		if v == vecWiresB && st.l.oneWireVector() {
-			continue // the A wires' copy
-		}
-		if err := st.copyIn(v, st.ptr(v.offset(st.l))); err != nil {
-			return err
-		}
-		st.copied += int64(len(v.of(p))) * scalarBytes
+	var err error
+	if st.copied, err = st.copyVectors(vectors, st.s); err != nil {
+		return err
 	}
 	if err := cd.StreamSync(st.s); err != nil {
 		return fmt.Errorf("copy: %w", err)
@@ -661,13 +656,8 @@ func (st *staged) copyRest() (r *restAhead, err error) {
 		}
 	}()
 	for _, group := range [][]hostVector{{vecB}, {vecC}, {vecWiresA, vecWiresB, vecWiresK}} {
-		for _, v := range group {
-			if v == vecWiresB && st.l.oneWireVector() {
-				continue // the A wires' copy
-			}
-			if err := st.copyInOn(v, st.ptr(v.offset(st.l)), r.cs); err != nil {
-				return nil, err
-			}
+		if _, err := st.copyVectors(group, r.cs); err != nil {
+			return nil, err
 		}
 		e, err := cd.NewEvent()
 		if err != nil {
@@ -724,6 +714,23 @@ func (v hostVector) offset(l layout) int64 {
 
 func (v hostVector) of(p *prover.Prepared) []fr.Element {
 	return [...][]fr.Element{p.A, p.B, p.C, p.WiresA, p.WiresB, p.WiresK}[v]
+}
+
+// copyVectors copies the partition's vectors vs to their places in its
+// layout on stream on, the B wires not where they are the A wires' vector,
+// and returns the bytes it copied.
+func (s *staged) copyVectors(vs []hostVector, on cuda.Stream) (int64, error) {
+	var bytes int64
+	for _, v := range vs {
+		if v == vecWiresB && s.l.oneWireVector() {
+			continue // the A wires' copy
+		}
+		if err := s.copyInOn(v, s.ptr(v.offset(s.l)), on); err != nil {
+			return bytes, err
+		}
+		bytes += int64(len(v.of(s.prep))) * scalarBytes
+	}
+	return bytes, nil
 }
 
 // copyIn copies host vector v of the partition to dst on the partition's
