@@ -190,6 +190,27 @@ func (b *traceBuilder) op(name string, endMs, tookMs float64, bytes int64) {
 		name, endMs*1000, tookMs*1000, bytes))
 }
 
+// calibrate fits base's device figures to the builder's trace, of a
+// partition of 2^20 constraints.
+func (b *traceBuilder) calibrate(t *testing.T, base *Profile) *Profile {
+	t.Helper()
+	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// contentionBase is the contention profile the device fits start from.
+func contentionBase(t *testing.T) *Profile {
+	t.Helper()
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
 func (b *traceBuilder) json() []byte {
 	return []byte(`{"traceEvents":[` + strings.Join(b.ev, ",") + `]}`)
 }
@@ -215,14 +236,8 @@ func TestCalibrateHandoffFromLockSpans(t *testing.T) {
 		b.span(0, "wait compute", p, ask, 0.01)
 		b.span(0, "wait mem", p, at+50, 0.01) // the next request, long after
 	}
-	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := contentionBase(t)
+	got := b.calibrate(t, base)
 	if h := got.Host.Handoff; h == nil || h.NewestFirst != 0.75 {
 		t.Errorf("handoff %+v, want newest first 0.75 (3 of 4)", h)
 	}
@@ -278,14 +293,7 @@ func TestCalibrateCopiesStagedAlone(t *testing.T) {
 		b.ev = append(b.ev, fmt.Sprintf(`{"name":"copy_in","ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":5000,"waited":false,"bytes":%d,"copied":%d}}`,
 			(float64(i)*1000+505)*1000, gib, gib/4))
 	}
-	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := b.calibrate(t, contentionBase(t))
 	if want := float64(gib) / 20e6; math.Abs(got.Device.H2DGBps-want) > 0.01 {
 		t.Errorf("bandwidth %.2f GB/s, want %.2f", got.Device.H2DGBps, want)
 	}
@@ -308,20 +316,12 @@ func TestCalibrateFreeWorkOutlastingTheCopy(t *testing.T) {
 			b.op("free", at, 1, freed)
 			b.op("copy_in", at+tookMs, tookMs, gib)
 		}
-		base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Device.FreeCopyWorkMsPerGiB
+		return b.calibrate(t, contentionBase(t)).Device.FreeCopyWorkMsPerGiB
 	}
 	if got := fit(4*gib, 28); math.Abs(got-2) > 1e-9 {
 		t.Errorf("4 GiB freed, copies 8 ms longer: %g ms a GiB, want 2", got)
 	}
-	base, _ := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	base := contentionBase(t)
 	if got := fit(12*gib, 40); got != base.Device.FreeCopyWorkMsPerGiB {
 		t.Errorf("12 GiB freed, copies twice as long: %g ms a GiB, want the base's %g kept", got, base.Device.FreeCopyWorkMsPerGiB)
 	}
@@ -347,16 +347,9 @@ func TestCalibrateFreeWorkMostCopiesOutlasted(t *testing.T) {
 		at := 20000.0
 		b.op("free", at, 1, 12*gib)
 		b.op("copy_in", at+31, 31, gib) // 11 ms longer: 0.92 ms a GiB
-		base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
-		if err != nil {
-			t.Fatal(err)
-		}
+		base := contentionBase(t)
 		base.Device.FreeCopyWorkMsPerGiB = baseWork
-		got, _, err := CalibrateDevice(base, 1<<20, Trace{"synthetic", b.json()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Device.FreeCopyWorkMsPerGiB
+		return b.calibrate(t, base).Device.FreeCopyWorkMsPerGiB
 	}
 	if got := fit(2.45); got != 2.45 {
 		t.Errorf("6 of 7 copies outlasted: %g ms a GiB, want the profile's 2.45 kept", got)
