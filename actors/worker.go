@@ -237,8 +237,9 @@ func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
 		// limit really left (sim calibrate --ballast-trace).
 		e.Bytes = m.Result.Free
 	case gpu.OpCopyIn:
-		// What the stage really copied, where it says and it is less
-		// (sim calibrate fits the link's bandwidth from it).
+		// What the stage really copied, where it says and that differs
+		// from the op's bytes (sim calibrate fits the link's bandwidth
+		// from it).
 		if m.Result.Copied > 0 && m.Result.Copied != op.Bytes {
 			e.Copied = m.Result.Copied
 		}
