@@ -140,6 +140,8 @@ func TestPoRepSHACountIsLinear(t *testing.T) {
 		for _, l := range []Layout{
 			{"challenges": 3, "depth": 2, "parents": 1, "fill": 1},
 			{"challenges": 2, "depth": 3, "parents": 3, "fill": 5},
+			{"challenges": 3, "depth": 2, "parents": 1, "fill": 1, "links": 1},
+			{"challenges": 2, "depth": 3, "parents": 3, "fill": 5, "links": 1},
 		} {
 			if rounds == 1 && l["parents"] > 1 {
 				continue // layouts keep one parent block at one round
@@ -156,7 +158,7 @@ func TestPoRepSHAFullRoundsPrediction(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("compiles 180,000 constraints")
 	}
-	checkPrediction(t, PoRepSHA{}, Layout{"challenges": 1, "depth": 2, "parents": 2, "rounds": 64, "fill": 3})
+	checkPrediction(t, PoRepSHA{}, Layout{"challenges": 1, "depth": 2, "parents": 2, "rounds": 64, "fill": 3, "links": 1})
 }
 
 // mimc's chain is compressed by gnark's compiler every 299 links, at two
@@ -200,6 +202,7 @@ func TestBadLayouts(t *testing.T) {
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 0, "rounds": 1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 1, "rounds": 1, "fill": -1}},
 		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 2, "rounds": 1}},
+		{"porep-sha", Layout{"challenges": 1, "depth": 1, "parents": 1, "rounds": 1, "links": 2}},
 	} {
 		c, _ := Lookup(tc.circuit)
 		if _, err := c.Constraints(tc.l); err == nil {

@@ -31,6 +31,18 @@ import (
 //     private message words, take up what is left of the size target below
 //     one more parent block for every challenge: they are work of the same
 //     shape, not part of the statement.
+//   - A linked layout (layout key links; Layout links every layout) gives
+//     each challenge's chain as private links: the labeling state after
+//     every compression but the last (eight words), then the label and
+//     every path node below the root. Each link is checked equal to what
+//     the compression before it computed, and the next compression reads
+//     the link's bits, not that compression's. The statement is the same;
+//     what changes is the witness's critical path: unlinked, a challenge's
+//     compressions can only be solved one after another (at 2^20, two
+//     chains of half the partition each), linked, every compression can be
+//     solved at once. Filecoin's partition has the same property from its
+//     width: about 18 challenges of 11 layers' labelings and several
+//     paths each, hundreds of independent chains.
 //
 // Public inputs: the replica id, the root and the K challenge indices. The
 // challenges of a partition are derived from the job seed and the partition
@@ -50,6 +62,7 @@ type porepSHACircuit struct {
 	Challenges []frontend.Variable   `gnark:",public"`
 	Parents    [][]frontend.Variable // per challenge, 2P parent labels
 	Paths      [][]frontend.Variable // per challenge, D siblings from the leaf up
+	Links      [][]frontend.Variable // per challenge of a linked layout, its chain's links (linkCount)
 	Fill       []frontend.Variable   // message words of the fill rounds
 	shape      porepSHAShape
 }
@@ -57,6 +70,17 @@ type porepSHACircuit struct {
 // porepSHAShape is a layout of PoRepSHA, checked.
 type porepSHAShape struct {
 	challenges, depth, parents, rounds, fill int
+	links                                    bool
+}
+
+// linkCount is the number of links a challenge has: eight words of the
+// labeling state before each parent block, then the label and the path's
+// nodes below the root, one before each level.
+func (sh porepSHAShape) linkCount() int {
+	if !sh.links {
+		return 0
+	}
+	return 8*sh.parents + sh.depth
 }
 
 // porepSHALayer is the layer the labels are said to be on: SDR's first.
@@ -137,8 +161,12 @@ func (c *porepSHACircuit) Define(api frontend.API) error {
 		for j := 11; j < 16; j++ {
 			first[j] = constWord(0)
 		}
+		links := c.Links[k]
 		st := g.compress(iv, first, sh.rounds)
 		for p := 0; p < sh.parents; p++ {
+			if sh.links {
+				st = g.linkState(st, links[8*p:8*p+8])
+			}
 			var blk [16]word
 			a, b := g.digestOf(c.Parents[k][2*p]), g.digestOf(c.Parents[k][2*p+1])
 			copy(blk[:8], a[:])
@@ -147,6 +175,9 @@ func (c *porepSHACircuit) Define(api frontend.API) error {
 		}
 		cur := truncate(st)
 		for d := 0; d < sh.depth; d++ {
+			if sh.links {
+				cur = g.linkDigest(cur, links[8*sh.parents+d])
+			}
 			sib := g.digestOf(c.Paths[k][d])
 			var blk [16]word
 			for w := range 8 {
@@ -176,9 +207,29 @@ func (c *porepSHACircuit) Define(api frontend.API) error {
 	return nil
 }
 
+// linkState checks that a private link's eight words are the state st and
+// returns the link's bits in its place.
+func (g shaGadget) linkState(st digest, link []frontend.Variable) digest {
+	var out digest
+	for w := range st {
+		g.api.AssertIsEqual(g.pack(st[w]), link[w])
+		copy(out[w][:], g.api.ToBinary(link[w], 32))
+	}
+	return out
+}
+
+// linkDigest checks that a private link is the truncated digest d and
+// returns the link's bits in its place.
+func (g shaGadget) linkDigest(d digest, link frontend.Variable) digest {
+	g.api.AssertIsEqual(g.packDigest(d), link)
+	return g.digestOf(link)
+}
+
 func porepSHAShapeOf(l Layout) (porepSHAShape, error) {
-	sh := porepSHAShape{challenges: l["challenges"], depth: l["depth"], parents: l["parents"], rounds: l["rounds"], fill: l["fill"]}
+	sh := porepSHAShape{challenges: l["challenges"], depth: l["depth"], parents: l["parents"], rounds: l["rounds"], fill: l["fill"], links: l["links"] == 1}
 	switch {
+	case l["links"] != 0 && l["links"] != 1:
+		return sh, fmt.Errorf("porep-sha layout %s: links must be 0 or 1", l)
 	case sh.challenges < 1:
 		return sh, fmt.Errorf("porep-sha layout %s: challenges must be at least 1", l)
 	case sh.depth < 1 || sh.depth > porepSHAMaxDepth:
@@ -197,7 +248,11 @@ func porepSHAShapeOf(l Layout) (porepSHAShape, error) {
 }
 
 func (sh porepSHAShape) layout() Layout {
-	return Layout{"challenges": sh.challenges, "depth": sh.depth, "parents": sh.parents, "rounds": sh.rounds, "fill": sh.fill}
+	l := Layout{"challenges": sh.challenges, "depth": sh.depth, "parents": sh.parents, "rounds": sh.rounds, "fill": sh.fill}
+	if sh.links {
+		l["links"] = 1
+	}
+	return l
 }
 
 // Shape implements Circuit.
@@ -214,12 +269,14 @@ func porepSHAEmpty(sh porepSHAShape) *porepSHACircuit {
 		Challenges: make([]frontend.Variable, sh.challenges),
 		Parents:    make([][]frontend.Variable, sh.challenges),
 		Paths:      make([][]frontend.Variable, sh.challenges),
+		Links:      make([][]frontend.Variable, sh.challenges),
 		Fill:       make([]frontend.Variable, sh.fill),
 		shape:      sh,
 	}
 	for k := range c.Parents {
 		c.Parents[k] = make([]frontend.Variable, 2*sh.parents)
 		c.Paths[k] = make([]frontend.Variable, sh.depth)
+		c.Links[k] = make([]frontend.Variable, sh.linkCount())
 	}
 	return c
 }
@@ -240,13 +297,27 @@ func (PoRepSHA) Assign(l Layout, seed []byte, partition int) (frontend.Circuit, 
 	for k := range sh.challenges {
 		idx := porepChallenge(seed, sh.depth, sh.challenges, partition, k)
 		c.Challenges[k] = idx
-		for i, p := range porepSHAParents(seed, sh.parents, idx) {
+		parents := porepSHAParents(seed, sh.parents, idx)
+		for i, p := range parents {
 			c.Parents[k][i] = digestFr(p)
 		}
 		pos := idx
 		for d := range sh.depth {
 			c.Paths[k][d] = digestFr(r.levels[d][pos^1])
 			pos >>= 1
+		}
+		if sh.links {
+			var states [][8]uint32
+			porepSHALabel(r.id, idx, parents, sh.rounds, &states)
+			links := c.Links[k]
+			for p, st := range states {
+				for w, v := range st {
+					links[8*p+w] = v
+				}
+			}
+			for d := range sh.depth {
+				links[8*sh.parents+d] = digestFr(r.levels[d][idx>>d])
+			}
 		}
 	}
 	rw := porepSHARandom(seed, "porep-sha/fill", partition)

@@ -32,8 +32,9 @@ func (u porepSHAUnits) perChallenge(depth, parents int) int {
 // compressions: there no constant word of SHA-256's initial state is left in
 // a compression's output, so a level costs the same over any label and a
 // first parent block costs what every further one does.
-func porepSHAUnitsFor(rounds int) (porepSHAUnits, error) {
-	if v, ok := porepSHACosts.Load(rounds); ok {
+func porepSHAUnitsFor(rounds int, links bool) (porepSHAUnits, error) {
+	key := porepSHACostKey{rounds, links}
+	if v, ok := porepSHACosts.Load(key); ok {
 		return v.(porepSHAUnits), nil
 	}
 	u, err := porepSHAFixedUnits()
@@ -41,7 +42,7 @@ func porepSHAUnitsFor(rounds int) (porepSHAUnits, error) {
 		return u, err
 	}
 	count := func(depth, parents int) (int, error) {
-		return porepSHACount(porepSHAShape{challenges: 1, depth: depth, parents: parents, rounds: rounds})
+		return porepSHACount(porepSHAShape{challenges: 1, depth: depth, parents: parents, rounds: rounds, links: links})
 	}
 	one, err := count(0, 1)
 	if err != nil {
@@ -58,7 +59,7 @@ func porepSHAUnitsFor(rounds int) (porepSHAUnits, error) {
 			return u, err
 		}
 		u.level, u.block = path-bare, one-bare
-		porepSHACosts.Store(rounds, u)
+		porepSHACosts.Store(key, u)
 		return u, nil
 	}
 	// Below four rounds constant words survive into the nodes, and a level
@@ -82,12 +83,13 @@ func porepSHAUnitsFor(rounds int) (porepSHAUnits, error) {
 		}
 		u.block = two - one
 	}
-	porepSHACosts.Store(rounds, u)
+	porepSHACosts.Store(key, u)
 	return u, nil
 }
 
 // porepSHAFixedUnits measures the units that do not depend on the round
-// count (the replica id's bits; a fill round), on one-round instances.
+// count or on links (the replica id's bits; a fill round), on one-round
+// instances.
 var porepSHAFixedUnits = sync.OnceValues(func() (porepSHAUnits, error) {
 	base := porepSHAShape{challenges: 1, parents: 1, rounds: 1}
 	c0, err := porepSHACount(base)
@@ -108,7 +110,13 @@ var porepSHAFixedUnits = sync.OnceValues(func() (porepSHAUnits, error) {
 	return porepSHAUnits{fixed: c0 - (c2 - c0), round: cf - c0}, nil
 })
 
-var porepSHACosts sync.Map // rounds → porepSHAUnits
+// porepSHACostKey is what the units depend on.
+type porepSHACostKey struct {
+	rounds int
+	links  bool
+}
+
+var porepSHACosts sync.Map // porepSHACostKey → porepSHAUnits
 
 // porepSHACount compiles a shape, checked or not, and counts its constraints.
 func porepSHACount(sh porepSHAShape) (int, error) {
@@ -149,7 +157,7 @@ func (PoRepSHA) Layout(target int) (Layout, error) {
 			return sh.layout(), nil
 		}
 	}
-	return porepSHAShape{challenges: 1, depth: 1, parents: 1, rounds: 1}.layout(), nil
+	return porepSHAShape{challenges: 1, depth: 1, parents: 1, rounds: 1, links: true}.layout(), nil
 }
 
 // porepSHAFit lays out a target at a depth, if one challenge fits. The cost
@@ -158,7 +166,7 @@ func (PoRepSHA) Layout(target int) (Layout, error) {
 // measures the costs of round counts it cannot use.
 func porepSHAFit(target, depth int) (porepSHAShape, bool, error) {
 	fits := func(rounds int) (porepSHAUnits, bool, error) {
-		u, err := porepSHAUnitsFor(rounds)
+		u, err := porepSHAUnitsFor(rounds, true)
 		return u, err == nil && u.fixed+u.perChallenge(depth, 1) <= target, err
 	}
 	rounds, best := 0, porepSHAUnits{}
@@ -189,7 +197,7 @@ func porepSHAFit(target, depth int) (porepSHAShape, bool, error) {
 		return porepSHAShape{}, false, nil
 	}
 	u := best
-	sh := porepSHAShape{depth: depth, rounds: rounds, parents: 1}
+	sh := porepSHAShape{depth: depth, rounds: rounds, parents: 1, links: true}
 	one := u.perChallenge(depth, 1)
 	sh.challenges = (target - u.fixed) / one
 	left := target - u.fixed - sh.challenges*one
@@ -208,7 +216,7 @@ func (PoRepSHA) Constraints(l Layout) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	u, err := porepSHAUnitsFor(sh.rounds)
+	u, err := porepSHAUnitsFor(sh.rounds, sh.links)
 	if err != nil {
 		return 0, fmt.Errorf("porep-sha costs at %d rounds: %w", sh.rounds, err)
 	}

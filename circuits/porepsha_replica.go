@@ -66,13 +66,18 @@ func porepSHAParents(seed []byte, parents, node int) [][8]uint32 {
 }
 
 // porepSHALabel is a node's label: the labeling step out of the circuit.
-func porepSHALabel(id [8]uint32, node int, parents [][8]uint32, rounds int) [8]uint32 {
+// With states set it appends the state after each compression but the last
+// (a linked layout's links).
+func porepSHALabel(id [8]uint32, node int, parents [][8]uint32, rounds int, states *[][8]uint32) [8]uint32 {
 	var blk [16]uint32
 	copy(blk[:8], id[:])
 	blk[8] = porepSHALayer
 	blk[10] = uint32(node)
 	st := shaCompress(shaIV, &blk, rounds)
 	for p := 0; p+1 < len(parents); p += 2 {
+		if states != nil {
+			*states = append(*states, st)
+		}
 		copy(blk[:8], parents[p][:])
 		copy(blk[8:], parents[p+1][:])
 		st = shaCompress(st, &blk, rounds)
@@ -95,7 +100,7 @@ func buildPoRepSHAReplica(seed []byte, sh porepSHAShape) *porepSHAReplica {
 	leaves := make([][8]uint32, 1<<sh.depth)
 	par.Range(len(leaves), replicaChunk, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			leaves[i] = porepSHALabel(r.id, i, porepSHAParents(seed, sh.parents, i), sh.rounds)
+			leaves[i] = porepSHALabel(r.id, i, porepSHAParents(seed, sh.parents, i), sh.rounds, nil)
 		}
 	})
 	r.levels = append(r.levels, leaves)

@@ -213,7 +213,7 @@ func TestPoRepSHAReplicaTree(t *testing.T) {
 		t.Fatalf("%d levels, the last of %d nodes", len(r.levels), len(r.levels[len(r.levels)-1]))
 	}
 	for i, l := range r.levels[0] {
-		if want := porepSHALabel(r.id, i, porepSHAParents(seed, sh.parents, i), sh.rounds); l != want {
+		if want := porepSHALabel(r.id, i, porepSHAParents(seed, sh.parents, i), sh.rounds, nil); l != want {
 			t.Fatalf("label %d: %x, want %x", i, l, want)
 		}
 	}

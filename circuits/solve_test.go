@@ -104,26 +104,40 @@ func BenchmarkSolve(b *testing.B) {
 //
 // CUZK_SOLVE_LOGS=20,22,25 picks the sizes (default 20,22); 2^22 compiles
 // in about 20 s on two cores (stamped), in about 4 GiB. It logs the compile's
-// and the solver's layout times.
+// and the solver's layout times. CUZK_SOLVE_UNLINKED=1 also solves each
+// layout without its links (2^k/unlinked), whose challenges are one chain
+// each.
 func BenchmarkSolvePoRepSHA(b *testing.B) {
-	for _, lg := range solveLogs(b, 20, 22) {
-		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
-			p, vec, res := solveSetup(b, "porep-sha", 1<<lg)
-			runtime.GC() // the compile's garbage is not the solve's
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				if err := p.SolveInto(vec, res); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := cpuTime() - cpu0
-			n := float64(b.N)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/float64(p.Constraints()), "ns/constraint")
-			b.ReportMetric(float64(cpu.Nanoseconds())/n/float64(p.Constraints()), "cpu-ns/constraint")
-			b.ReportMetric(cpu.Seconds()/n, "cpu-s/partition")
-		})
+	variants := []string{""}
+	if os.Getenv("CUZK_SOLVE_UNLINKED") != "" {
+		variants = append(variants, "/unlinked")
 	}
+	for _, lg := range solveLogs(b, 20, 22) {
+		for _, v := range variants {
+			b.Run(fmt.Sprintf("2^%d%s", lg, v), func(b *testing.B) { benchSolvePoRepSHA(b, lg, v != "") })
+		}
+	}
+}
+
+func benchSolvePoRepSHA(b *testing.B, lg int, unlinked bool) {
+	p, vec, res := solveSetupLayout(b, "porep-sha", 1<<lg, func(l circuits.Layout) {
+		if unlinked {
+			delete(l, "links")
+		}
+	})
+	runtime.GC() // the compile's garbage is not the solve's
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if err := p.SolveInto(vec, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - cpu0
+	n := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/float64(p.Constraints()), "ns/constraint")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n/float64(p.Constraints()), "cpu-ns/constraint")
+	b.ReportMetric(cpu.Seconds()/n, "cpu-s/partition")
 }
 
 // BenchmarkSolvesAhead runs eight porep-sha solves at once, as synthesis
@@ -215,6 +229,11 @@ func cpuTime() time.Duration {
 // program and solves one assignment of it: the program, the witness and a
 // result to solve into again.
 func solveSetup(b *testing.B, name string, target int) (*solve.Program, fr.Vector, *solve.Result) {
+	return solveSetupLayout(b, name, target, func(circuits.Layout) {})
+}
+
+// solveSetupLayout is solveSetup with the target's layout changed by edit.
+func solveSetupLayout(b *testing.B, name string, target int, edit func(circuits.Layout)) (*solve.Program, fr.Vector, *solve.Result) {
 	b.Helper()
 	c, err := circuits.Lookup(name)
 	if err != nil {
@@ -224,6 +243,7 @@ func solveSetup(b *testing.B, name string, target int) (*solve.Program, fr.Vecto
 	if err != nil {
 		b.Fatal(err)
 	}
+	edit(l)
 	t0 := time.Now()
 	ccs, err := circuits.Compile(c, l)
 	if err != nil {

@@ -47,8 +47,19 @@ const stampMinChallenges = 3
 type stampSections struct {
 	preludeInst, blockInst, fillInst int
 	preludeWire, blockWire, fillWire int
-	parents, depth, fill             int // secret inputs per challenge: 2·parents + depth; then fill
+	parents, depth, links, fill      int // secret inputs per challenge: 2·parents + depth + links; then fill
 }
+
+// groups are the sizes of a challenge's secret inputs, in the order of the
+// circuit's fields: its parents, its path, its links.
+func (s stampSections) groups() [3]int { return [3]int{2 * s.parents, s.depth, s.links} }
+
+// perChallenge is the number of secret inputs of a challenge.
+func (s stampSections) perChallenge() int { return 2*s.parents + s.depth + s.links }
+
+// groupPrefix are the names gnark gives the groups' inputs, up to the
+// challenge's index.
+var groupPrefix = [3]string{"Parents_", "Paths_", "Links_"}
 
 // compilePoRepSHA compiles a porep-sha shape, by stamping where it has at
 // least stampMinChallenges challenges; a system that cannot be stamped
@@ -132,7 +143,7 @@ func porepSHASections(one, two, filled *cs.R1CS, sh porepSHAShape) (stampSection
 		blockWire: wires(two) - wires(one),
 		fillInst:  inst(filled) - inst(one),
 		fillWire:  wires(filled) - wires(one),
-		parents:   sh.parents, depth: sh.depth, fill: sh.fill,
+		parents:   sh.parents, depth: sh.depth, links: sh.linkCount(), fill: sh.fill,
 	}
 	sec.preludeInst = inst(one) - sec.blockInst
 	sec.preludeWire = wires(one) - sec.blockWire
@@ -142,16 +153,16 @@ func porepSHASections(one, two, filled *cs.R1CS, sh porepSHAShape) (stampSection
 	if pub := one.GetNbPublicVariables(); pub != 4 {
 		return sec, fmt.Errorf("%w: %d public wires, want 4 (one, replica id, root, challenge)", errNotStampable, pub)
 	}
-	if n := one.GetNbSecretVariables(); n != 2*sh.parents+sh.depth {
-		return sec, fmt.Errorf("%w: %d secret wires, want %d", errNotStampable, n, 2*sh.parents+sh.depth)
+	if n := one.GetNbSecretVariables(); n != sec.perChallenge() {
+		return sec, fmt.Errorf("%w: %d secret wires, want %d", errNotStampable, n, sec.perChallenge())
 	}
 	return sec, nil
 }
 
 // stamper moves the wires of a one-challenge system t into a system of k
 // challenges: publics one, replica id, root, then the K challenges; secrets
-// the K challenges' parents, then their paths, then the fill; internal wires
-// the prelude's, the K challenges', the fill's.
+// the K challenges' parents, then their paths, then their links, then the
+// fill; internal wires the prelude's, the K challenges', the fill's.
 type stamper struct {
 	t   *cs.R1CS
 	sec stampSections
@@ -171,7 +182,7 @@ const (
 // wire maps template wire v, met in section part (of challenge c), to the
 // stamped system's; a wire of another challenge's section cannot be mapped.
 func (m *stamper) wire(v uint32, part, c int) (uint32, error) {
-	per := 2*m.sec.parents + m.sec.depth
+	per := m.sec.perChallenge()
 	switch w := int(v); {
 	case w < m.tPub:
 		if w == 3 {
@@ -183,22 +194,24 @@ func (m *stamper) wire(v uint32, part, c int) (uint32, error) {
 		return v, nil
 	case w < m.tPub+m.tSec:
 		s := w - m.tPub
-		switch {
-		case s < 2*m.sec.parents:
-			if part != inBlock {
-				return 0, fmt.Errorf("%w: a parent outside its challenge", errNotStampable)
-			}
-			return uint32(m.sPub + c*2*m.sec.parents + s), nil
-		case s < per:
-			if part != inBlock {
-				return 0, fmt.Errorf("%w: a path outside its challenge", errNotStampable)
-			}
-			return uint32(m.sPub + m.k*2*m.sec.parents + c*m.sec.depth + s - 2*m.sec.parents), nil
-		default:
+		if s >= per {
 			if part != inFill {
 				return 0, fmt.Errorf("%w: a fill word outside the fill", errNotStampable)
 			}
 			return uint32(m.sPub + m.k*per + s - per), nil
+		}
+		// Group g of challenge c follows the K challenges' earlier groups
+		// and the group of the challenges before c.
+		before := 0
+		for g, n := range m.sec.groups() {
+			if s < n {
+				if part != inBlock {
+					return 0, fmt.Errorf("%w: a challenge's %s input outside its challenge", errNotStampable, strings.TrimSuffix(groupPrefix[g], "_"))
+				}
+				return uint32(m.sPub + m.k*before + c*n + s), nil
+			}
+			s -= n
+			before += n
 		}
 	}
 	switch i := int(v) - m.tPub - m.tSec; {
@@ -258,7 +271,7 @@ type section struct {
 func stamp(t *cs.R1CS, sec stampSections, k int) (*cs.R1CS, error) {
 	if len(t.Instructions) != sec.preludeInst+sec.blockInst+sec.fillInst ||
 		t.NbInternalVariables != sec.preludeWire+sec.blockWire+sec.fillWire ||
-		t.GetNbSecretVariables() != 2*sec.parents+sec.depth+sec.fill {
+		t.GetNbSecretVariables() != sec.perChallenge()+sec.fill {
 		return nil, fmt.Errorf("%w: the template does not have the sections' sizes", errNotStampable)
 	}
 	if len(t.CommitmentInfo.CommitmentIndexes()) != 0 || len(t.GkrInfo.Circuit) != 0 {
@@ -266,7 +279,7 @@ func stamp(t *cs.R1CS, sec stampSections, k int) (*cs.R1CS, error) {
 	}
 	m := &stamper{t: t, sec: sec, k: k, tPub: t.GetNbPublicVariables(), tSec: t.GetNbSecretVariables()}
 	m.sPub = 3 + k
-	m.sSec = k*(2*sec.parents+sec.depth) + sec.fill
+	m.sSec = k*sec.perChallenge() + sec.fill
 	s := cs.NewR1CS(0)
 
 	// Blueprints and coefficients in the template's order, so that their
@@ -293,17 +306,16 @@ func stamp(t *cs.R1CS, sec stampSections, k int) (*cs.R1CS, error) {
 	for c := range k {
 		s.AddPublicVariable(renumber(t.Public[3], "Challenges_", c))
 	}
-	for c := range k {
-		for _, name := range t.Secret[:2*sec.parents] {
-			s.AddSecretVariable(renumber(name, "Parents_", c))
+	at := 0
+	for g, n := range sec.groups() {
+		for c := range k {
+			for _, name := range t.Secret[at : at+n] {
+				s.AddSecretVariable(renumber(name, groupPrefix[g], c))
+			}
 		}
+		at += n
 	}
-	for c := range k {
-		for _, name := range t.Secret[2*sec.parents : 2*sec.parents+sec.depth] {
-			s.AddSecretVariable(renumber(name, "Paths_", c))
-		}
-	}
-	for _, name := range t.Secret[2*sec.parents+sec.depth:] {
+	for _, name := range t.Secret[at:] {
 		s.AddSecretVariable(name)
 	}
 

@@ -24,12 +24,14 @@ func TestStampedEqualsCompiled(t *testing.T) {
 		{challenges: 5, depth: 3, parents: 1, rounds: 4, fill: 1},
 		{challenges: 4, depth: 2, parents: 3, rounds: 8, fill: 2},
 		{challenges: 3, depth: 1, parents: 1, rounds: 20, fill: 1}, // past 16 rounds: the message schedule
+		{challenges: 3, depth: 1, parents: 1, rounds: 1, links: true},
+		{challenges: 4, depth: 3, parents: 2, rounds: 4, fill: 2, links: true}, // links of both kinds, beside the fill's words
 	}
 	if !raceEnabled {
 		// SHA-256's rounds, as layouts from 2^19 on: half a million
 		// constraints, which gnark compiles several times slower under
 		// the race detector.
-		shapes = append(shapes, porepSHAShape{challenges: 3, depth: 2, parents: 1, rounds: 64, fill: 2})
+		shapes = append(shapes, porepSHAShape{challenges: 3, depth: 2, parents: 1, rounds: 64, fill: 2, links: true})
 	}
 	for _, sh := range shapes {
 		got, err := stampPoRepSHA(sh) // not compilePoRepSHA: it would fall back to gnark

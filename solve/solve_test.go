@@ -214,6 +214,57 @@ func TestPoRepSHASolvesInParts(t *testing.T) {
 	}
 }
 
+// A linked porep-sha layout gives each compression's input as a private
+// link, so its parts are compressions, not challenges: split for sixteen
+// cores, the largest group holds a fraction of what it holds unlinked,
+// where each of the two challenges is one part.
+func TestPoRepSHALinksShortenTheLongestGroup(t *testing.T) {
+	c, err := circuits.Lookup("porep-sha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked, err := c.Layout(1 << 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linked["links"] != 1 {
+		t.Fatalf("layout %s is not linked", linked)
+	}
+	unlinked := maps.Clone(linked)
+	delete(unlinked, "links")
+	largest := func(l circuits.Layout) (int, int) {
+		ccs, err := circuits.Compile(c, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := layOut(ccs.(*cs.R1CS), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.splitSegments(16)
+		most := 0
+		for _, s := range p.segs {
+			if s.groups == nil {
+				most = max(most, s.hi-s.lo) // a segment solved in order
+				continue
+			}
+			for g := 0; g+1 < len(s.groups); g++ {
+				most = max(most, s.groups[g+1]-s.groups[g])
+			}
+		}
+		return most, len(p.ops)
+	}
+	lMost, lOps := largest(linked)
+	uMost, uOps := largest(unlinked)
+	t.Logf("largest group: linked %d of %d ops, unlinked %d of %d", lMost, lOps, uMost, uOps)
+	if uMost < uOps/4 {
+		t.Errorf("unlinked: largest group %d of %d ops, want a challenge's (over a quarter)", uMost, uOps)
+	}
+	if lMost > lOps/8 {
+		t.Errorf("linked: largest group %d of %d ops, want an eighth or less", lMost, lOps)
+	}
+}
+
 // Each op is in one segment: solved once, on one core or spread over
 // several (sha2's wide levels follow sequential ones).
 func TestSegmentsSolveEachOpOnce(t *testing.T) {
