@@ -111,6 +111,32 @@ func TestPoRepSHAWiresAreBits(t *testing.T) {
 	if _, err := ccs.Solve(w); err == nil {
 		t.Fatal("a wrong root satisfies the circuit")
 	}
+
+	// A link is checked against the compression before it: a labeling
+	// state's word one off, or the label replaced, is refused.
+	parents := l["parents"]
+	for _, i := range []int{0, 8*parents - 1, 8 * parents, 8*parents + l["depth"] - 1} {
+		a, err := c.Assign(l, []byte("bits"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := a.(*porepSHACircuit).Links[0]
+		switch v := link[i].(type) {
+		case uint32:
+			link[i] = v ^ 1
+		case fr.Element:
+			link[i] = wrong
+		default:
+			t.Fatalf("link %d is a %T", i, v)
+		}
+		w, err := frontend.NewWitness(a, ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ccs.Solve(w); err == nil {
+			t.Errorf("link %d of %d changed satisfies the circuit", i, len(link))
+		}
+	}
 }
 
 // The partitions of one job are different proofs of one circuit: one
