@@ -1,4 +1,4 @@
-# Second call: a third one-job draw at 2^20 and 2^22, then 2^27 of the linked layout under
+# Second call: a third one-job draw at 2^20 and 2^22, a one-worker 2^22 trace, then 2^27 of the linked layout under
 # 16 GiB, budget and split, against the prediction committed before it
 # (predictions/h200-porepsha128m-16g-links-predicted.txt: 27.1 s, 89.8 %; split 9 OOMs,
 # 9 fallbacks).
@@ -10,6 +10,8 @@ export CUZK_GPU_LIB=$PWD/$C/libcuzkgpu.so
 say "$($K version | head -1); $(free -g | grep Mem)"
 timeout 90 $K bench prove --backend gpu --circuit porep-sha --sizes 1M,4M --keys memory --designs budget,split-first,split --workers 3 --jobs 1 --vram-limits 0 --gnark-runs 0 --partition-runs 1 --trace-dir $R/tr-j1c > $R/j1c.txt 2> $R/j1c.err
 say "porep-sha 1M,4M w3 card, j1c, jobs 1: $?"; grep -E "^circuit|^one partition|^ +(design|budget|split)" $R/j1c.txt >> $OUT/summary.txt
+timeout 90 $K bench prove --backend gpu --circuit porep-sha --sizes 4M --keys memory --designs budget --workers 1 --jobs 1 --vram-limits 0 --gnark-runs 0 --partition-runs 0 --trace-dir $R/tr-w1 > $R/w1.txt 2> $R/w1.err
+say "porep-sha 4M budget w1 card (a calibration trace): $?"; grep -E "^circuit|^ +(design|budget)" $R/w1.txt >> $OUT/summary.txt
 ( while sleep 2; do echo "$(( $(date +%s)-t0 )) $(free -m | awk '/Mem/{print $3}') $(ps -o rss= -C cuzk | head -1)" >> $R/mem.txt; done ) & M=$!
 timeout $(left 590) /usr/bin/time -v $K --verbose bench prove --backend gpu --circuit porep-sha --sizes 128M --keys memory --designs budget,split --workers 3 --vram-limits 16GiB --host-mem-limit 66GiB --gnark-runs 0 --partition-runs 0 --trace-dir $R/tr-ps27 > $R/bench-ps27.txt 2> $R/bench-ps27.err; say "bench porep-sha 128M w3 16GiB gate 66: $?"; kill $M
 grep -v "verifier done\|WRN\|INF\|streamed msm" $R/bench-ps27.err | grep -E -A8 "^bench: |^setup|stamped|keygen stage=|Maximum resident|Elapsed|rror|panic|signal|Killed" | cut -c1-300 >> $OUT/summary.txt; grep -E "^circuit|^one partition|^wire|^ +(design|budget|split|single)" $R/bench-ps27.txt >> $OUT/summary.txt
