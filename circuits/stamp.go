@@ -54,8 +54,14 @@ type stampSections struct {
 // circuit's fields: its parents, its path, its links.
 func (s stampSections) groups() [3]int { return [3]int{2 * s.parents, s.depth, s.links} }
 
-// perChallenge is the number of secret inputs of a challenge.
-func (s stampSections) perChallenge() int { return 2*s.parents + s.depth + s.links }
+// perChallenge is the number of secret inputs of a challenge: its groups'.
+func (s stampSections) perChallenge() int {
+	n := 0
+	for _, g := range s.groups() {
+		n += g
+	}
+	return n
+}
 
 // groupPrefix are the names gnark gives the groups' inputs, up to the
 // challenge's index.
