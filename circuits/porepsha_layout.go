@@ -131,6 +131,11 @@ func porepSHACount(sh porepSHAShape) (int, error) {
 // full SHA-256 first.
 var porepSHARounds = []int{64, 32, 16, 8, 4, 2, 1}
 
+// porepSHALinked says whether the layouts Layout picks link their chains
+// (see PoRepSHA): they do, so that a partition's solve is not one
+// challenge's chain.
+const porepSHALinked = true
+
 // porepSHADepthCap is the deepest tree for a target: log2(target) − 12,
 // within 1..16, so that a job's tree (2^depth labels) stays quick to build.
 func porepSHADepthCap(target int) int {
@@ -157,7 +162,7 @@ func (PoRepSHA) Layout(target int) (Layout, error) {
 			return sh.layout(), nil
 		}
 	}
-	return porepSHAShape{challenges: 1, depth: 1, parents: 1, rounds: 1, links: true}.layout(), nil
+	return porepSHAShape{challenges: 1, depth: 1, parents: 1, rounds: 1, links: porepSHALinked}.layout(), nil
 }
 
 // porepSHAFit lays out a target at a depth, if one challenge fits. The cost
@@ -166,7 +171,7 @@ func (PoRepSHA) Layout(target int) (Layout, error) {
 // measures the costs of round counts it cannot use.
 func porepSHAFit(target, depth int) (porepSHAShape, bool, error) {
 	fits := func(rounds int) (porepSHAUnits, bool, error) {
-		u, err := porepSHAUnitsFor(rounds, true)
+		u, err := porepSHAUnitsFor(rounds, porepSHALinked)
 		return u, err == nil && u.fixed+u.perChallenge(depth, 1) <= target, err
 	}
 	rounds, best := 0, porepSHAUnits{}
@@ -197,7 +202,7 @@ func porepSHAFit(target, depth int) (porepSHAShape, bool, error) {
 		return porepSHAShape{}, false, nil
 	}
 	u := best
-	sh := porepSHAShape{depth: depth, rounds: rounds, parents: 1, links: true}
+	sh := porepSHAShape{depth: depth, rounds: rounds, parents: 1, links: porepSHALinked}
 	one := u.perChallenge(depth, 1)
 	sh.challenges = (target - u.fixed) / one
 	left := target - u.fixed - sh.challenges*one
