@@ -15,6 +15,7 @@ family() {
 	f8) MEM="--items 10 --staged 6GiB --copy 4GiB --scratch 2GiB"; COSTS="--kernel 220ms --before 80ms --after 120ms" ;;
 	f9) MEM="--items 14 --staged 5GiB --copy 2560MiB --scratch 1GiB"; COSTS="--kernel 90ms --before 70ms --after 25ms" ;;
 	f10) MEM="--items 12 --staged 7GiB --copy 1536MiB --scratch 512MiB"; COSTS="--kernel 140ms --before 90ms --after 60ms" ;;
+	f11) MEM="--items 12 --staged 8GiB --copy 2GiB --scratch 768MiB"; COSTS="--kernel 180ms --before 120ms --after 40ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
