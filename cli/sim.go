@@ -67,6 +67,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
+			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the emulated device (`FILE`, .json or .json.gz; repeat for more): the host's runtime alone, without a GPU; its ties between a launch and another worker's device sync give host.handoff.later_first"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -125,6 +126,17 @@ func simCalibrateCommand() *cli.Command {
 					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), and no cudaMemGetInfo with its free bytes for --ballast-limit")
 				}
 				devFits = append(devFits, bf...)
+			}
+			race, err := readSimTraces("race-trace", c.StringSlice("race-trace"))
+			if err != nil {
+				return err
+			}
+			if len(race) > 0 {
+				var rf sim.RaceFit
+				if p, rf, err = sim.CalibrateRace(p, race...); err != nil {
+					return err
+				}
+				devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name
