@@ -314,15 +314,11 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 		return row, err
 	}
 	defer func() { err = errors.Join(err, closeTrace()) }()
-	// The handlers queue their events; the collector and the trace take
-	// them on a goroutine of their own (actors.EventQueue says why).
-	q := actors.NewEventQueue(obs)
-	defer q.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exec := &contentionExec{dev: dev, spec: spec}
 	rt := runner.NewRuntime(ctx, exec, []gpu.Device{dev.Device()}, 1)
-	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, Observer: q}
+	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, Observer: obs}
 	eng, err := actors.Start(rt, []gpu.Info{dev.Device().Info()}, cfg)
 	if err != nil {
 		return row, err
