@@ -59,9 +59,9 @@ func simCalibrateCommand() *cli.Command {
 			"for, are the base profile's. With --fit-scenario the stage costs are fitted through the simulator\n" +
 			"on the first trace's run instead, for runs whose spans of a stage overlap (docs/simulator.md).",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "trace", Required: true, Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs"},
+			&cli.StringSliceFlag{Name: "trace", Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs (required unless only --race-trace is given)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
-			&cli.StringFlag{Name: "constraints", Required: true, Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M)"},
+			&cli.StringFlag{Name: "constraints", Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M); required with --trace"},
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
@@ -76,10 +76,6 @@ func simCalibrateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			n, err := parseCount(c.String("constraints"))
-			if err != nil {
-				return fmt.Errorf("--constraints: %w", err)
-			}
 			traces, err := readSimTraces("trace", c.StringSlice("trace"))
 			if err != nil {
 				return err
@@ -87,7 +83,23 @@ func simCalibrateCommand() *cli.Command {
 			var p *sim.Profile
 			var fits []sim.StageFit
 			var devFits []sim.DeviceFit
-			if sc := c.String("fit-scenario"); sc != "" {
+			var n int
+			if len(traces) > 0 {
+				if n, err = parseCount(c.String("constraints")); err != nil {
+					return fmt.Errorf("--constraints: %w", err)
+				}
+			}
+			switch sc := c.String("fit-scenario"); {
+			case len(traces) == 0:
+				// Only the host's race, added to the profile as it is.
+				if len(c.StringSlice("race-trace")) == 0 {
+					return errors.New("--trace: give one or more (or --race-trace alone, to add the host's race to --profile)")
+				}
+				if sc != "" || len(c.StringSlice("ballast-trace")) > 0 {
+					return errors.New("--fit-scenario and --ballast-trace need --trace")
+				}
+				p = base
+			case sc != "":
 				s, err := sim.LoadScenario(sc)
 				if err != nil {
 					return fmt.Errorf("--fit-scenario: %w", err)
@@ -99,7 +111,7 @@ func simCalibrateCommand() *cli.Command {
 				if p, fits, err = sim.FitThrough(p, s, o, traces[0].JSON, traces[0].Name, n); err != nil {
 					return err
 				}
-			} else {
+			default:
 				if p, fits, err = sim.Calibrate(base, traces[0].JSON, n, traces[0].Name); err != nil {
 					return err
 				}

@@ -97,12 +97,19 @@ type RaceFit struct {
 
 // CalibrateRace fits p's host.handoff.later_first from traces of several
 // workers under split-devsync (made on the emulated device, they are the
-// host's runtime alone): in a tie the launching worker was woken first with
-// the share newest_first (p's, fitted from one-worker traces), and the
-// later-woken worker's call reaches the device first with the share
-// later_first, so the launch comes first with the share
-// s = n·(1−l) + (1−n)·l, and l = (n − s)/(2n − 1), kept in [0, 1]. It
-// fails without ties, or without a newest_first above one half.
+// host's runtime alone). In the model a tie's launching worker is granted
+// first with the share newest_first (p's, fitted from one-worker traces:
+// which lock actor ran first), and the worker granted later reaches the
+// device first with the share later_first, so the launch comes first with
+// s = n·(1−l) + (1−n)·l, and l = (n − s)/(2n − 1), kept in [0, 1]. The
+// traces' s is the share of ties whose launch started first.
+//
+// On the H200 both hops were less regular in ties between workers than
+// one worker's runs show (f10, runs/h200-2026-12-03b r1: the compute lock
+// first in 0.905 of 316 ties, against 0.972 in the one-worker fit; the
+// worker granted later called first in 22 of the 286), so l carries what
+// the first hop lost as well. It fails without ties, or without a
+// newest_first above one half.
 func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 	var f RaceFit
 	for _, t := range traces {
