@@ -11,13 +11,13 @@ say "$($K version | head -1) $(sha256sum $K | cut -c1-16); $(nvidia-smi --query-
 CUZK=$K OUT=$R/grid FAMILIES=f11 TRACES=1 timeout 260 gpuprove/contention_grid.sh >> $OUT/summary.txt 2>&1; say "grid f11: $?"; cat $R/grid/gpu-f11-*.txt >> $OUT/summary.txt
 . gpuprove/contention_families.sh
 row(){ awk '$1=="split-devsync"{printf "w%s %s items/s %s; ", $2, $3, $4}' $1; }
-for rep in 1 2 3; do for fam in f10 f11; do
+for rep in 1 2 3 4; do for fam in f10 f11; do
   family $fam; n=emu-$fam-$rep; [ $(left 420) -gt 10 ] || break 2
   timeout $(left 430) $K bench contention --backend emu $(backend_flags emu) $COSTS $MEM --vram-limit 140GiB --designs split-devsync --workers 3,4 \
     --trace-dir $R/$n > $R/$n.txt 2> $R/$n.err; say "$n: $? $(row $R/$n.txt)"
 done; done
 family f11
-for rep in 1 2 3 4 5 6; do for lim in 140GiB 16GiB; do
+for rep in 1 2 3 4 5; do for lim in 140GiB 16GiB; do
   n=f11-$lim-$rep; [ $(left 530) -gt 15 ] || break 2
   timeout $(left 540) $K bench contention --backend gpu $COSTS $MEM --vram-limit $lim --designs split-devsync --workers 3,4 \
     --trace-dir $R/$n > $R/$n.txt 2> $R/$n.err; say "$n: $? $(row $R/$n.txt)"
