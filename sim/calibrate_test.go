@@ -254,47 +254,6 @@ func TestCalibrateHandoffFromLockSpans(t *testing.T) {
 	}
 }
 
-// later_first comes from ties between a launch and another worker's device
-// sync started within 1 ms: with newest_first 0.9 and the launch first in 8
-// ties of 10, l = (0.9 − 0.8)/(2·0.9 − 1) = 0.125. A sync near its own
-// worker's launch, or 5 ms from any, is no tie.
-func TestCalibrateRaceFromTies(t *testing.T) {
-	var ev []string
-	op := func(name string, tid int, startMs float64) {
-		ev = append(ev, fmt.Sprintf(`{"name":%q,"ph":"i","pid":0,"tid":%d,"ts":%g,"args":{"partition":"bench/0","took_us":10}}`,
-			name, tid, startMs*1000+10))
-	}
-	for i := range 10 {
-		at := float64(i) * 100
-		op("compute", 1, at)
-		if i < 8 {
-			op("device_sync", 2, at+0.1)
-		} else {
-			op("device_sync", 2, at-0.2)
-		}
-	}
-	op("compute", 3, 2000)
-	op("device_sync", 3, 2000.1) // its own launch
-	op("device_sync", 2, 2005)   // nothing near
-	js := []byte(`{"traceEvents":[` + strings.Join(ev, ",") + `]}`)
-	base := contentionBase(t)
-	base.Host.Handoff = &HandoffProfile{NewestFirst: 0.9}
-	got, f, err := CalibrateRace(base, Trace{"synthetic", js})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Ties != 10 || f.LaunchFirst != 8 || got.Host.Handoff.LaterFirst != 0.125 || got.Host.Handoff.NewestFirst != 0.9 {
-		t.Errorf("fit %+v, handoff %+v: want 10 ties, 8 launches first, later_first 0.125", f, got.Host.Handoff)
-	}
-	if base.Host.Handoff.LaterFirst != 0 {
-		t.Error("CalibrateRace changed its base profile")
-	}
-	base.Host.Handoff = nil
-	if _, _, err := CalibrateRace(base, Trace{"synthetic", js}); err == nil {
-		t.Error("no newest_first fitted: want an error")
-	}
-}
-
 // The profile's jitter is the stages' run-to-run variation: the root mean
 // square of the coefficients of variation of the stages of 1 ms or more
 // (synthesize 9, 10, 11 ms: 0.1; compute 20 ms each time: 0).

@@ -78,14 +78,7 @@ type HandoffProfile struct {
 	// asks for the next in one handler (split's mem then compute), and
 	// which of the two lock actors took its message first.
 	NewestFirst float64 `json:"newest_first"`
-	// LaterFirst is the share of choices where, of the actors two handlers
-	// woke at one instant, those the later handler woke run first (0: always
-	// in the handlers' order). One-worker runs have no such race between
-	// workers; `cuzk sim calibrate --race-trace` fits it from runs of several
-	// workers on the emulated device, which exercise the host's runtime
-	// without a GPU.
-	LaterFirst float64 `json:"later_first,omitempty"`
-	Source     string  `json:"source,omitempty"`
+	Source      string  `json:"source,omitempty"`
 }
 
 // DeviceProfile describes one GPU and the cost of its calls.
@@ -269,9 +262,6 @@ func (p *Profile) validate() error {
 	}
 	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.NewestFirst) || h.NewestFirst < 0 || h.NewestFirst > 1) {
 		return fmt.Errorf("field host.handoff.newest_first: must be in [0, 1], got %g", h.NewestFirst)
-	}
-	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.LaterFirst) || h.LaterFirst < 0 || h.LaterFirst > 1) {
-		return fmt.Errorf("field host.handoff.later_first: must be in [0, 1], got %g", h.LaterFirst)
 	}
 	d := p.Device
 	for _, f := range []struct {
