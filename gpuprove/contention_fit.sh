@@ -13,9 +13,7 @@
 #   contention_fit.sh CALIBRATION_DIR
 #   CUZK (default build/cuzk), FAMILIES ("f3 f4"),
 #   PROFILES (default docs/predictions/contention),
-#   BASE (default docs/predictions/contention/h200-contention-base.json),
-#   RACE (a folder of split-devsync traces of 3-4 workers on the emulated
-#   device, made on the card's host: host.handoff.later_first; default none).
+#   BASE (default docs/predictions/contention/h200-contention-base.json).
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 CALIBRATION_DIR" >&2; exit 2; }
 CUZK=${CUZK:-build/cuzk}
@@ -31,9 +29,6 @@ for fam in ${FAMILIES:-f3 f4}; do
 	for t in "$1/traces-$fam-ballast"/trace-*-w1.json; do
 		[ -f "$t" ] && traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
 	done
-	if [ -n "${RACE:-}" ]; then
-		for t in "$RACE"/trace-split-devsync-w*.json; do traces+=(--race-trace "$t"); done
-	fi
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
 		--out "$PROFILES/h200-contention-$fam.json" 2> "$PROFILES/fit-$fam.log"
 	echo "$fam: $PROFILES/h200-contention-$fam.json"
