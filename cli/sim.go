@@ -59,14 +59,15 @@ func simCalibrateCommand() *cli.Command {
 			"for, are the base profile's. With --fit-scenario the stage costs are fitted through the simulator\n" +
 			"on the first trace's run instead, for runs whose spans of a stage overlap (docs/simulator.md).",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "trace", Required: true, Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs"},
+			&cli.StringSliceFlag{Name: "trace", Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs (required unless only --race-trace is given)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
-			&cli.StringFlag{Name: "constraints", Required: true, Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M)"},
+			&cli.StringFlag{Name: "constraints", Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M); required with --trace"},
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
+			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -75,10 +76,6 @@ func simCalibrateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			n, err := parseCount(c.String("constraints"))
-			if err != nil {
-				return fmt.Errorf("--constraints: %w", err)
-			}
 			traces, err := readSimTraces("trace", c.StringSlice("trace"))
 			if err != nil {
 				return err
@@ -86,7 +83,23 @@ func simCalibrateCommand() *cli.Command {
 			var p *sim.Profile
 			var fits []sim.StageFit
 			var devFits []sim.DeviceFit
-			if sc := c.String("fit-scenario"); sc != "" {
+			var n int
+			if len(traces) > 0 {
+				if n, err = parseCount(c.String("constraints")); err != nil {
+					return fmt.Errorf("--constraints: %w", err)
+				}
+			}
+			switch sc := c.String("fit-scenario"); {
+			case len(traces) == 0:
+				// Only the host's race, added to the profile as it is.
+				if len(c.StringSlice("race-trace")) == 0 {
+					return errors.New("--trace: give one or more (or --race-trace alone, to add the host's race to --profile)")
+				}
+				if sc != "" || len(c.StringSlice("ballast-trace")) > 0 {
+					return errors.New("--fit-scenario and --ballast-trace need --trace")
+				}
+				p = base
+			case sc != "":
 				s, err := sim.LoadScenario(sc)
 				if err != nil {
 					return fmt.Errorf("--fit-scenario: %w", err)
@@ -98,7 +111,7 @@ func simCalibrateCommand() *cli.Command {
 				if p, fits, err = sim.FitThrough(p, s, o, traces[0].JSON, traces[0].Name, n); err != nil {
 					return err
 				}
-			} else {
+			default:
 				if p, fits, err = sim.Calibrate(base, traces[0].JSON, n, traces[0].Name); err != nil {
 					return err
 				}
@@ -125,6 +138,17 @@ func simCalibrateCommand() *cli.Command {
 					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), and no cudaMemGetInfo with its free bytes for --ballast-limit")
 				}
 				devFits = append(devFits, bf...)
+			}
+			race, err := readSimTraces("race-trace", c.StringSlice("race-trace"))
+			if err != nil {
+				return err
+			}
+			if len(race) > 0 {
+				var rf sim.RaceFit
+				if p, rf, err = sim.CalibrateRace(p, race...); err != nil {
+					return err
+				}
+				devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name

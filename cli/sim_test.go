@@ -113,6 +113,32 @@ func TestSimCalibrate(t *testing.T) {
 	}
 }
 
+// sim calibrate --race-trace alone adds the race between workers to the
+// profile given, its other figures kept: one of the f10 traces the base
+// profile's share came from has 6 ties, in 2 of which the worker granted
+// later called the device first. Without a trace of either kind it is an
+// error.
+func TestSimCalibrateRaceOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "profile.json")
+	tr := "../docs/runs/h200-2026-12-03b/r1/f10-new-140GiB-4/trace-split-devsync-w3.json.gz"
+	_, stderr, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json",
+		"--race-trace", tr, "--out", out)
+	if err != nil {
+		t.Fatalf("sim calibrate --race-trace: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Host.Handoff
+	if h == nil || h.NewestFirst != 0.91 || h.LaterFirst != 0.333 || !strings.Contains(stderr, "host.handoff.later_first") {
+		t.Fatalf("handoff %+v\n%s", h, stderr)
+	}
+	if _, _, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json"); err == nil {
+		t.Error("no trace at all was accepted")
+	}
+}
+
 // sim calibrate --fit-scenario fits the stage costs of a one-worker run
 // whose syntheses overlap (bench prove's host-memory gate) through the
 // simulator: the g1 calibration run gives the stage costs of the committed

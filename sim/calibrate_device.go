@@ -91,8 +91,15 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 	}
 	if hf.pairs > 0 {
 		share := round(float64(hf.newestFirst)/float64(hf.pairs), 3)
-		out.Host.Handoff = &HandoffProfile{NewestFirst: share,
+		h := &HandoffProfile{NewestFirst: share,
 			Source: fmt.Sprintf("%d of %d lock handoffs in one handler ran the lock asked for last first", hf.newestFirst, hf.pairs)}
+		if b := p.Host.Handoff; b != nil && b.LaterFirst > 0 {
+			// One worker's traces have no ties between workers: the race
+			// between them stays the base's.
+			h.LaterFirst = b.LaterFirst
+			h.Source += fmt.Sprintf("; later_first %g from the base profile", b.LaterFirst)
+		}
+		out.Host.Handoff = h
 		fits = append(fits, DeviceFit{"host.handoff.newest_first", hf.pairs, share})
 	}
 

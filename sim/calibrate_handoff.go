@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 )
@@ -78,4 +80,120 @@ func fitHandoff(traces []Trace) (handoffFit, error) {
 		}
 	}
 	return h, nil
+}
+
+// raceWindowUs is how close a launch and another worker's device-wide sync
+// must start to be a tie: two workers granted at one instant (split-devsync,
+// when a worker releases mem_mtx and takes the free compute_mtx in one
+// handler, the next worker granted mem_mtx syncs the device).
+const raceWindowUs = 1000
+
+// RaceFit is what traces of several workers said of the race between a
+// kernel's launch and another worker's device sync made at one instant.
+type RaceFit struct {
+	Ties     int // a sync starting within raceWindowUs of another worker's launch, both just granted
+	Inverted int // of them, those where the worker granted later called the device first
+}
+
+// CalibrateRace fits p's host.handoff.later_first from traces of several
+// workers under split-devsync. In a tie the launching worker was granted
+// compute_mtx and the syncing worker mem_mtx, each by its lock's handler
+// (which of those ran first is the first hop, newest_first, fitted from
+// one-worker traces); the lock spans say which grant came first, and the
+// device calls' starts which worker reached the device first. later_first
+// is the share of ties in which the worker granted later got there first.
+//
+// One-worker runs have no such ties, and on the H200 the emulated device on
+// the card's own host showed none of this race (runs/h200-2026-12-03b r2):
+// it is measured on the card, from runs of several workers. It fails
+// without ties.
+func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
+	var f RaceFit
+	for _, t := range traces {
+		events, err := readTraceEvents(t.JSON, t.Name)
+		if err != nil {
+			return nil, f, err
+		}
+		threads := map[[2]int]string{}
+		for _, e := range events {
+			if e.Ph == "M" && e.Name == "thread_name" {
+				name, _ := e.Args["name"].(string)
+				threads[[2]int{e.Pid, e.Tid}] = name
+			}
+		}
+		type call struct {
+			pid, tid  int
+			partition string
+			start     float64
+		}
+		var launches, syncs []call
+		grants := map[string][]float64{} // "lock/device/partition" → when it was granted
+		for _, e := range events {
+			part, _ := e.Args["partition"].(string)
+			th := threads[[2]int{e.Pid, e.Tid}]
+			switch {
+			case e.Ph == "X" && strings.HasPrefix(th, "lock "):
+				k := fmt.Sprintf("%s/%d/%s", strings.TrimPrefix(th, "lock "), e.Pid, part)
+				grants[k] = append(grants[k], e.Ts)
+			case e.Ph == "i" && (e.Name == "compute" || e.Name == "device_sync"):
+				took, _ := e.Args["took_us"].(float64)
+				c := call{e.Pid, e.Tid, part, e.Ts - took}
+				if e.Name == "compute" {
+					launches = append(launches, c)
+				} else {
+					syncs = append(syncs, c)
+				}
+			}
+		}
+		// granted is the last grant of lock to c's partition before c, if
+		// it was within raceWindowUs of it.
+		granted := func(lock string, c call) (float64, bool) {
+			at, ok := 0.0, false
+			for _, g := range grants[fmt.Sprintf("%s/%d/%s", lock, c.pid, c.partition)] {
+				if g <= c.start && (!ok || g > at) {
+					at, ok = g, true
+				}
+			}
+			return at, ok && c.start-at <= raceWindowUs
+		}
+		for _, s := range syncs {
+			var l call
+			found := false
+			for _, c := range launches {
+				if c.pid != s.pid || c.tid == s.tid || math.Abs(c.start-s.start) > raceWindowUs {
+					continue
+				}
+				if !found || math.Abs(c.start-s.start) < math.Abs(l.start-s.start) {
+					l, found = c, true
+				}
+			}
+			if !found {
+				continue
+			}
+			gl, okl := granted("compute", l)
+			gs, oks := granted("mem", s)
+			if !okl || !oks || gl == gs {
+				continue
+			}
+			f.Ties++
+			if (gl < gs) != (l.start < s.start) {
+				f.Inverted++
+			}
+		}
+	}
+	if f.Ties == 0 {
+		return nil, f, errors.New("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")
+	}
+	out := *p
+	h := HandoffProfile{}
+	if p.Host.Handoff != nil {
+		h = *p.Host.Handoff
+	}
+	h.LaterFirst = round(float64(f.Inverted)/float64(f.Ties), 3)
+	if h.Source != "" {
+		h.Source += "; "
+	}
+	h.Source += fmt.Sprintf("later_first: in %d of %d ties between a launch and another worker's device sync, the worker granted later called first", f.Inverted, f.Ties)
+	out.Host.Handoff = &h
+	return &out, f, nil
 }

@@ -254,6 +254,62 @@ func TestCalibrateHandoffFromLockSpans(t *testing.T) {
 	}
 }
 
+// later_first comes from ties between a launch and another worker's device
+// sync started within 1 ms, each just granted its lock: in ten ties the
+// compute lock grants A 0.1 ms before the mem lock grants B, and B's sync
+// starts first in two; in two more the mem lock grants first and A's launch
+// starts first in one. 3 of 12: 0.25. A sync near its own worker's launch,
+// or far from any, is no tie.
+func TestCalibrateRaceFromTies(t *testing.T) {
+	var b traceBuilder
+	b.thread(1001, "lock mem")
+	b.thread(1002, "lock compute")
+	op := func(name string, tid int, partition string, startMs float64) {
+		b.ev = append(b.ev, fmt.Sprintf(`{"name":%q,"ph":"i","pid":0,"tid":%d,"ts":%g,"args":{"partition":%q,"took_us":10}}`,
+			name, tid, startMs*1000+10, partition))
+	}
+	tie := func(i int, computeFirst, launchFirst bool) {
+		a, bp := fmt.Sprintf("bench/a%d", i), fmt.Sprintf("bench/b%d", i)
+		at := float64(i) * 100
+		ga, gb := at, at+0.1
+		if !computeFirst {
+			ga, gb = gb, ga
+		}
+		b.span(1002, "w1 "+a, a, ga, 50)
+		b.span(1001, "w2 "+bp, bp, gb, 20)
+		la, sb := at+0.2, at+0.3
+		if !launchFirst {
+			la, sb = sb, la
+		}
+		op("compute", 1, a, la)
+		op("device_sync", 2, bp, sb)
+	}
+	for i := range 10 {
+		tie(i, true, i >= 2)
+	}
+	tie(10, false, true)
+	tie(11, false, false)
+	b.span(1002, "w3 bench/c", "bench/c", 2000, 50)
+	op("compute", 3, "bench/c", 2000.1)
+	op("device_sync", 3, "bench/c", 2000.2) // its own launch
+	op("device_sync", 2, "bench/d", 2005)   // nothing near
+	base := contentionBase(t)
+	before := *base.Host.Handoff
+	got, f, err := CalibrateRace(base, Trace{"synthetic", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Ties != 12 || f.Inverted != 3 || got.Host.Handoff.LaterFirst != 0.25 || got.Host.Handoff.NewestFirst != before.NewestFirst {
+		t.Errorf("fit %+v, handoff %+v: want 12 ties, 3 inverted, later_first 0.25 and newest_first kept", f, got.Host.Handoff)
+	}
+	if *base.Host.Handoff != before {
+		t.Error("CalibrateRace changed its base profile")
+	}
+	if _, _, err := CalibrateRace(base, Trace{"empty", []byte(`{"traceEvents":[]}`)}); err == nil {
+		t.Error("no ties: want an error")
+	}
+}
+
 // The profile's jitter is the stages' run-to-run variation: the root mean
 // square of the coefficients of variation of the stages of 1 ms or more
 // (synthesize 9, 10, 11 ms: 0.1; compute 20 ms each time: 0).

@@ -33,18 +33,31 @@ import "math/rand/v2"
 // Run depth first, as the synchronized dispatcher does, both came the other
 // way round.
 //
+// Actors that different handlers woke at one instant race too: in
+// production each is a goroutine made runnable a few microseconds after the
+// other, and on the H200 the one made later reached the device first in
+// about one tie in thirteen between a launch and another worker's
+// cudaDeviceSynchronize (runs/h200-2026-12-03b r1, f10: 22 of 286 ties in
+// which the compute lock ran first). With later_first set, a handler's
+// wake-ups go ahead of those another handler woke just before at the same
+// instant, not yet run, with that share. In the step above, the mem lock's
+// grant to B then runs before A's launch.
+//
 // The draws come from the dispatcher's own seeded source, so that a run
 // replays from its seed and a profile without a handoff order draws nothing.
 type handoff struct {
 	newestFirst float64
+	laterFirst  float64
 	rng         *rand.Rand
 	at          func(func()) // schedules on the timeline, at the current instant
 	running     bool
-	woken       []func() // by the handler running, in order
+	woken       []func()   // by the handler running, in order
+	due         [][]func() // what handlers woke at this instant, not yet run, in the order it will run
 }
 
 func newHandoff(h HandoffProfile, seed uint64, at func(func())) *handoff {
-	return &handoff{newestFirst: h.NewestFirst, rng: rand.New(rand.NewPCG(seed, 0x6375_7a6b_6861_6e64)), at: at}
+	return &handoff{newestFirst: h.NewestFirst, laterFirst: h.LaterFirst,
+		rng: rand.New(rand.NewPCG(seed, 0x6375_7a6b_6861_6e64)), at: at}
 }
 
 // Schedule implements actor.Dispatcher: called from a handler it records fn
@@ -64,9 +77,24 @@ func (h *handoff) run(fn func()) {
 	h.running = false
 	woken := h.woken
 	h.woken = nil
-	if len(woken) > 0 {
-		h.at(func() { h.runWoken(woken) })
+	if len(woken) == 0 {
+		return
 	}
+	// One timeline event per handler's wake-ups, as before; which wake-ups
+	// each runs is the order of due.
+	if n := len(h.due); n > 0 && h.laterFirst > 0 && h.rng.Float64() < h.laterFirst {
+		h.due = append(h.due[:n-1], woken, h.due[n-1])
+	} else {
+		h.due = append(h.due, woken)
+	}
+	h.at(h.runDue)
+}
+
+// runDue runs the wake-ups first in line.
+func (h *handoff) runDue() {
+	woken := h.due[0]
+	h.due = h.due[1:]
+	h.runWoken(woken)
 }
 
 // runWoken runs the actors one handler woke, in the runtime's order.
@@ -84,7 +112,7 @@ func (h *handoff) runWoken(woken []func()) {
 
 // reset drops what an ended process incarnation left to run (its events
 // are dropped by the timeline).
-func (h *handoff) reset() { h.woken = nil }
+func (h *handoff) reset() { h.woken, h.due = nil, nil }
 
 // Throughput implements actor.Dispatcher.
 func (h *handoff) Throughput() int { return mailboxThroughput }

@@ -36,6 +36,40 @@ func TestHandoffOrder(t *testing.T) {
 	}
 }
 
+// Of the actors two handlers woke at one instant, those the later handler
+// woke run first when later_first is 1, and in the handlers' order when it
+// is 0. Here one handler wakes two locks (the first woken runs first), and
+// each lock wakes a worker.
+func TestHandoffLaterFirst(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  []string
+	}{{0, []string{"handler", "lock a", "lock b", "A", "B"}}, {1, []string{"handler", "lock a", "lock b", "B", "A"}}} {
+		var timeline []func()
+		var ran []string
+		h := newHandoff(HandoffProfile{LaterFirst: c.share}, 1, func(fn func()) { timeline = append(timeline, fn) })
+		wakes := func(lock, worker string) func() {
+			return func() {
+				ran = append(ran, lock)
+				h.Schedule(func() { ran = append(ran, worker) })
+			}
+		}
+		h.Schedule(func() {
+			ran = append(ran, "handler")
+			h.Schedule(wakes("lock a", "A"))
+			h.Schedule(wakes("lock b", "B"))
+		})
+		for len(timeline) > 0 {
+			fn := timeline[0]
+			timeline = timeline[1:]
+			fn()
+		}
+		if !slices.Equal(ran, c.want) {
+			t.Errorf("later first %g: ran %v, want %v", c.share, ran, c.want)
+		}
+	}
+}
+
 // devsyncObserver records the device-wide syncs of a run: whether each
 // waited for another stream's work, and how long it took.
 type devsyncObserver struct{ syncs []actors.Event }
@@ -82,6 +116,12 @@ func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
 	newest := run(&HandoffProfile{NewestFirst: 1})
 	if s := newest[1]; !s.Waited || s.Took < kernel*9/10 {
 		t.Errorf("newest first: the second worker's sync waited %v for %v, want the kernel's %v", s.Waited, s.Took, kernel)
+	}
+	// The mem lock's grant to the second worker overtakes the launch: its
+	// sync finds the device idle.
+	later := run(&HandoffProfile{NewestFirst: 1, LaterFirst: 1})
+	if s := later[1]; s.Waited || s.Took > time.Millisecond {
+		t.Errorf("later first: the second worker's sync waited %v for %v, want the device idle", s.Waited, s.Took)
 	}
 	inline := run(nil)
 	if s := inline[1]; s.Waited || s.Took > time.Millisecond {

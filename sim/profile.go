@@ -78,7 +78,14 @@ type HandoffProfile struct {
 	// asks for the next in one handler (split's mem then compute), and
 	// which of the two lock actors took its message first.
 	NewestFirst float64 `json:"newest_first"`
-	Source      string  `json:"source,omitempty"`
+	// LaterFirst is the share of choices where, of the actors two handlers
+	// woke at one instant, those the later handler woke run first (0: always
+	// in the handlers' order). One-worker runs have no such race between
+	// workers; `cuzk sim calibrate --race-trace` fits it from split-devsync
+	// runs of several workers on the card (the emulated device on the H200's
+	// host did not race at all: the race needs the GPU's calls).
+	LaterFirst float64 `json:"later_first,omitempty"`
+	Source     string  `json:"source,omitempty"`
 }
 
 // DeviceProfile describes one GPU and the cost of its calls.
@@ -262,6 +269,9 @@ func (p *Profile) validate() error {
 	}
 	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.NewestFirst) || h.NewestFirst < 0 || h.NewestFirst > 1) {
 		return fmt.Errorf("field host.handoff.newest_first: must be in [0, 1], got %g", h.NewestFirst)
+	}
+	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.LaterFirst) || h.LaterFirst < 0 || h.LaterFirst > 1) {
+		return fmt.Errorf("field host.handoff.later_first: must be in [0, 1], got %g", h.LaterFirst)
 	}
 	d := p.Device
 	for _, f := range []struct {
