@@ -7,6 +7,18 @@ import (
 	"strings"
 )
 
+// threadNames is each (pid, tid)'s name, from a trace's metadata events.
+func threadNames(events []traceEvent) map[[2]int]string {
+	threads := map[[2]int]string{}
+	for _, e := range events {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			name, _ := e.Args["name"].(string)
+			threads[[2]int{e.Pid, e.Tid}] = name
+		}
+	}
+	return threads
+}
+
 // handoffWindowUs is how close a lock's release and the request for the next
 // lock must be for the two to have come from one handler: in production they
 // are tens of microseconds apart, a worker's next request after a CPU stage
@@ -32,13 +44,7 @@ func fitHandoff(traces []Trace) (handoffFit, error) {
 		if err != nil {
 			return h, err
 		}
-		threads := map[[2]int]string{}
-		for _, e := range events {
-			if e.Ph == "M" && e.Name == "thread_name" {
-				name, _ := e.Args["name"].(string)
-				threads[[2]int{e.Pid, e.Tid}] = name
-			}
-		}
+		threads := threadNames(events)
 		type lease struct {
 			device    int
 			partition string
@@ -114,13 +120,7 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 		if err != nil {
 			return nil, f, err
 		}
-		threads := map[[2]int]string{}
-		for _, e := range events {
-			if e.Ph == "M" && e.Name == "thread_name" {
-				name, _ := e.Args["name"].(string)
-				threads[[2]int{e.Pid, e.Tid}] = name
-			}
-		}
+		threads := threadNames(events)
 		type call struct {
 			pid, tid  int
 			partition string
