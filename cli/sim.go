@@ -91,9 +91,9 @@ func simCalibrateCommand() *cli.Command {
 			}
 			switch sc := c.String("fit-scenario"); {
 			case len(traces) == 0:
-				// Only the host's race, added to the profile as it is.
+				// Only the race between workers, added to the profile as it is.
 				if len(c.StringSlice("race-trace")) == 0 {
-					return errors.New("--trace: give one or more (or --race-trace alone, to add the host's race to --profile)")
+					return errors.New("--trace: give one or more (or --race-trace alone, to add the race between workers to --profile)")
 				}
 				if sc != "" || len(c.StringSlice("ballast-trace")) > 0 {
 					return errors.New("--fit-scenario and --ballast-trace need --trace")
