@@ -65,7 +65,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
-			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib)"},
+			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
@@ -91,12 +91,13 @@ func simCalibrateCommand() *cli.Command {
 			}
 			switch sc := c.String("fit-scenario"); {
 			case len(traces) == 0:
-				// Only the race between workers, added to the profile as it is.
-				if len(c.StringSlice("race-trace")) == 0 {
-					return errors.New("--trace: give one or more (or --race-trace alone, to add the race between workers to --profile)")
+				// Only the race between workers or the figures under a
+				// limit, added to the profile as it is.
+				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 {
+					return errors.New("--trace: give one or more (or --race-trace or --ballast-trace alone, to add what they fit to --profile)")
 				}
-				if sc != "" || len(c.StringSlice("ballast-trace")) > 0 {
-					return errors.New("--fit-scenario and --ballast-trace need --trace")
+				if sc != "" {
+					return errors.New("--fit-scenario needs --trace")
 				}
 				p = base
 			case sc != "":
@@ -135,7 +136,7 @@ func simCalibrateCommand() *cli.Command {
 					return err
 				}
 				if len(bf) == 0 {
-					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), and no cudaMemGetInfo with its free bytes for --ballast-limit")
+					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), no cudaMalloc that waited for the bytes of the cudaFree before it (run single without CPU stages), and no cudaMemGetInfo with its free bytes for --ballast-limit")
 				}
 				devFits = append(devFits, bf...)
 			}

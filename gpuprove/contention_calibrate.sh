@@ -11,6 +11,11 @@
 #   traces-<family>-ballast/ the split design (it trims and grows the pool
 #                           back every item) with one worker under the grid's
 #                           16 GiB limit, whose ballast slows pool growth;
+#   traces-<family>-probe-ballast/ the single design with one worker and no
+#                           CPU stages under 16 GiB, so that each cudaMalloc
+#                           follows the previous item's cudaFree at once:
+#                           where the buffer does not fit beside the one just
+#                           freed, how long such a malloc waits;
 # each with its table (<dir>.txt, .err). Bring $OUT back whole; then
 # contention_fit.sh fits the profiles from it and
 # `BACKEND=sim contention_grid.sh` predicts the grid.
@@ -42,5 +47,7 @@ for fam in ${FAMILIES:-f3 f4}; do
 	run "traces-$fam-probe" 140GiB $COSTS --before 0s --after 0s $MEM --designs single
 	# Pool growth under the limit's ballast.
 	run "traces-$fam-ballast" 16GiB $COSTS $MEM --designs split
+	# A cudaMalloc right after a cudaFree, under the limit.
+	run "traces-$fam-probe-ballast" 16GiB $COSTS --before 0s --after 0s $MEM --designs single
 done
 exit $status

@@ -18,6 +18,7 @@ family() {
 	f11) MEM="--items 12 --staged 8GiB --copy 2GiB --scratch 768MiB"; COSTS="--kernel 180ms --before 120ms --after 40ms" ;;
 	f12) MEM="--items 12 --staged 10GiB --copy 1GiB --scratch 1GiB"; COSTS="--kernel 120ms --before 140ms --after 30ms" ;;
 	f13) MEM="--items 14 --staged 6GiB --copy 3GiB --scratch 512MiB"; COSTS="--kernel 110ms --before 50ms --after 70ms" ;;
+	f14) MEM="--items 12 --staged 9728MiB --copy 2560MiB --scratch 768MiB"; COSTS="--kernel 130ms --before 100ms --after 50ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }

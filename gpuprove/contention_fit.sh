@@ -7,7 +7,9 @@
 # the family, and the extra cost of pool growth under the 16 GiB limit's
 # ballast from traces-<family>-ballast when the calibration has it, and what
 # the ballast left short of the 16 GiB limit from its cudaMemGetInfo calls
-# (traces made since their events carry the free bytes); the rest
+# (traces made since their events carry the free bytes), and how long a
+# cudaMalloc right after a cudaFree waits for the freed bytes from
+# traces-<family>-probe-ballast when its mallocs waited; the rest
 # from the base profile. Writes
 # $PROFILES/h200-contention-<family>.json and the fit's log beside it.
 #   contention_fit.sh CALIBRATION_DIR
@@ -26,7 +28,7 @@ for fam in ${FAMILIES:-f3 f4}; do
 	for t in "$d"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1.json; do
 		[ "$t" = "$d/trace-single-w1.json" ] || traces+=(--trace "$t")
 	done
-	for t in "$1/traces-$fam-ballast"/trace-*-w1.json; do
+	for t in "$1/traces-$fam-ballast"/trace-*-w1.json "$1/traces-$fam-probe-ballast"/trace-*-w1.json; do
 		[ -f "$t" ] && traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
 	done
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \

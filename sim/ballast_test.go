@@ -140,3 +140,40 @@ func TestShortfallUnderALimitOnly(t *testing.T) {
 		}
 	}
 }
+
+// A cudaMalloc that starts right after a cudaFree and takes far longer than
+// a malloc costs waited for the freed bytes: from the free's return to the
+// malloc's, less malloc_ms, per GiB freed, is malloc_free_wait_ms_per_gib
+// (the median over such mallocs). A malloc that returns in about malloc_ms
+// fitted beside the freed bytes, and one long after the free waited for
+// nothing of it: neither is a sample.
+func TestCalibrateMallocFreeWaitUnderALimit(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := base.Device.MallocMs
+	var b traceBuilder
+	for i, waitMs := range []float64{30, 32, 40} { // 10 GiB freed: 3, 3.2 and 4 ms a GiB
+		at := float64(i) * 1000
+		b.op("free", at+6, 6, 10*gib)
+		b.op("malloc", at+6+waitMs+m, waitMs+m-0.1, 10*gib) // starts 0.1 ms after the free
+	}
+	b.op("free", 5006, 6, 10*gib)
+	b.op("malloc", 5006.1+m, m, 4*gib)  // fitted beside
+	b.op("malloc", 5200+50, 50, 10*gib) // long after the free
+	got, fits, err := CalibrateBallast(base, 0, Trace{"16 GiB", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Device.MallocFreeWaitMsPerGiB; math.Abs(v-3.2) > 1e-3 || len(fits) != 1 || fits[0].Count != 3 {
+		t.Fatalf("malloc's wait %.4f ms/GiB from %+v: want 3.2 from 3 mallocs", v, fits)
+	}
+	var none traceBuilder
+	none.op("free", 6, 6, 10*gib)
+	none.op("malloc", 6.1+m, m, 4*gib)
+	if p, fits, err := CalibrateBallast(base, 0, Trace{"fits beside", none.json()}); err != nil || len(fits) != 0 ||
+		p.Device.MallocFreeWaitMsPerGiB != base.Device.MallocFreeWaitMsPerGiB {
+		t.Fatalf("no malloc waited: %v, %+v", err, fits)
+	}
+}

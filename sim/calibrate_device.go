@@ -162,9 +162,12 @@ func (p *Profile) recordTraces(traces []Trace) error {
 // whole-card traces gave; never below 0. With limit > 0 it also fits
 // device.limit_shortfall_mib: limit less the most any of the traces'
 // cudaMemGetInfo calls reported free (a one-worker run that trims before
-// it asks, as split does, asks with nothing held). Traces without such
-// growths or calls leave those figures as they are; p's others are not
-// touched.
+// it asks, as split does, asks with nothing held). Where a cudaMalloc right
+// after a cudaFree needed the freed bytes (the single design with no CPU
+// stages, its buffer too large to fit beside the one just freed), it fits
+// device.malloc_free_wait_ms_per_gib (fitMallocFreeWait). Traces without
+// such growths, calls or mallocs leave those figures as they are; p's
+// others are not touched.
 func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []DeviceFit, error) {
 	if len(traces) == 0 {
 		return p, nil, nil
@@ -179,6 +182,10 @@ func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []Dev
 		extra := round(max(h.regrowthMsPerGiB-p.Device.PoolRegrowthMsPerGiB, 0), 3)
 		out.Device.PoolGrowthBallastMsPerGiB = extra
 		fits = append(fits, DeviceFit{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra})
+	}
+	if n, wait := fitMallocFreeWait(ops, p.Device.MallocMs); n > 0 {
+		out.Device.MallocFreeWaitMsPerGiB = wait
+		fits = append(fits, DeviceFit{"device.malloc_free_wait_ms_per_gib", n, wait})
 	}
 	if limit > 0 {
 		var asked int
@@ -205,6 +212,51 @@ func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []Dev
 	}
 	return &out, fits, nil
 }
+
+// fitMallocFreeWait is malloc_free_wait_ms_per_gib from traces made under a
+// VRAM limit: the median, over the cudaMallocs that started within
+// freeWaitGapUs of a cudaFree's return on the same device and took more
+// than freeWaitMinMs beyond mallocMs (they needed the bytes that free gave
+// back), of the time from the free's return to the malloc's, less
+// mallocMs, per GiB freed. A malloc that fitted beside the freed bytes
+// returns in about mallocMs and says nothing. n = 0: no such malloc.
+func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float64) {
+	var perGiB []float64
+	for _, t := range ops {
+		var frees []traceOp
+		for _, o := range t {
+			if o.name == "free" && !o.err && o.bytes > 0 {
+				frees = append(frees, o)
+			}
+		}
+		for _, o := range t {
+			if o.name != "malloc" || o.err || (o.end-o.start)/1e3 < mallocMs+freeWaitMinMs {
+				continue
+			}
+			var last *traceOp
+			for i := range frees {
+				f := &frees[i]
+				if f.device == o.device && f.end <= o.start && o.start-f.end <= freeWaitGapUs && (last == nil || f.end > last.end) {
+					last = f
+				}
+			}
+			if last != nil {
+				perGiB = append(perGiB, max((o.end-last.end)/1e3-mallocMs, 0)/(last.bytes/float64(gib)))
+			}
+		}
+	}
+	if len(perGiB) == 0 {
+		return 0, 0
+	}
+	return len(perGiB), round(median(perGiB), 3)
+}
+
+// A cudaMalloc that starts within freeWaitGapUs of a cudaFree's return and
+// takes freeWaitMinMs beyond its usual cost waited for that free's bytes.
+const (
+	freeWaitGapUs = 1000
+	freeWaitMinMs = 5
+)
 
 // withTraces is the profile's calibration record with traces' names added
 // to its list of traces.

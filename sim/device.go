@@ -37,8 +37,8 @@ import (
 //     what it costs, and the other pool calls — on any thread, a kernel's
 //     scratch before it runs and when it ends — wait for it.
 //   - With malloc_waits_free_work, a cudaMalloc that needs the bytes of a
-//     cudaFree whose copy-engine work is pending waits for that work
-//     (mallocWait).
+//     cudaFree whose copy-engine work is pending waits for that work, and
+//     at the least malloc_free_wait_ms_per_gib after the free (mallocWait).
 //   - An Async copy or launch returns to the host at once; its completion is
 //     seen by a later synchronization.
 //
@@ -58,7 +58,8 @@ type Device struct {
 	// poolFree is when the pool's mapping work queued so far ends
 	// (pool_ops_serialize).
 	poolFree time.Duration
-	// dirty are the cudaFrees whose copy-engine work is still pending,
+	// dirty are the cudaFrees whose bytes a cudaMalloc cannot have yet
+	// (their copy-engine work or malloc_free_wait_ms_per_gib pending),
 	// oldest first (malloc_waits_free_work).
 	dirty []*freeWork
 	// ballast: the device has less memory than its profile's card, the rest
@@ -70,9 +71,11 @@ type Device struct {
 // be that card under a VRAM limit: less is rounding.
 const ballastMin = int64(1) << 30
 
-// freeWork is what one cudaFree left on the copy engine.
+// freeWork is what one cudaFree left on the copy engine, and how long its
+// bytes stay taken for a cudaMalloc (malloc_free_wait_ms_per_gib).
 type freeWork struct {
 	bytes   int64
+	until   time.Duration // the bytes are not free before this instant
 	waiters []func()
 }
 
@@ -369,29 +372,49 @@ func perGiB(msPerGiB float64, bytes int64) time.Duration {
 }
 
 // leaveFreeWork puts what a cudaFree of bytes leaves to do on the copy
-// engine, where the copies after it share the engine with it.
+// engine, where the copies after it share the engine with it; with
+// malloc_waits_free_work the bytes stay taken for a cudaMalloc until that
+// work ends and malloc_free_wait_ms_per_gib has passed.
 func (d *Device) leaveFreeWork(bytes int64) {
 	work := perGiB(d.prof.FreeCopyWorkMsPerGiB, bytes)
-	if work <= 0 {
+	var until time.Duration
+	if d.prof.MallocWaitsFreeWork {
+		until = d.k.now + perGiB(d.prof.MallocFreeWaitMsPerGiB, bytes)
+	}
+	if work <= 0 && until <= d.k.now {
 		return
 	}
 	label := "free " + gpu.FormatBytes(bytes)
-	fw := &freeWork{bytes: bytes}
+	fw := &freeWork{bytes: bytes, until: until}
 	d.dirty = append(d.dirty, fw)
+	if work <= 0 {
+		d.k.At(until, func() { d.cleaned(fw) })
+		return
+	}
 	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
 		d.activity("copy", 0, label, start)
-		// Frees of different sizes share the engine, so their work may
-		// end out of order: drop this one wherever it is.
-		for i, f := range d.dirty {
-			if f == fw {
-				d.dirty = append(d.dirty[:i], d.dirty[i+1:]...)
-				break
-			}
+		if fw.until > d.k.now {
+			d.k.At(fw.until, func() { d.cleaned(fw) })
+			return
 		}
-		for _, w := range fw.waiters {
-			w()
-		}
+		d.cleaned(fw)
 	}})
+}
+
+// cleaned gives a free's bytes back to cudaMalloc and wakes the mallocs
+// that waited for them.
+func (d *Device) cleaned(fw *freeWork) {
+	// Frees of different sizes share the engine, so their work may end out
+	// of order: drop this one wherever it is.
+	for i, f := range d.dirty {
+		if f == fw {
+			d.dirty = append(d.dirty[:i], d.dirty[i+1:]...)
+			break
+		}
+	}
+	for _, w := range fw.waiters {
+		w()
+	}
 }
 
 // dispatch carries out the model's decisions in the order it took them:

@@ -131,14 +131,17 @@ func TestKernelWaitsForThePoolsWork(t *testing.T) {
 
 // A cudaMalloc of the bytes a cudaFree has just given back waits for the
 // free's copy-engine work (12 GiB at 2 ms a GiB: 24 ms) and then costs its
-// own 1 ms; an allocation that fits in memory no pending free gave back
-// costs only its own; without the rule neither waits.
+// own 1 ms; with malloc_free_wait_ms_per_gib it waits at the least that
+// long after the free (3 ms a GiB: 36 ms, with or without copy-engine
+// work), and the shorter of the two never shortens the other; an
+// allocation that fits in memory no pending free gave back costs only its
+// own; without the rule neither waits.
 func TestMallocWaitsForAFreesWork(t *testing.T) {
-	run := func(wait bool, total, bytes int64) time.Duration {
+	run := func(wait bool, total, bytes int64, work, freeWait float64) time.Duration {
 		p := interferenceProfile(t, 0, 0)
 		p.Device.ContextMiB = 0
-		p.Device.FreeMsPerGiB, p.Device.FreeCopyWorkMsPerGiB, p.Device.MallocMs = 0, 2, 1
-		p.Device.MallocWaitsFreeWork = wait
+		p.Device.FreeMsPerGiB, p.Device.FreeCopyWorkMsPerGiB, p.Device.MallocMs = 0, work, 1
+		p.Device.MallocWaitsFreeWork, p.Device.MallocFreeWaitMsPerGiB = wait, freeWait
 		k := NewKernel(p, []int64{total}, gpu.DefaultPoolPolicy(), 1)
 		g := &poolRig{t: t, k: k, d: k.Devices()[0]}
 		s := g.d.NewStream()
@@ -150,17 +153,23 @@ func TestMallocWaitsForAFreesWork(t *testing.T) {
 		return took
 	}
 	for _, c := range []struct {
-		what         string
-		wait         bool
-		total, bytes int64
-		want         time.Duration
+		what           string
+		wait           bool
+		total, bytes   int64
+		work, freeWait float64
+		want           time.Duration
 	}{
-		{"16 GiB card, the freed 12 GiB again", true, 16 * gib, 12 * gib, 24 * time.Millisecond},
-		{"16 GiB card, 2 GiB", true, 16 * gib, 2 * gib, time.Millisecond},
-		{"32 GiB card, 12 GiB", true, 32 * gib, 12 * gib, time.Millisecond},
-		{"16 GiB card, the freed 12 GiB, no rule", false, 16 * gib, 12 * gib, time.Millisecond},
+		{"16 GiB card, the freed 12 GiB again", true, 16 * gib, 12 * gib, 2, 0, 24 * time.Millisecond},
+		{"16 GiB card, 2 GiB", true, 16 * gib, 2 * gib, 2, 0, time.Millisecond},
+		{"32 GiB card, 12 GiB", true, 32 * gib, 12 * gib, 2, 0, time.Millisecond},
+		{"16 GiB card, the freed 12 GiB, no rule", false, 16 * gib, 12 * gib, 2, 0, time.Millisecond},
+		{"the freed 12 GiB, 3 ms a GiB after the free", true, 16 * gib, 12 * gib, 2, 3, 36 * time.Millisecond},
+		{"the freed 12 GiB, 3 ms a GiB, no copy-engine work", true, 16 * gib, 12 * gib, 0, 3, 36 * time.Millisecond},
+		{"the freed 12 GiB, 1 ms a GiB under 2 of work", true, 16 * gib, 12 * gib, 2, 1, 24 * time.Millisecond},
+		{"2 GiB beside the freed 12, 3 ms a GiB", true, 16 * gib, 2 * gib, 2, 3, time.Millisecond},
+		{"the freed 12 GiB, 3 ms a GiB, no rule", false, 16 * gib, 12 * gib, 2, 3, time.Millisecond},
 	} {
-		if got := run(c.wait, c.total, c.bytes); !near(got, c.want) {
+		if got := run(c.wait, c.total, c.bytes, c.work, c.freeWait); !near(got, c.want) {
 			t.Errorf("%s: the cudaMalloc took %v, want %v", c.what, got, c.want)
 		}
 	}

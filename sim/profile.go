@@ -189,8 +189,17 @@ type DeviceProfile struct {
 	// 33.9 ms against 3.75 ms idle, and 0.8 ms on the whole card
 	// (docs/cuda-facts.md). false: a free's work only shares the copy
 	// engine.
-	MallocWaitsFreeWork bool   `json:"malloc_waits_free_work,omitempty"`
-	Source              string `json:"source,omitempty"`
+	MallocWaitsFreeWork bool `json:"malloc_waits_free_work,omitempty"`
+	// MallocFreeWaitMsPerGiB is, with malloc_waits_free_work, how long
+	// after a cudaFree returned a cudaMalloc that needs its bytes waits at
+	// the least, per GiB the free gave back: the free's bytes stay taken
+	// until then or until its copy-engine work ends, whichever is later.
+	// The H200 under 16 GiB: a malloc of the 8–12 GiB another worker had
+	// just freed took 24–35 ms (about 3.2 ms a GiB freed), longer than the
+	// 1.95–2.45 ms a GiB of copy-engine work the same frees left in front
+	// of a copy (docs/cuda-facts.md). 0: the copy-engine work alone.
+	MallocFreeWaitMsPerGiB float64 `json:"malloc_free_wait_ms_per_gib,omitempty"`
+	Source                 string  `json:"source,omitempty"`
 }
 
 // PartitionProfile describes the device memory one partition holds.
@@ -288,6 +297,7 @@ func (p *Profile) validate() error {
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
 		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
+		{"device.malloc_free_wait_ms_per_gib", d.MallocFreeWaitMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
 		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},
 		{"device.limit_shortfall_mib", d.LimitShortfallMiB, false},
