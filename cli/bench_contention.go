@@ -94,9 +94,12 @@ type contentionRow struct {
 	// Errors counts why attempts failed (retried or failed for good).
 	Errors map[string]int
 	// Seeds is how many simulated runs the row is the mean of (sim only),
-	// and SeedRange their lowest and highest items/s.
+	// and SeedRange their lowest and highest items/s, SeedSD the standard
+	// deviation of their items/s, and SeedsOOM how many of them met an OOM.
 	Seeds     int
 	SeedRange [2]float64
+	SeedSD    float64
+	SeedsOOM  int
 }
 
 func runBenchContention(c *cli.Context) error {
@@ -482,7 +485,8 @@ var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
 // reasons first, so that a failed row is never a bare number.
 func printContentionErrors(w io.Writer, r contentionRow) {
 	if r.Seeds > 1 {
-		fmt.Fprintf(w, "%s × %d: %d seeds, items/s %.2f to %.2f\n", r.Design, r.Workers, r.Seeds, r.SeedRange[0], r.SeedRange[1])
+		fmt.Fprintf(w, "%s × %d: %d seeds, items/s %.2f to %.2f (sd %.2f), an OOM in %d of them\n",
+			r.Design, r.Workers, r.Seeds, r.SeedRange[0], r.SeedRange[1], r.SeedSD, r.SeedsOOM)
 	}
 	msgs := slices.Collect(maps.Keys(r.Errors))
 	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -62,7 +63,8 @@ func (c *contentionSim) run(design string, n int, tracePath string) (contentionR
 // meanRow is the rows of one configuration's seeds as one row: the mean of
 // the rates and of the busy share, the median of each count (so that an
 // outcome such as an OOM is predicted when most seeds had it), the range of
-// the rates, and seed 1's lock waits and errors.
+// the rates and their standard deviation, how many seeds met an OOM, and
+// seed 1's lock waits and errors.
 func meanRow(rows []contentionRow) contentionRow {
 	if len(rows) == 1 {
 		return rows[0]
@@ -78,9 +80,15 @@ func meanRow(rows []contentionRow) contentionRow {
 	n := len(rows)
 	out.ItemsPerS, out.GPUBusyPct, out.Wall = items/float64(n), busy/float64(n), wall/time.Duration(n)
 	out.Seeds, out.SeedRange = n, [2]float64{rows[0].ItemsPerS, rows[0].ItemsPerS}
+	var sq float64
 	for _, r := range rows {
 		out.SeedRange[0], out.SeedRange[1] = min(out.SeedRange[0], r.ItemsPerS), max(out.SeedRange[1], r.ItemsPerS)
+		sq += (r.ItemsPerS - out.ItemsPerS) * (r.ItemsPerS - out.ItemsPerS)
+		if r.OOMPreStage+r.OOMFallback > 0 {
+			out.SeedsOOM++
+		}
 	}
+	out.SeedSD = math.Sqrt(sq / float64(n-1))
 	med := func(get func(contentionRow) int) int {
 		vs := make([]int, n)
 		for i, r := range rows {

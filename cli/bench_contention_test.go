@@ -240,7 +240,7 @@ func TestContentionMeanOfSeeds(t *testing.T) {
 	}
 	got := meanRow(rows)
 	if got.ItemsPerS != 4 || got.GPUBusyPct != 80 || got.OOMPreStage != 0 || got.Proved != 10 || got.Design != "split" ||
-		got.Seeds != 3 || got.SeedRange != [2]float64{3, 5} {
+		got.Seeds != 3 || got.SeedRange != [2]float64{3, 5} || got.SeedSD != 1 || got.SeedsOOM != 1 {
 		t.Errorf("mean of three seeds: %+v", got)
 	}
 	if one := meanRow(rows[1:2]); one.OOMPreStage != 2 || one.ItemsPerS != 4 {
