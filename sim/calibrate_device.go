@@ -223,25 +223,12 @@ func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []Dev
 func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float64) {
 	var perGiB []float64
 	for _, t := range ops {
-		var frees []traceOp
-		for _, o := range t {
-			if o.name == "free" && !o.err && o.bytes > 0 {
-				frees = append(frees, o)
-			}
-		}
-		for _, o := range t {
+		for i, o := range t {
 			if o.name != "malloc" || o.err || (o.end-o.start)/1e3 < mallocMs+freeWaitMinMs {
 				continue
 			}
-			var last *traceOp
-			for i := range frees {
-				f := &frees[i]
-				if f.device == o.device && f.end <= o.start && o.start-f.end <= freeWaitGapUs && (last == nil || f.end > last.end) {
-					last = f
-				}
-			}
-			if last != nil {
-				perGiB = append(perGiB, max((o.end-last.end)/1e3-mallocMs, 0)/(last.bytes/float64(gib)))
+			if f, ok := freeBefore(t, i); ok && f.bytes > 0 && o.start-f.end <= freeWaitGapUs {
+				perGiB = append(perGiB, max((o.end-f.end)/1e3-mallocMs, 0)/(f.bytes/float64(gib)))
 			}
 		}
 	}
@@ -249,6 +236,18 @@ func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float
 		return 0, 0
 	}
 	return len(perGiB), round(median(perGiB), 3)
+}
+
+// freeBefore is the cudaFree on ops[i]'s device that started last of those
+// returned before ops[i] started (ops in the order they started).
+func freeBefore(ops []traceOp, i int) (traceOp, bool) {
+	o := ops[i]
+	for j := i - 1; j >= 0; j-- {
+		if f := ops[j]; f.name == "free" && f.device == o.device && !f.err && f.end <= o.start {
+			return f, true
+		}
+	}
+	return traceOp{}, false
 }
 
 // A cudaMalloc that starts within freeWaitGapUs of a cudaFree's return and
@@ -394,12 +393,8 @@ func fitCopies(traces [][]traceOp) copyFit {
 			// A partition staged with a alone moved fewer bytes than its
 			// op said (the trace's copied): the link's speed is theirs.
 			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
-			for j := i - 1; j >= 0; j-- {
-				f := ops[j]
-				if f.name == "free" && f.device == o.device && !f.err && f.end <= o.start {
-					s.gap, s.freed = o.start-f.end, f.bytes
-					break
-				}
+			if f, ok := freeBefore(ops, i); ok {
+				s.gap, s.freed = o.start-f.end, f.bytes
 			}
 			ss = append(ss, s)
 		}

@@ -388,22 +388,23 @@ func (d *Device) leaveFreeWork(bytes int64) {
 	fw := &freeWork{bytes: bytes, until: until}
 	d.dirty = append(d.dirty, fw)
 	if work <= 0 {
-		d.k.At(until, func() { d.cleaned(fw) })
+		d.cleaned(fw)
 		return
 	}
 	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
 		d.activity("copy", 0, label, start)
-		if fw.until > d.k.now {
-			d.k.At(fw.until, func() { d.cleaned(fw) })
-			return
-		}
 		d.cleaned(fw)
 	}})
 }
 
-// cleaned gives a free's bytes back to cudaMalloc and wakes the mallocs
-// that waited for them.
+// cleaned is called when a free's copy-engine work is done: at fw.until,
+// or now if that has passed, it gives the free's bytes back to cudaMalloc
+// and wakes the mallocs that waited for them.
 func (d *Device) cleaned(fw *freeWork) {
+	if fw.until > d.k.now {
+		d.k.At(fw.until, func() { d.cleaned(fw) })
+		return
+	}
 	// Frees of different sizes share the engine, so their work may end out
 	// of order: drop this one wherever it is.
 	for i, f := range d.dirty {
