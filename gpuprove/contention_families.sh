@@ -19,6 +19,12 @@ family() {
 	f12) MEM="--items 12 --staged 10GiB --copy 1GiB --scratch 1GiB"; COSTS="--kernel 120ms --before 140ms --after 30ms" ;;
 	f13) MEM="--items 14 --staged 6GiB --copy 3GiB --scratch 512MiB"; COSTS="--kernel 110ms --before 50ms --after 70ms" ;;
 	f14) MEM="--items 12 --staged 9728MiB --copy 2560MiB --scratch 768MiB"; COSTS="--kernel 130ms --before 100ms --after 50ms" ;;
+	# f15-f17 leave the earlier families' ranges: copies longer than the
+	# kernel (f15), short kernels beside long CPU stages and a large scratch
+	# (f16), and the largest partition with an 8 GiB copy (f17).
+	f15) MEM="--items 14 --staged 7GiB --copy 6GiB --scratch 768MiB"; COSTS="--kernel 60ms --before 40ms --after 20ms" ;;
+	f16) MEM="--items 16 --staged 6GiB --copy 512MiB --scratch 3GiB"; COSTS="--kernel 40ms --before 200ms --after 80ms" ;;
+	f17) MEM="--items 8 --staged 12GiB --copy 8GiB --scratch 1536MiB"; COSTS="--kernel 300ms --before 200ms --after 100ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
