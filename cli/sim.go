@@ -154,6 +154,7 @@ func simCalibrateCommand() *cli.Command {
 			if name := c.String("name"); name != "" {
 				p.Name = name
 			}
+			sim.NoteDeviceFits(p, devFits)
 			for _, f := range fits {
 				if f.SimMs > 0 {
 					fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms (simulated %9.3f) → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, f.SimMs, p.Stages[f.Stage].PerConstraintNs)

@@ -177,3 +177,22 @@ func TestCalibrateMallocFreeWaitUnderALimit(t *testing.T) {
 		t.Fatalf("no malloc waited: %v, %+v", err, fits)
 	}
 }
+
+// A fitted profile's device source names the figures its traces gave, then
+// the base's source; partition and host fits are not the device's.
+func TestNoteDeviceFits(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := base.Device.Source
+	NoteDeviceFits(base, []DeviceFit{{"partition.vram_gib", 4, 7}, {"host.handoff.newest_first", 9, 0.9}})
+	if base.Device.Source != was {
+		t.Fatalf("no device fit, source changed to %q", base.Device.Source)
+	}
+	NoteDeviceFits(base, []DeviceFit{{"device.h2d_gbps", 71, 54.96}, {"partition.copy_gib", 14, 6}, {"device.malloc_free_wait_ms_per_gib", 7, 3.1}})
+	want := "fitted from the profile's calibration traces: h2d_gbps (71 ops), malloc_free_wait_ms_per_gib (7 ops); the rest: " + was
+	if base.Device.Source != want {
+		t.Fatalf("source %q, want %q", base.Device.Source, want)
+	}
+}

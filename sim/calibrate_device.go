@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // DeviceFit is one device or partition figure the traces gave.
@@ -13,6 +14,22 @@ type DeviceFit struct {
 	Field string  // the profile's JSON field, e.g. "device.h2d_gbps"
 	Count int     // the trace events it came from
 	Value float64 // in the field's unit
+}
+
+// NoteDeviceFits credits the traces in p's device source with the device
+// figures they gave (the fits of a device.* field): a fitted profile's
+// source would otherwise name only where the base's figures came from.
+func NoteDeviceFits(p *Profile, fits []DeviceFit) {
+	var got []string
+	for _, f := range fits {
+		if field, ok := strings.CutPrefix(f.Field, "device."); ok {
+			got = append(got, fmt.Sprintf("%s (%d ops)", field, f.Count))
+		}
+	}
+	if len(got) == 0 {
+		return
+	}
+	p.Device.Source = "fitted from the profile's calibration traces: " + strings.Join(got, ", ") + "; the rest: " + p.Device.Source
 }
 
 // Trace is a production trace (trace.Writer's Chrome JSON) and its name.
