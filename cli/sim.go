@@ -67,6 +67,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
+			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the card (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than alone is device.pool_slowdown_kernel"},
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
@@ -93,8 +94,8 @@ func simCalibrateCommand() *cli.Command {
 			case len(traces) == 0:
 				// Only the race between workers or the figures under a
 				// limit, added to the profile as it is.
-				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 {
-					return errors.New("--trace: give one or more (or --race-trace or --ballast-trace alone, to add what they fit to --profile)")
+				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 && len(c.StringSlice("beside-trace")) == 0 {
+					return errors.New("--trace: give one or more (or --race-trace, --ballast-trace or --beside-trace alone, to add what they fit to --profile)")
 				}
 				if sc != "" {
 					return errors.New("--fit-scenario needs --trace")
@@ -139,6 +140,17 @@ func simCalibrateCommand() *cli.Command {
 					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), no cudaMalloc that waited for the bytes of the cudaFree before it (run single without CPU stages), and no cudaMemGetInfo with its free bytes for --ballast-limit")
 				}
 				devFits = append(devFits, bf...)
+			}
+			beside, err := readSimTraces("beside-trace", c.StringSlice("beside-trace"))
+			if err != nil {
+				return err
+			}
+			if len(beside) > 0 {
+				var bf sim.PoolBesideFit
+				if p, bf, err = sim.CalibratePoolBeside(p, beside...); err != nil {
+					return err
+				}
+				devFits = append(devFits, sim.DeviceFit{Field: "device.pool_slowdown_kernel", Count: bf.Beside, Value: bf.Slowdown})
 			}
 			race, err := readSimTraces("race-trace", c.StringSlice("race-trace"))
 			if err != nil {

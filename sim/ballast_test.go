@@ -196,3 +196,37 @@ func TestNoteDeviceFits(t *testing.T) {
 		t.Fatalf("source %q, want %q", base.Device.Source, want)
 	}
 }
+
+// Trims of 4 GiB and growths back after them: alone at 1 and 0.5 ms a GiB,
+// beside another worker's compute stage at 1.5 times that; one trim that
+// the stage overlaps in part, at 5 times, is left out: pool_slowdown_kernel
+// 0.5 from the 4 calls beside. Traces with no call beside a kernel fit
+// nothing.
+func TestCalibratePoolSlowdownBesideAKernel(t *testing.T) {
+	base := contentionBase(t)
+	var b traceBuilder
+	pair := func(at, trimMs, growMs float64) {
+		b.op("trim_pool", at+trimMs, trimMs, 4*gib)
+		b.op("malloc_async", at+trimMs+growMs+0.1, growMs, 4*gib)
+	}
+	for i := range 3 {
+		pair(float64(i)*100, 4, 2)
+	}
+	b.span(1, "compute", "bench/1", 1000, 100)
+	pair(1010, 6, 3)
+	pair(1050, 6, 3)
+	b.op("trim_pool", 1095+20, 20, 4*gib) // 5 of its 20 ms beside the stage
+	got, fit, err := CalibratePoolBeside(base, Trace{"w2", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 4 || fit.Alone != 6 {
+		t.Fatalf("slowdown %g from %+v: want 0.5 from 4 calls beside and 6 alone", got.Device.PoolSlowdownKernel, fit)
+	}
+	var alone traceBuilder
+	alone.op("trim_pool", 4, 4, 4*gib)
+	alone.op("malloc_async", 6.1, 2, 4*gib)
+	if _, _, err := CalibratePoolBeside(base, Trace{"w1", alone.json()}); err == nil {
+		t.Fatal("a trace without a call beside a kernel fitted a slowdown")
+	}
+}

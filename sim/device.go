@@ -300,6 +300,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	case gpu.OpMallocAsync:
 		hold = d.growth(c)
 	}
+	if hold > 0 && d.prof.PoolSlowdownKernel > 0 && len(d.compute.jobs) > 0 {
+		hold = time.Duration(float64(hold) * (1 + d.prof.PoolSlowdownKernel))
+	}
 	if d.prof.PoolOpsSerialize && (op.Kind == gpu.OpTrimPool || op.Kind == gpu.OpMallocAsync) {
 		hold = d.poolHold(hold)
 	}

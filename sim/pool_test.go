@@ -174,3 +174,40 @@ func TestMallocWaitsForAFreesWork(t *testing.T) {
 		}
 	}
 }
+
+// With pool_slowdown_kernel 0.5, a growth and a trim made while another
+// stream's kernel runs take 1.5 times their host time (4 GiB at 1 ms a
+// GiB: 6 ms; 4 GiB at 2 ms: 12 ms); made after the kernel, their own (4
+// and 8 ms); without the term, their own either way.
+func TestPoolWorkSlowsBesideAKernel(t *testing.T) {
+	for _, c := range []struct {
+		slowdown     float64
+		beside       bool
+		grow, trimMs time.Duration
+	}{
+		{0.5, true, 6 * time.Millisecond, 12 * time.Millisecond},
+		{0.5, false, 4 * time.Millisecond, 8 * time.Millisecond},
+		{0, true, 4 * time.Millisecond, 8 * time.Millisecond},
+	} {
+		g := newPoolRig(t, false, 2)
+		g.d.prof.PoolSlowdownKernel = c.slowdown
+		a, b := g.d.NewStream(), g.d.NewStream()
+		at := 10 * time.Millisecond // during the kernel (0-100 ms)
+		if !c.beside {
+			at = 200 * time.Millisecond
+		}
+		g.at(0, a, gpu.Op{Kind: gpu.OpCompute, Kernel: kernelOf(100*time.Millisecond, 0), Async: true}, nil, nil)
+		var buf gpu.Result
+		var grow, trim time.Duration
+		g.at(at, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 4 * gib}, &grow, &buf)
+		g.k.At(at+30*time.Millisecond, func() {
+			g.at(at+30*time.Millisecond, b, gpu.Op{Kind: gpu.OpFreeAsync, Buffer: buf.Buffer}, nil, nil)
+		})
+		g.at(at+31*time.Millisecond, b, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
+		g.at(at+40*time.Millisecond, b, gpu.Op{Kind: gpu.OpTrimPool}, &trim, nil)
+		g.run()
+		if !near(grow, c.grow) || !near(trim, c.trimMs) {
+			t.Errorf("slowdown %g, beside a kernel %v: growth %v, trim %v; want %v and %v", c.slowdown, c.beside, grow, trim, c.grow, c.trimMs)
+		}
+	}
+}

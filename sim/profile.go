@@ -167,6 +167,14 @@ type DeviceProfile struct {
 	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a
 	// trim costs nothing.
 	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
+	// PoolSlowdownKernel stretches the pool's mapping work while a kernel
+	// runs on the device: a trim or a pool growth called then takes
+	// 1+PoolSlowdownKernel times its host time. The H200: trims of 7–10 GiB
+	// took 1.19–1.29 times as long per GiB beside another worker's kernel as
+	// alone, growths back 1.10–1.34 (F12–F14's grids, docs/simulator.md).
+	// `cuzk sim calibrate --beside-trace` fits it from traces of several
+	// workers under a design that trims. 0: kernels never slow them.
+	PoolSlowdownKernel float64 `json:"pool_slowdown_kernel,omitempty"`
 	// PoolOpsSerialize makes the stream-ordered pool do its mapping work
 	// one call at a time, device-wide: a pool growth or a trim that
 	// releases memory holds the pool for the host time it costs, and every
@@ -300,6 +308,7 @@ func (p *Profile) validate() error {
 		{"device.malloc_free_wait_ms_per_gib", d.MallocFreeWaitMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
 		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},
+		{"device.pool_slowdown_kernel", d.PoolSlowdownKernel, false},
 		{"device.limit_shortfall_mib", d.LimitShortfallMiB, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {

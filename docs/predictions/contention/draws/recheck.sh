@@ -13,11 +13,7 @@ L=${L:-$(python3 -c "import json; print(json.load(open('$D/h200-contention-base.
 . gpuprove/contention_families.sh
 mkdir -p "$OUT"
 for fam in f7 f8 f9 f10 f11; do
-	python3 -c "
-import json
-p = json.load(open('$D/$fam/h200-contention-$fam.json'))
-p['host']['handoff']['later_first'] = $L
-json.dump(p, open('$OUT/h200-contention-$fam.json', 'w'), indent=2)"
+	$D/setfield.py $D/$fam/h200-contention-$fam.json "$OUT/h200-contention-$fam.json" host.handoff.later_first "$L"
 	family "$fam"
 	for lim in 140GiB 16GiB; do
 		"$CUZK" bench contention --backend sim --profile "$OUT/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit "$lim" \

@@ -33,11 +33,7 @@ card() {
 for w in 0 "$W"; do
 	mkdir -p "$OUT/$w"
 	for fam in f4 f6 f7 f11 f12 f10 f13; do
-		python3 -c "
-import json
-p = json.load(open('$(profile $fam)'))
-p['device']['malloc_free_wait_ms_per_gib'] = $w
-json.dump(p, open('$OUT/$w/h200-contention-$fam.json', 'w'), indent=2)"
+		$D/setfield.py "$(profile $fam)" "$OUT/$w/h200-contention-$fam.json" device.malloc_free_wait_ms_per_gib "$w"
 		family "$fam"
 		"$CUZK" bench contention --backend sim --profile "$OUT/$w/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit 16GiB \
 			--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$w/sim-$fam-16GiB.txt" 2> "$OUT/$w/sim-$fam-16GiB.err"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The grids of f12-f17 (both limits), predicted with each family's committed profile,
+# once as it is (S=0) and once with device.pool_slowdown_kernel set to the base
+# profile's (fitted on f12-f14's whole-card grids: cuzk sim calibrate --beside-trace),
+# against each family's card grid. f15-f17 were not in the fit, but this is after
+# their grids ran. Writes $OUT/<S>/sim-<family>-<limit>.txt (.err) and
+# errors-<family>-<limit>.txt, and prints each errors table's summary line. Run from
+# the repository root after `make build`.
+#   OUT (default /tmp/beside-recheck), CUZK (default build/cuzk)
+set -eu
+CUZK=${CUZK:-build/cuzk}
+OUT=${OUT:-/tmp/beside-recheck}
+D=docs/predictions/contention
+R=docs/runs
+S=$(python3 -c "import json; print(json.load(open('$D/h200-contention-base.json'))['device']['pool_slowdown_kernel'])")
+. gpuprove/contention_families.sh
+card() {
+	case $1 in
+	f12 | f13) echo $R/h200-2026-12-03c/r2/grid/gpu-$1-$2.txt ;;
+	f14) echo $R/h200-2026-12-03c/r4/grid/gpu-$1-$2.txt ;;
+	f15) echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
+	f16) echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt ;;
+	f17) [ "$2" = 16GiB ] && echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt || echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
+	esac
+}
+for s in 0 "$S"; do
+	mkdir -p "$OUT/$s"
+	for fam in f12 f13 f14 f15 f16 f17; do
+		$D/setfield.py $D/$fam/h200-contention-$fam.json "$OUT/$s/h200-contention-$fam.json" device.pool_slowdown_kernel "$s"
+		family "$fam"
+		for lim in 140GiB 16GiB; do
+			"$CUZK" bench contention --backend sim --profile "$OUT/$s/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit $lim \
+				--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$s/sim-$fam-$lim.txt" 2> "$OUT/$s/sim-$fam-$lim.err"
+			gpuprove/contention_errors.sh "$OUT/$s/sim-$fam-$lim.txt" "$(card $fam $lim)" > "$OUT/$s/errors-$fam-$lim.txt"
+			echo "slowdown $s, $fam $lim: $(tail -1 "$OUT/$s/errors-$fam-$lim.txt")"
+		done
+	done
+done

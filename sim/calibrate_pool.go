@@ -1,0 +1,117 @@
+package sim
+
+import "errors"
+
+// PoolBesideFit is what traces of several workers said of the pool's
+// mapping work beside a kernel.
+type PoolBesideFit struct {
+	Beside int // trims and growths back that another worker's kernel overlapped all through
+	Alone  int // those no kernel overlapped
+	// Slowdown is device.pool_slowdown_kernel.
+	Slowdown float64
+}
+
+// CalibratePoolBeside fits p's device.pool_slowdown_kernel from traces of
+// several workers under a design that trims the pool and grows it back for
+// every partition (split, split-first, split-devsync). Per kind of call (a
+// trim that released memory; a cudaMallocAsync that grew the pool back
+// right after its worker's trim, as fitHostCalls takes them), of 1 GiB or
+// more: each call's host time per GiB over the median of the calls of its
+// kind that no compute stage overlapped. The figure is the median of those
+// ratios over the calls that a compute stage on the same device overlapped
+// all through, less 1 (never below 0); calls overlapped in part are left
+// out.
+//
+// A one-worker run has no such calls (a worker does not trim while its own
+// kernel runs), so this is measured from runs of several workers on the
+// card, as host.handoff.later_first is. It fails without calls of both
+// kinds of overlap.
+func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, error) {
+	var f PoolBesideFit
+	type sample struct {
+		kind     string
+		msPerGiB float64
+		beside   bool
+	}
+	var samples []sample
+	for _, t := range traces {
+		events, err := readTraceEvents(t.JSON, t.Name)
+		if err != nil {
+			return nil, f, err
+		}
+		kernels := map[int][][2]float64{} // device → its compute stages' spans, µs
+		for _, e := range events {
+			if e.Ph == "X" && e.Name == "compute" {
+				kernels[e.Pid] = append(kernels[e.Pid], [2]float64{e.Ts, e.Ts + e.Dur})
+			}
+		}
+		ops, err := readTraceOps(t)
+		if err != nil {
+			return nil, f, err
+		}
+		type worker struct{ device, tid int }
+		trimmed := map[worker]float64{}
+		for _, o := range ops {
+			if o.err {
+				continue
+			}
+			w := worker{o.device, o.tid}
+			kind := ""
+			switch o.name {
+			case "trim_pool":
+				if o.bytesRecorded && o.bytes > 0 {
+					kind = "trim"
+					trimmed[w] = o.bytes
+				}
+			case "malloc_async":
+				if released, ok := trimmed[w]; ok && released >= o.bytes {
+					kind = "growth"
+				}
+				delete(trimmed, w)
+			case "malloc":
+				delete(trimmed, w)
+			}
+			took := o.end - o.start
+			if kind == "" || o.bytes < float64(gib) || took <= 0 {
+				continue
+			}
+			var overlap float64
+			for _, k := range kernels[o.device] {
+				overlap += max(0, min(o.end, k[1])-max(o.start, k[0]))
+			}
+			share := overlap / took
+			if share > 0.1 && share < 0.9 {
+				continue
+			}
+			samples = append(samples, sample{kind, took / 1e3 / (o.bytes / float64(gib)), share >= 0.9})
+		}
+	}
+	alone := map[string][]float64{}
+	for _, s := range samples {
+		if !s.beside {
+			alone[s.kind] = append(alone[s.kind], s.msPerGiB)
+		}
+	}
+	base := map[string]float64{}
+	for k, v := range alone {
+		base[k] = median(v)
+		f.Alone += len(v)
+	}
+	var ratios []float64
+	for _, s := range samples {
+		if b, ok := base[s.kind]; s.beside && ok && b > 0 {
+			ratios = append(ratios, s.msPerGiB/b)
+		}
+	}
+	f.Beside = len(ratios)
+	if f.Beside == 0 || f.Alone == 0 {
+		return nil, f, errors.New("calibrate: no trim or pool growth both beside another worker's kernel and alone in the traces (give traces of 2-4 workers under split, split-first or split-devsync)")
+	}
+	f.Slowdown = round(max(median(ratios)-1, 0), 3)
+	out := *p
+	out.Device.PoolSlowdownKernel = f.Slowdown
+	if err := out.recordTraces(traces); err != nil {
+		return nil, f, err
+	}
+	return &out, f, nil
+}
