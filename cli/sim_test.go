@@ -139,6 +139,31 @@ func TestSimCalibrateRaceOnly(t *testing.T) {
 	}
 }
 
+// sim calibrate --beside-trace alone adds how much a kernel beside them
+// slows trims and pool growths to the profile given: F15's split with two
+// workers, whose trims and growths back all ran beside the other's kernel,
+// against F15's one-worker figures. A one-worker trace has none.
+func TestSimCalibrateBesideOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "profile.json")
+	prof := "../docs/predictions/contention/f15/h200-contention-f15.json"
+	_, stderr, err := run(t, "sim", "calibrate", "--profile", prof,
+		"--beside-trace", "../docs/runs/h200-2026-12-03d/r2/grid/traces-gpu-f15-140GiB/trace-split-w2.json.gz", "--out", out)
+	if err != nil {
+		t.Fatalf("sim calibrate --beside-trace: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Device; d.PoolSlowdownKernel != 0.495 || !strings.HasPrefix(d.Source, "fitted from the profile's calibration traces: pool_slowdown_kernel (24 ops)") {
+		t.Fatalf("slowdown %g, source %q\n%s", d.PoolSlowdownKernel, d.Source, stderr)
+	}
+	if _, _, err := run(t, "sim", "calibrate", "--profile", prof,
+		"--beside-trace", "../docs/runs/h200-2026-12-03d/r1/cal/traces-f15/trace-split-w1.json.gz"); err == nil {
+		t.Error("a one-worker trace fitted a slowdown")
+	}
+}
+
 // sim calibrate --fit-scenario fits the stage costs of a one-worker run
 // whose syntheses overlap (bench prove's host-memory gate) through the
 // simulator: the g1 calibration run gives the stage costs of the committed

@@ -229,4 +229,16 @@ func TestCalibratePoolSlowdownBesideAKernel(t *testing.T) {
 	if _, _, err := CalibratePoolBeside(base, Trace{"w1", alone.json()}); err == nil {
 		t.Fatal("a trace without a call beside a kernel fitted a slowdown")
 	}
+	// With no call alone, the profile's one-worker figures stand for them:
+	// trims at 1 ms a GiB, growths back at 0.5.
+	var besideOnly traceBuilder
+	besideOnly.span(1, "compute", "bench/1", 0, 100)
+	besideOnly.op("trim_pool", 16, 6, 4*gib)
+	besideOnly.op("malloc_async", 19.1, 3, 4*gib)
+	q := *base
+	q.Device.TrimMsPerGiB, q.Device.PoolRegrowthMs, q.Device.PoolRegrowthMsPerGiB = 1, 0, 0.5
+	got, fit, err = CalibratePoolBeside(&q, Trace{"w2", besideOnly.json()})
+	if err != nil || math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 2 || fit.Alone != 0 {
+		t.Fatalf("beside only: %v, slowdown %v from %+v: want 0.5 from 2 calls against the profile's figures", err, got, fit)
+	}
 }

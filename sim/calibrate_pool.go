@@ -17,21 +17,23 @@ type PoolBesideFit struct {
 // trim that released memory; a cudaMallocAsync that grew the pool back
 // right after its worker's trim, as fitHostCalls takes them), of 1 GiB or
 // more: each call's host time per GiB over the median of the calls of its
-// kind that no compute stage overlapped. The figure is the median of those
+// kind that no compute stage overlapped (where the traces have none of a
+// kind, p's own figure for it: trim_ms_per_gib, or pool_regrowth_ms and
+// pool_regrowth_ms_per_gib, which one-worker runs give). The figure is the median of those
 // ratios over the calls that a compute stage on the same device overlapped
 // all through, less 1 (never below 0); calls overlapped in part are left
 // out.
 //
 // A one-worker run has no such calls (a worker does not trim while its own
 // kernel runs), so this is measured from runs of several workers on the
-// card, as host.handoff.later_first is. It fails without calls of both
-// kinds of overlap.
+// card, as host.handoff.later_first is. It fails without a call beside a
+// kernel.
 func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, error) {
 	var f PoolBesideFit
 	type sample struct {
-		kind     string
-		msPerGiB float64
-		beside   bool
+		kind          string
+		msPerGiB, gib float64
+		beside        bool
 	}
 	var samples []sample
 	for _, t := range traces {
@@ -83,7 +85,8 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 			if share > 0.1 && share < 0.9 {
 				continue
 			}
-			samples = append(samples, sample{kind, took / 1e3 / (o.bytes / float64(gib)), share >= 0.9})
+			g := o.bytes / float64(gib)
+			samples = append(samples, sample{kind, took / 1e3 / g, g, share >= 0.9})
 		}
 	}
 	alone := map[string][]float64{}
@@ -99,13 +102,20 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 	}
 	var ratios []float64
 	for _, s := range samples {
-		if b, ok := base[s.kind]; s.beside && ok && b > 0 {
+		if !s.beside {
+			continue
+		}
+		b, ok := base[s.kind]
+		if !ok {
+			b = profileMsPerGiB(p, s.kind, s.gib)
+		}
+		if b > 0 {
 			ratios = append(ratios, s.msPerGiB/b)
 		}
 	}
 	f.Beside = len(ratios)
-	if f.Beside == 0 || f.Alone == 0 {
-		return nil, f, errors.New("calibrate: no trim or pool growth both beside another worker's kernel and alone in the traces (give traces of 2-4 workers under split, split-first or split-devsync)")
+	if f.Beside == 0 {
+		return nil, f, errors.New("calibrate: no trim or pool growth beside another worker's kernel in the traces (give traces of 2-4 workers under split, split-first or split-devsync)")
 	}
 	f.Slowdown = round(max(median(ratios)-1, 0), 3)
 	out := *p
@@ -114,4 +124,13 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 		return nil, f, err
 	}
 	return &out, f, nil
+}
+
+// profileMsPerGiB is what p says a call of kind ("trim", "growth" back
+// after a trim) of gib GiB costs a GiB with no kernel beside it.
+func profileMsPerGiB(p *Profile, kind string, gib float64) float64 {
+	if kind == "trim" {
+		return p.Device.TrimMsPerGiB
+	}
+	return p.Device.PoolRegrowthMs/gib + p.Device.PoolRegrowthMsPerGiB
 }
