@@ -169,7 +169,7 @@ type DeviceProfile struct {
 	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
 	// PoolSlowdownKernel stretches the pool's mapping work while a kernel
 	// runs on the device: a trim or a pool growth called then takes
-	// 1+PoolSlowdownKernel times its host time. The H200: trims of 7–10 GiB
+	// 1+PoolSlowdownKernel times its host time. The H200: trims of 6–10 GiB
 	// took 1.19–1.29 times as long per GiB beside another worker's kernel as
 	// alone, growths back 1.10–1.34 (F12–F14's grids, docs/simulator.md).
 	// `cuzk sim calibrate --beside-trace` fits it from traces of several
