@@ -497,43 +497,35 @@ func fitHostCalls(traces [][]traceOp) hostFit {
 	var h hostFit
 	var freeMs, freeGiB, trimMs, trimGiB, regrowMs, regrowGiB float64
 	for _, ops := range traces {
-		type worker struct{ device, tid int }
-		trimmed := map[worker]float64{} // bytes the worker's last trim released, until it allocates
 		for _, o := range ops {
 			if o.err {
 				continue
 			}
-			w := worker{o.device, o.tid}
 			took := (o.end - o.start) / 1e3
 			switch o.name {
 			case "malloc":
 				h.mallocs++
 				h.mallocMs += took
-				delete(trimmed, w)
 			case "free":
 				if !o.waited && o.bytes > 0 {
 					h.frees++
 					freeMs += took
 					freeGiB += o.bytes / float64(gib)
 				}
-			case "trim_pool":
-				if o.bytesRecorded && o.bytes > 0 {
-					h.trims++
-					trimMs += took
-					trimGiB += o.bytes / float64(gib)
-					trimmed[w] = o.bytes
-				}
-			case "malloc_async":
-				if released, ok := trimmed[w]; ok && released >= o.bytes {
-					// The trim left nothing cached: the pool grows back
-					// by the whole allocation.
-					h.regrowths++
-					regrowMs += took
-					regrowGiB += o.bytes / float64(gib)
-				}
-				delete(trimmed, w)
 			}
 		}
+		poolCalls(ops, func(o traceOp, trim bool) {
+			took := (o.end - o.start) / 1e3
+			if trim {
+				h.trims++
+				trimMs += took
+				trimGiB += o.bytes / float64(gib)
+				return
+			}
+			h.regrowths++
+			regrowMs += took
+			regrowGiB += o.bytes / float64(gib)
+		})
 	}
 	if h.mallocs > 0 {
 		h.mallocMs /= float64(h.mallocs)
@@ -548,6 +540,36 @@ func fitHostCalls(traces [][]traceOp) hostFit {
 		h.regrowthMsPerGiB = regrowMs / regrowGiB
 	}
 	return h
+}
+
+// poolCalls calls each with ops' trims that released memory (trim true)
+// and their growths back: a cudaMallocAsync right after its worker's trim
+// that released at least what it allocates, so that the pool, left with
+// nothing cached, grows back by the whole allocation. ops are one trace's,
+// in the order they started; failed calls are skipped.
+func poolCalls(ops []traceOp, each func(o traceOp, trim bool)) {
+	type worker struct{ device, tid int }
+	trimmed := map[worker]float64{} // bytes the worker's last trim released, until it allocates
+	for _, o := range ops {
+		if o.err {
+			continue
+		}
+		w := worker{o.device, o.tid}
+		switch o.name {
+		case "malloc":
+			delete(trimmed, w)
+		case "trim_pool":
+			if o.bytesRecorded && o.bytes > 0 {
+				trimmed[w] = o.bytes
+				each(o, true)
+			}
+		case "malloc_async":
+			if released, ok := trimmed[w]; ok && released >= o.bytes {
+				each(o, false)
+			}
+			delete(trimmed, w)
+		}
+	}
 }
 
 // median of vs, which it sorts.

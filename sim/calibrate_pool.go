@@ -51,31 +51,14 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 		if err != nil {
 			return nil, f, err
 		}
-		type worker struct{ device, tid int }
-		trimmed := map[worker]float64{}
-		for _, o := range ops {
-			if o.err {
-				continue
-			}
-			w := worker{o.device, o.tid}
-			kind := ""
-			switch o.name {
-			case "trim_pool":
-				if o.bytesRecorded && o.bytes > 0 {
-					kind = "trim"
-					trimmed[w] = o.bytes
-				}
-			case "malloc_async":
-				if released, ok := trimmed[w]; ok && released >= o.bytes {
-					kind = "growth"
-				}
-				delete(trimmed, w)
-			case "malloc":
-				delete(trimmed, w)
+		poolCalls(ops, func(o traceOp, trim bool) {
+			kind := "growth"
+			if trim {
+				kind = "trim"
 			}
 			took := o.end - o.start
-			if kind == "" || o.bytes < float64(gib) || took <= 0 {
-				continue
+			if o.bytes < float64(gib) || took <= 0 {
+				return
 			}
 			var overlap float64
 			for _, k := range kernels[o.device] {
@@ -83,11 +66,11 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 			}
 			share := overlap / took
 			if share > 0.1 && share < 0.9 {
-				continue
+				return
 			}
 			g := o.bytes / float64(gib)
 			samples = append(samples, sample{kind, took / 1e3 / g, g, share >= 0.9})
-		}
+		})
 	}
 	alone := map[string][]float64{}
 	for _, s := range samples {
