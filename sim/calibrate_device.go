@@ -326,14 +326,20 @@ func readTracesOps(traces []Trace) ([][]traceOp, error) {
 	return ops, nil
 }
 
-// readTraceOps reads a trace's device ops in the order they started. A
-// cudaFree of a trace written before frees carried their bytes gets the
-// bytes of its partition's cudaMalloc on the same worker.
+// readTraceOps reads a trace's device ops in the order they started
+// (traceOps).
 func readTraceOps(t Trace) ([]traceOp, error) {
 	events, err := readTraceEvents(t.JSON, t.Name)
 	if err != nil {
 		return nil, err
 	}
+	return traceOps(events), nil
+}
+
+// traceOps is the device ops among a trace's events, in the order they
+// started. A cudaFree of a trace written before frees carried their bytes
+// gets the bytes of its partition's cudaMalloc on the same worker.
+func traceOps(events []traceEvent) []traceOp {
 	var ops []traceOp
 	for _, e := range events {
 		if e.Ph != "i" {
@@ -366,7 +372,7 @@ func readTraceOps(t Trace) ([]traceOp, error) {
 			ops[i].bytes = malloced[k]
 		}
 	}
-	return ops, nil
+	return ops
 }
 
 // copyFit is what the copies of the traces said.

@@ -19,10 +19,10 @@ type PoolBesideFit struct {
 // more: each call's host time per GiB over the median of the calls of its
 // kind that no compute stage overlapped (where the traces have none of a
 // kind, p's own figure for it: trim_ms_per_gib, or pool_regrowth_ms and
-// pool_regrowth_ms_per_gib, which one-worker runs give). The figure is the median of those
-// ratios over the calls that a compute stage on the same device overlapped
-// all through, less 1 (never below 0); calls overlapped in part are left
-// out.
+// pool_regrowth_ms_per_gib, which one-worker runs give). The figure is the
+// median of those ratios over the calls that a compute stage on the same
+// device overlapped all through, less 1 (never below 0); calls overlapped
+// in part are left out.
 //
 // A one-worker run has no such calls (a worker does not trim while its own
 // kernel runs), so this is measured from runs of several workers on the
@@ -31,7 +31,7 @@ type PoolBesideFit struct {
 func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, error) {
 	var f PoolBesideFit
 	type sample struct {
-		kind          string
+		trim          bool // else a growth back
 		msPerGiB, gib float64
 		beside        bool
 	}
@@ -47,15 +47,7 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 				kernels[e.Pid] = append(kernels[e.Pid], [2]float64{e.Ts, e.Ts + e.Dur})
 			}
 		}
-		ops, err := readTraceOps(t)
-		if err != nil {
-			return nil, f, err
-		}
-		poolCalls(ops, func(o traceOp, trim bool) {
-			kind := "growth"
-			if trim {
-				kind = "trim"
-			}
+		poolCalls(traceOps(events), func(o traceOp, trim bool) {
 			took := o.end - o.start
 			if o.bytes < float64(gib) || took <= 0 {
 				return
@@ -69,16 +61,16 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 				return
 			}
 			g := o.bytes / float64(gib)
-			samples = append(samples, sample{kind, took / 1e3 / g, g, share >= 0.9})
+			samples = append(samples, sample{trim, took / 1e3 / g, g, share >= 0.9})
 		})
 	}
-	alone := map[string][]float64{}
+	alone := map[bool][]float64{} // by trim
 	for _, s := range samples {
 		if !s.beside {
-			alone[s.kind] = append(alone[s.kind], s.msPerGiB)
+			alone[s.trim] = append(alone[s.trim], s.msPerGiB)
 		}
 	}
-	base := map[string]float64{}
+	base := map[bool]float64{}
 	for k, v := range alone {
 		base[k] = median(v)
 		f.Alone += len(v)
@@ -88,9 +80,9 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 		if !s.beside {
 			continue
 		}
-		b, ok := base[s.kind]
+		b, ok := base[s.trim]
 		if !ok {
-			b = profileMsPerGiB(p, s.kind, s.gib)
+			b = profileMsPerGiB(p, s.trim, s.gib)
 		}
 		if b > 0 {
 			ratios = append(ratios, s.msPerGiB/b)
@@ -109,10 +101,10 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 	return &out, f, nil
 }
 
-// profileMsPerGiB is what p says a call of kind ("trim", "growth" back
-// after a trim) of gib GiB costs a GiB with no kernel beside it.
-func profileMsPerGiB(p *Profile, kind string, gib float64) float64 {
-	if kind == "trim" {
+// profileMsPerGiB is what p says a trim (or, trim false, a growth back
+// after one) of gib GiB costs a GiB with no kernel beside it.
+func profileMsPerGiB(p *Profile, trim bool, gib float64) float64 {
+	if trim {
 		return p.Device.TrimMsPerGiB
 	}
 	return p.Device.PoolRegrowthMs/gib + p.Device.PoolRegrowthMsPerGiB
