@@ -168,14 +168,19 @@ func simCalibrateCommand() *cli.Command {
 			}
 			sim.NoteDeviceFits(p, devFits)
 			for _, f := range fits {
+				sp := p.Stages[f.Stage]
+				var jitter string
+				if sp.Jitter != nil {
+					jitter = fmt.Sprintf(", jitter %g", *sp.Jitter)
+				}
 				if f.SimMs > 0 {
-					fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms (simulated %9.3f) → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, f.SimMs, p.Stages[f.Stage].PerConstraintNs)
+					fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms (simulated %9.3f) → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, f.SimMs, sp.PerConstraintNs, jitter)
 					continue
 				}
-				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint\n", f.Stage, f.Count, f.MeanMs, p.Stages[f.Stage].PerConstraintNs)
+				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, sp.PerConstraintNs, jitter)
 			}
 			if p.Jitter != base.Jitter {
-				fmt.Fprintf(c.App.ErrWriter, "jitter     the stages' run-to-run variation → %g\n", p.Jitter)
+				fmt.Fprintf(c.App.ErrWriter, "jitter     the other stages' run-to-run variation (the root mean square of those above) → %g\n", p.Jitter)
 			}
 			for _, f := range devFits {
 				fmt.Fprintf(c.App.ErrWriter, "%-20s %3d ops → %g\n", f.Field, f.Count, f.Value)

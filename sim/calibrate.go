@@ -29,10 +29,11 @@ type StageFit struct {
 // per_constraint_ns at that size (base_ms 0, exponent and the CPU model's
 // cores and bandwidth share kept). The spans must be solo costs, so a stage's
 // spans may not overlap: record the trace with one worker on one device.
-// name is the trace's name, recorded as each stage's source. The profile's
-// jitter becomes the spans' run-to-run variation: the root mean square of
-// the coefficients of variation of the stages whose mean is at least
-// jitterMinMs (shorter ones vary by the clock's resolution).
+// name is the trace's name, recorded as each stage's source. Each stage
+// whose mean is at least jitterMinMs (shorter ones vary by the clock's
+// resolution) gets its spans' coefficient of variation as its own jitter,
+// and the profile's jitter, which the other stages keep, becomes the root
+// mean square of those.
 func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Profile, []StageFit, error) {
 	if constraints <= 0 {
 		return nil, nil, fmt.Errorf("calibrate: partition size %d: must be positive", constraints)
@@ -69,16 +70,20 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 			sum += s.end - s.start
 		}
 		mean := sum / float64(len(ss)) / 1000 // µs → ms
+		sp := p.Stages[st]
+		sp.Jitter = nil
 		if len(ss) > 1 && mean >= jitterMinMs {
 			var sq float64
 			for _, s := range ss {
 				d := (s.end-s.start)/1000 - mean
 				sq += d * d
 			}
-			cv2 += sq / float64(len(ss)-1) / (mean * mean)
+			v := sq / float64(len(ss)-1) / (mean * mean)
+			cv2 += v
 			cvs++
+			cv := math.Min(0.5, math.Round(math.Sqrt(v)*1e4)/1e4)
+			sp.Jitter = &cv
 		}
-		sp := p.Stages[st]
 		sp.BaseMs = 0
 		sp.PerConstraintNs = math.Round(mean*1e6/float64(constraints)*1e4) / 1e4
 		sp.Calibrated = true

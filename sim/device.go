@@ -272,7 +272,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 				reply(0, gpu.Result{Err: fmt.Errorf("device %d %s: %w", d.info.Index, op.Kind, err)})
 				return
 			}
-			cost = d.k.jitter(cost)
+			cost = d.k.jitter(actors.StageCompute, cost)
 			d.k.cpu.Computing(op.Kernel.Partition)
 			tag = &simItem{work: float64(cost), label: op.Kernel.Partition, engine: d.compute, name: "compute", done: done}
 			if op.Kernel.Scratch == 0 {

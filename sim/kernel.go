@@ -172,7 +172,7 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			k.At(k.now, func() { finish(gpu.Result{}, err) })
 			return
 		}
-		k.cpu.run(w.Partition, w.Stage, k.jitter(cost), func() { finish(gpu.Result{}, nil) })
+		k.cpu.run(w.Partition, w.Stage, k.jitter(w.Stage, cost), func() { finish(gpu.Result{}, nil) })
 	case actors.DeviceWork:
 		if w.Device < 0 || w.Device >= len(k.devices) {
 			err := fmt.Errorf("device work on device %d: %d devices simulated", w.Device, len(k.devices))
@@ -248,10 +248,13 @@ func (k *Kernel) RunUntil(limit time.Duration, done func() bool) bool {
 	return true
 }
 
-// jitter scales a cost by the profile's run-to-run variation, drawn from the
-// model's seeded source.
-func (k *Kernel) jitter(d time.Duration) time.Duration {
+// jitter scales a stage's cost by its run-to-run variation (the stage's own,
+// else the profile's), drawn from the model's seeded source.
+func (k *Kernel) jitter(st actors.Stage, d time.Duration) time.Duration {
 	cv := k.profile.Jitter
+	if j := k.profile.Stages[st.String()].Jitter; j != nil {
+		cv = *j
+	}
 	if cv <= 0 || d <= 0 {
 		return d
 	}

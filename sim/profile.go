@@ -5,8 +5,10 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,8 +32,9 @@ type Profile struct {
 	// ReferenceConstraints is the partition size the per-constraint costs were
 	// measured at; sizes scale from it with each stage's exponent.
 	ReferenceConstraints int `json:"reference_constraints"`
-	// Jitter is the coefficient of variation of every stage's cost, drawn from
-	// the scenario's seed (0: no variation).
+	// Jitter is the coefficient of variation of a stage's cost, drawn from
+	// the scenario's seed (0: no variation), for the stages without their
+	// own (StageProfile.Jitter).
 	Jitter    float64                 `json:"jitter"`
 	Host      HostProfile             `json:"host"`
 	Device    DeviceProfile           `json:"device"`
@@ -232,6 +235,11 @@ type StageProfile struct {
 	Exponent        float64 `json:"exponent"`
 	Cores           float64 `json:"cores,omitempty"`
 	MemBWShare      float64 `json:"mem_bw_share,omitempty"`
+	// Jitter, when set, is this stage's own coefficient of variation, which
+	// the calibration reads from its spans: stages vary by different shares
+	// (the contention bench's timed CPU stages by 0.05 %, its kernels by
+	// 1-9 %). Absent: the profile's jitter.
+	Jitter *float64 `json:"jitter,omitempty"`
 	// Calibrated is false while the numbers are estimates, true once fitted
 	// from recorded traces; Source says where they came from.
 	Calibrated bool               `json:"calibrated"`
@@ -272,6 +280,11 @@ func (p *Profile) validate() error {
 	}
 	if p.Jitter < 0 || p.Jitter > 0.5 {
 		return fmt.Errorf("field jitter: must be in [0, 0.5], got %g", p.Jitter)
+	}
+	for _, st := range slices.Sorted(maps.Keys(p.Stages)) {
+		if j := p.Stages[st].Jitter; j != nil && (math.IsNaN(*j) || *j < 0 || *j > 0.5) {
+			return fmt.Errorf("field stages.%s.jitter: must be in [0, 0.5], got %g", st, *j)
+		}
 	}
 	if p.Host.Cores <= 0 {
 		return fmt.Errorf("field host.cores: must be positive, got %d", p.Host.Cores)
