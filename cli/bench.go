@@ -29,6 +29,7 @@ func benchCommand() *cli.Command {
 			benchPeerCommand(),
 			benchContentionCommand(),
 			benchInterferenceCommand(),
+			benchPoolBesideCommand(),
 		},
 	}
 }

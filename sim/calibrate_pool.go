@@ -24,10 +24,11 @@ type PoolBesideFit struct {
 // device overlapped all through, less 1 (never below 0); calls overlapped
 // in part are left out.
 //
-// A one-worker run has no such calls (a worker does not trim while its own
-// kernel runs), so this is measured from runs of several workers on the
-// card, as host.handoff.later_first is. It fails without a call beside a
-// kernel.
+// A one-worker run of a design has no such calls (a worker does not trim
+// while its own kernel runs): the traces are of several workers on the
+// card, as for host.handoff.later_first, or of `cuzk bench pool-beside`,
+// whose one worker trims beside its own kernel on purpose. It fails without
+// a call beside a kernel.
 func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, error) {
 	var f PoolBesideFit
 	type sample struct {
@@ -90,7 +91,7 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 	}
 	f.Beside = len(ratios)
 	if f.Beside == 0 {
-		return nil, f, errors.New("calibrate: no trim or pool growth beside another worker's kernel in the traces (give traces of 2-4 workers under split, split-first or split-devsync)")
+		return nil, f, errors.New("calibrate: no trim or pool growth beside a kernel in the traces (give traces of 2-4 workers under split, split-first or split-devsync, or of `cuzk bench pool-beside`)")
 	}
 	f.Slowdown = round(max(median(ratios)-1, 0), 3)
 	out := *p
