@@ -25,6 +25,10 @@ family() {
 	f15) MEM="--items 14 --staged 7GiB --copy 6GiB --scratch 768MiB"; COSTS="--kernel 60ms --before 40ms --after 20ms" ;;
 	f16) MEM="--items 16 --staged 6GiB --copy 512MiB --scratch 3GiB"; COSTS="--kernel 40ms --before 200ms --after 80ms" ;;
 	f17) MEM="--items 8 --staged 12GiB --copy 8GiB --scratch 1536MiB"; COSTS="--kernel 300ms --before 200ms --after 100ms" ;;
+	# f18 is the first family predicted with each stage's own jitter and a
+	# pool-beside probe in its calibration: a 4 GiB copy longer than its
+	# 50 ms kernel (as f15) between long CPU stages (as f16).
+	f18) MEM="--items 14 --staged 5GiB --copy 4GiB --scratch 2GiB"; COSTS="--kernel 50ms --before 150ms --after 60ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
