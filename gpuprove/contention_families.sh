@@ -29,6 +29,9 @@ family() {
 	# pool-beside probe in its calibration: a 4 GiB copy longer than its
 	# 50 ms kernel (as f15) between long CPU stages (as f16).
 	f18) MEM="--items 14 --staged 5GiB --copy 4GiB --scratch 2GiB"; COSTS="--kernel 50ms --before 150ms --after 60ms" ;;
+	# f19 is the first predicted with scratch_oom_waits_copies: three
+	# staged partitions and one kernel's scratch are more than 16 GiB.
+	f19) MEM="--items 12 --staged 4608MiB --copy 3GiB --scratch 3GiB"; COSTS="--kernel 90ms --before 120ms --after 40ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }

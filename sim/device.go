@@ -39,6 +39,9 @@ import (
 //   - With malloc_waits_free_work, a cudaMalloc that needs the bytes of a
 //     cudaFree whose copy-engine work is pending waits for that work, and
 //     at the least malloc_free_wait_ms_per_gib after the free (mallocWait).
+//   - With scratch_oom_waits_copies, a kernel whose scratch does not fit
+//     returns its failure once the copies in progress (running or queued)
+//     have ended (afterCopies), as on the H200; without, at once.
 //   - An Async copy or launch returns to the host at once; its completion is
 //     seen by a later synchronization.
 //
@@ -111,7 +114,8 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 		short = int64(prof.LimitShortfallMiB * (1 << 20))
 	}
 	taken := int64(prof.ContextMiB*(1<<20)) + mem.Resident + short
-	m, err := model.New(model.Options{Index: index, Total: total, Context: taken, Pool: policy})
+	m, err := model.New(model.Options{Index: index, Total: total, Context: taken, Pool: policy,
+		StartFailedWork: prof.ScratchOOMWaitsCopies})
 	if err != nil {
 		// The scenario's checks keep memory positive and the context inside
 		// it; anything else is a bug here.
@@ -179,6 +183,29 @@ func (d *Device) interferenceStretch() float64 {
 		s *= 1 + f*min(1, want/float64(d.k.cpu.host.Cores))
 	}
 	return s
+}
+
+// afterCopies calls fn, as an event, once the host→device copies on the
+// copy engine now (running or queued; not a free's release work) have
+// ended: at once when there are none.
+func (d *Device) afterCopies(fn func()) {
+	left := 0
+	for _, j := range d.copier.jobs {
+		if j.background {
+			continue
+		}
+		left++
+		done := j.done
+		j.done = func(start time.Duration) {
+			done(start)
+			if left--; left == 0 {
+				d.k.At(d.k.now, fn)
+			}
+		}
+	}
+	if left == 0 {
+		d.k.At(d.k.now, fn)
+	}
 }
 
 // copying says whether a host→device copy is on the copy engine (a free's
@@ -429,6 +456,18 @@ func (d *Device) dispatch() {
 		switch o.Kind {
 		case model.OutStart:
 			it := o.Item
+			if it.Err != nil {
+				// A kernel whose scratch did not fit
+				// (scratch_oom_waits_copies): its failure returns
+				// once the copies in progress have ended.
+				d.afterCopies(func() {
+					if err := d.m.FinishErr(it, it.Err); err != nil {
+						panic(fmt.Sprintf("sim: %v", err))
+					}
+					d.dispatch()
+				})
+				continue
+			}
 			w := it.Tag.(*simItem)
 			grow := d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth})
 			finish := func() {

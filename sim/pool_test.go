@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -208,6 +209,49 @@ func TestPoolWorkSlowsBesideAKernel(t *testing.T) {
 		g.run()
 		if !near(grow, c.grow) || !near(trim, c.trimMs) {
 			t.Errorf("slowdown %g, beside a kernel %v: growth %v, trim %v; want %v and %v", c.slowdown, c.beside, grow, trim, c.grow, c.trimMs)
+		}
+	}
+}
+
+// A kernel whose scratch does not fit, launched 10 ms into another stream's
+// 50 ms copy: with scratch_oom_waits_copies its failure returns when the
+// copy ends, 40 ms after the launch, as the H200's did; without, at once.
+// With no copy in progress it returns at once either way.
+func TestScratchOOMWaitsCopies(t *testing.T) {
+	for _, c := range []struct {
+		wait, copying bool
+		want          time.Duration
+	}{{true, true, 40 * time.Millisecond}, {false, true, 0}, {true, false, 0}} {
+		p := interferenceProfile(t, 0, 0)
+		p.Device.ScratchOOMWaitsCopies = c.wait
+		k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
+		d := k.Devices()[0]
+		a, b := d.NewStream(), d.NewStream()
+		var buf gpu.Buffer
+		k.At(0, func() {
+			d.Submit(gpu.Op{Kind: gpu.OpMalloc, Bytes: 31 * gib}, func(r gpu.Result) {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+				buf = r.Buffer
+			})
+		})
+		if c.copying {
+			k.At(time.Millisecond, func() {
+				d.Submit(gpu.Op{Kind: gpu.OpCopyIn, Stream: a, Buffer: buf, Bytes: 49e6}, func(gpu.Result) {})
+			})
+		}
+		var took time.Duration = -1
+		var err error
+		k.At(10*time.Millisecond, func() {
+			called := k.Now()
+			d.Submit(gpu.Op{Kind: gpu.OpCompute, Stream: b, Kernel: kernelOf(20*time.Millisecond, 4*gib)}, func(r gpu.Result) {
+				took, err = k.Now()-called, r.Err
+			})
+		})
+		k.RunUntil(time.Hour, func() bool { return false })
+		if !errors.Is(err, gpu.ErrOutOfMemory) || !near(took, c.want) {
+			t.Errorf("wait %v, copy in progress %v: the kernel returned %v after %v; want out of memory after %v", c.wait, c.copying, err, took, c.want)
 		}
 	}
 }

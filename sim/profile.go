@@ -201,6 +201,16 @@ type DeviceProfile struct {
 	// (docs/cuda-facts.md). false: a free's work only shares the copy
 	// engine.
 	MallocWaitsFreeWork bool `json:"malloc_waits_free_work,omitempty"`
+	// ScratchOOMWaitsCopies makes a kernel whose scratch does not fit in
+	// the pool return its failure only once the host→device copies in
+	// progress as it starts (running or queued on the copy engine) have
+	// ended. The H200 under 16 GiB: of 22 such failures in F9's and F18's
+	// budget runs at 3-4 workers, 17 returned within 1 ms of the end of
+	// the copies in progress at the kernel's start (48-156 ms after it),
+	// the other 5 later, when copies begun just after it ended too; the
+	// two cudaMallocAsyncs that failed before staging with copies in
+	// progress returned in 0.4 ms (docs/cuda-facts.md). false: at once.
+	ScratchOOMWaitsCopies bool `json:"scratch_oom_waits_copies,omitempty"`
 	// MallocFreeWaitMsPerGiB is, with malloc_waits_free_work, how long
 	// after a cudaFree returned a cudaMalloc that needs its bytes waits at
 	// the least, per GiB the free gave back: the free's bytes stay taken

@@ -16,6 +16,11 @@ type Options struct {
 	// Pool is the stream-ordered pool's policy; zero is
 	// gpu.DefaultPoolPolicy.
 	Pool gpu.PoolPolicy
+	// StartFailedWork reports a work item whose start failed (a kernel's
+	// scratch that did not fit) with an OutStart too, its Err set, so that
+	// the driver decides when the failure returns and finishes it with
+	// FinishErr; false: it completes, failed, at once.
+	StartFailedWork bool
 }
 
 // Stats is a snapshot of the device's ledger and counters.
@@ -85,7 +90,9 @@ func New(opt Options) (*Device, error) {
 	if opt.Pool == (gpu.PoolPolicy{}) {
 		opt.Pool = gpu.DefaultPoolPolicy()
 	}
-	d := &Device{Streams: NewStreams(), opt: opt, buffers: map[gpu.Buffer]buffer{}, events: map[gpu.Event]event{},
+	ss := NewStreams()
+	ss.startFailed = opt.StartFailedWork
+	d := &Device{Streams: ss, opt: opt, buffers: map[gpu.Buffer]buffer{}, events: map[gpu.Event]event{},
 		nextBuf: 1, nextEv: 1}
 	d.peak = d.used()
 	return d, nil

@@ -149,6 +149,8 @@ type Streams struct {
 	waiters []*Wait
 	blocked []*stream // streams whose head waits on another stream
 	out     []Output
+	// startFailed: Options.StartFailedWork.
+	startFailed bool
 }
 
 // NewStreams returns an empty set of streams.
@@ -251,7 +253,7 @@ func (ss *Streams) pump(s *stream) {
 			if it.start != nil {
 				it.start()
 			}
-			if it.Err != nil {
+			if it.Err != nil && !ss.startFailed {
 				// What the work needed failed (its scratch did not fit):
 				// it completes, failed, without running.
 				ss.finish(s, it)
