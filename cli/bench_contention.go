@@ -178,18 +178,8 @@ func runBenchContention(c *cli.Context) error {
 func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
 	s := contentionSpec{kernel: c.Duration("kernel"), before: c.Duration("before"), after: c.Duration("after"),
 		items: c.Int("items"), maxAttempts: c.Int("max-attempts")}
-	for _, f := range []struct {
-		flag string
-		to   *int64
-	}{{"staged", &s.staged}, {"copy", &s.copy}, {"scratch", &s.scratch}, {"headroom", &s.headroom}, {"vram-limit", &s.limit}} {
-		if v := strings.TrimSpace(c.String(f.flag)); v == "0" || v == "" {
-			continue // none: zero is a valid amount here
-		}
-		v, err := parseBytes(c.String(f.flag))
-		if err != nil {
-			return s, fmt.Errorf("--%s: %w", f.flag, err)
-		}
-		*f.to = v
+	if err := s.readBytes(c); err != nil {
+		return s, err
 	}
 	n, err := parseCount(c.String("constraints"))
 	if err != nil {
@@ -197,6 +187,26 @@ func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
 	}
 	s.size = n
 	return s, s.validate()
+}
+
+// readBytes sets the spec's amounts of memory from c's flags of them:
+// --staged, --copy, --scratch, --headroom and --vram-limit, where c has them
+// ("0" or absent: none, a valid amount here).
+func (s *contentionSpec) readBytes(c *cli.Context) error {
+	for _, f := range []struct {
+		flag string
+		to   *int64
+	}{{"staged", &s.staged}, {"copy", &s.copy}, {"scratch", &s.scratch}, {"headroom", &s.headroom}, {"vram-limit", &s.limit}} {
+		if v := strings.TrimSpace(c.String(f.flag)); v == "0" || v == "" {
+			continue
+		}
+		v, err := parseBytes(c.String(f.flag))
+		if err != nil {
+			return fmt.Errorf("--%s: %w", f.flag, err)
+		}
+		*f.to = v
+	}
+	return nil
 }
 
 func (s contentionSpec) validate() error {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -86,18 +85,8 @@ type poolBesideResult struct {
 
 func runBenchPoolBeside(c *cli.Context) error {
 	spec := contentionSpec{kernel: c.Duration("kernel"), items: 1, maxAttempts: 1, size: 1}
-	for _, f := range []struct {
-		flag string
-		to   *int64
-	}{{"staged", &spec.staged}, {"copy", &spec.copy}, {"scratch", &spec.scratch}, {"vram-limit", &spec.limit}} {
-		if v := strings.TrimSpace(c.String(f.flag)); v == "0" || v == "" {
-			continue
-		}
-		v, err := parseBytes(c.String(f.flag))
-		if err != nil {
-			return fmt.Errorf("--%s: %w", f.flag, err)
-		}
-		*f.to = v
+	if err := spec.readBytes(c); err != nil {
+		return err
 	}
 	if err := spec.validate(); err != nil {
 		return err

@@ -11,18 +11,9 @@ set -eu
 CUZK=${CUZK:-build/cuzk}
 OUT=${OUT:-/tmp/beside-recheck}
 D=docs/predictions/contention
-R=docs/runs
 S=$(python3 -c "import json; print(json.load(open('$D/h200-contention-base.json'))['device']['pool_slowdown_kernel'])")
 . gpuprove/contention_families.sh
-card() {
-	case $1 in
-	f12 | f13) echo $R/h200-2026-12-03c/r2/grid/gpu-$1-$2.txt ;;
-	f14) echo $R/h200-2026-12-03c/r4/grid/gpu-$1-$2.txt ;;
-	f15) echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
-	f16) echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt ;;
-	f17) [ "$2" = 16GiB ] && echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt || echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
-	esac
-}
+. $D/grids.sh
 for s in 0 "$S"; do
 	mkdir -p "$OUT/$s"
 	for fam in f12 f13 f14 f15 f16 f17; do

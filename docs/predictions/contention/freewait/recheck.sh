@@ -11,23 +11,13 @@ set -eu
 CUZK=${CUZK:-build/cuzk}
 OUT=${OUT:-/tmp/freewait-recheck}
 D=docs/predictions/contention
-R=docs/runs
 W=$(python3 -c "import json; print(json.load(open('$D/h200-contention-base.json'))['device']['malloc_free_wait_ms_per_gib'])")
 . gpuprove/contention_families.sh
+. $D/grids.sh
 profile() {
 	case $1 in
 	f4 | f6) echo $D/h200-contention-$1.json ;;
 	*) echo $D/$1/h200-contention-$1.json ;;
-	esac
-}
-card() {
-	case $1 in
-	f4) echo $R/h200-2026-12-01d/contention-grid/gpu-f4-16GiB.txt ;;
-	f6) echo $R/h200-2026-12-01f/f3/grid/gpu-f6-16GiB.txt ;;
-	f7) echo $R/h200-2026-12-01h/h4/grid/gpu-f7-16GiB.txt ;;
-	f10) echo $R/h200-2026-12-02b/r4/grid/gpu-f10-16GiB.txt ;;
-	f11) echo $R/h200-2026-12-03b/r2/grid/gpu-f11-16GiB.txt ;;
-	f12 | f13) echo $R/h200-2026-12-03c/r2/grid/gpu-$1-16GiB.txt ;;
 	esac
 }
 for w in 0 "$W"; do
@@ -37,7 +27,7 @@ for w in 0 "$W"; do
 		family "$fam"
 		"$CUZK" bench contention --backend sim --profile "$OUT/$w/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit 16GiB \
 			--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$w/sim-$fam-16GiB.txt" 2> "$OUT/$w/sim-$fam-16GiB.err"
-		gpuprove/contention_errors.sh "$OUT/$w/sim-$fam-16GiB.txt" "$(card $fam)" > "$OUT/$w/errors-$fam-16GiB.txt"
+		gpuprove/contention_errors.sh "$OUT/$w/sim-$fam-16GiB.txt" "$(card $fam 16GiB)" > "$OUT/$w/errors-$fam-16GiB.txt"
 		echo "wait $w, $fam 16 GiB: $(tail -1 "$OUT/$w/errors-$fam-16GiB.txt")"
 	done
 done

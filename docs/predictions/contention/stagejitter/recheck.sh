@@ -16,6 +16,7 @@ OUT=${OUT:-/tmp/stagejitter-recheck}
 D=docs/predictions/contention
 R=docs/runs
 . gpuprove/contention_families.sh
+. $D/grids.sh
 cal() { # the family's one-worker calibration trace of the single design
 	case $1 in
 	f7) echo $R/h200-2026-12-01h/h3/calibration/traces-f7/trace-single-w1.json ;;
@@ -26,20 +27,6 @@ cal() { # the family's one-worker calibration trace of the single design
 	f12 | f13) echo $R/h200-2026-12-03c/r1/cal/traces-$1/trace-single-w1.json ;;
 	f14) echo $R/h200-2026-12-03c/r3/cal/traces-f14/trace-single-w1.json ;;
 	f15 | f16 | f17) echo $R/h200-2026-12-03d/r1/cal/traces-$1/trace-single-w1.json.gz ;;
-	esac
-}
-card() {
-	case $1 in
-	f7) echo $R/h200-2026-12-01h/h4/grid/gpu-$1-$2.txt ;;
-	f8) echo $R/h200-2026-12-01h/h6/grid/gpu-$1-$2.txt ;;
-	f9) echo $R/h200-2026-12-02b/r2/grid/gpu-$1-$2.txt ;;
-	f10) echo $R/h200-2026-12-02b/r4/grid/gpu-$1-$2.txt ;;
-	f11) echo $R/h200-2026-12-03b/r2/grid/gpu-$1-$2.txt ;;
-	f12 | f13) echo $R/h200-2026-12-03c/r2/grid/gpu-$1-$2.txt ;;
-	f14) echo $R/h200-2026-12-03c/r4/grid/gpu-$1-$2.txt ;;
-	f15) echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
-	f16) echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt ;;
-	f17) [ "$2" = 16GiB ] && echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt || echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
 	esac
 }
 mkdir -p "$OUT/as" "$OUT/stage"
