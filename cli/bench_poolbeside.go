@@ -49,6 +49,7 @@ func benchPoolBesideCommand() *cli.Command {
 			&cli.StringFlag{Name: "scratch", Value: "0", Usage: "pool memory the kernel takes while it runs"},
 			&cli.StringFlag{Name: "vram-limit", Value: "140GiB", Usage: "the device memory the run may use (a ballast below it slows pool growth by itself: leave the whole card)"},
 			&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s", Action: positiveFloat("copy-gbps")},
+			&cli.BoolFlag{Name: "touch", Usage: "before each trim, the cached block holds a partition (copied into, run over by the kernel), as a design's buffer does before the next pre-stage trims it; else it is allocated and freed untouched"},
 			&cli.StringFlag{Name: "trace", Usage: "write the calls and kernels as a trace to `FILE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
 		},
@@ -71,6 +72,7 @@ type poolBesideResult struct {
 	Rounds             int
 	StagedBytes        int64
 	Delay              time.Duration
+	Touched            bool    // the cached block held a partition before each trim
 	TrimAlone          float64 `json:"trim_alone_ms_per_gib"`
 	TrimBeside         float64 `json:"trim_beside_ms_per_gib"`
 	GrowthAlone        float64 `json:"growth_alone_ms_per_gib"`
@@ -108,7 +110,7 @@ func runBenchPoolBeside(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := probePoolBeside(cd, spec, c.Int("rounds"), delay)
+	res, err := probePoolBeside(cd, spec, c.Int("rounds"), delay, c.Bool("touch"))
 	err = errors.Join(err, cd.Close())
 	if err != nil {
 		return err
@@ -142,20 +144,32 @@ func call(d gpu.Device, op gpu.Op) (gpu.Result, time.Duration, error) {
 }
 
 // probePoolBeside runs the rounds on cd's device.
-func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay time.Duration) (*poolBesideResult, error) {
+func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay time.Duration, touch bool) (*poolBesideResult, error) {
 	d := cd.Device()
-	res := &poolBesideResult{Rounds: rounds, StagedBytes: spec.staged, Delay: delay,
+	res := &poolBesideResult{Rounds: rounds, StagedBytes: spec.staged, Delay: delay, Touched: touch,
 		trimStream: d.NewStream(), kernel: d.NewStream()}
 	t0 := time.Now()
 	p, k := res.trimStream, res.kernel
 	var short int // trims that released other than the cached block
 	var first string
 	// cache leaves a block of the staged size free in the pool, nothing
-	// pending on it.
-	cache := func() error {
+	// pending on it; touched, the block first holds a partition of its
+	// own (copied into and run over by the kernel, whose scratch the pool
+	// then caches too), as a design's buffer does before the next
+	// pre-stage trims it.
+	cache := func(part actors.PartitionID) error {
 		r, _, err := call(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: spec.staged})
 		if err != nil {
 			return err
+		}
+		if touch {
+			kern := cd.Kernel(part)
+			if _, _, err := call(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: p, Buffer: r.Buffer, Bytes: spec.copy, Kernel: kern}); err != nil {
+				return err
+			}
+			if _, _, err := call(d, gpu.Op{Kind: gpu.OpCompute, Stream: p, Kernel: kern}); err != nil {
+				return err
+			}
 		}
 		if _, _, err := call(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: p, Buffer: r.Buffer}); err != nil {
 			return err
@@ -171,10 +185,15 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 		if err != nil {
 			return err
 		}
-		// Alone the pool holds nothing but the cached block. Beside the
-		// kernel, its scratch may have been carved out of that block, so
-		// the trim releases the rest, and the growth back is by that.
-		if (r.Released != spec.staged && !beside) || r.Released <= 0 {
+		// Alone the pool holds nothing but the cached block (touched:
+		// and the scratch its kernel took). Beside the kernel, its
+		// scratch may have been carved out of that block, so the trim
+		// releases the rest, and the growth back is by that.
+		aloneShort := r.Released != spec.staged
+		if touch {
+			aloneShort = r.Released < spec.staged
+		}
+		if (aloneShort && !beside) || r.Released <= 0 {
 			if short == 0 {
 				first = fmt.Sprintf("round %d released %s", round, gpu.FormatBytes(r.Released))
 			}
@@ -183,7 +202,7 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 		res.Calls = append(res.Calls, poolCall{Round: round, Trim: true, Beside: beside, Start: at, Took: took, Bytes: r.Released})
 		grow := spec.staged
 		if beside && r.Released > 0 {
-			grow = r.Released
+			grow = min(r.Released, spec.staged)
 		}
 		at = time.Since(t0)
 		g, took, err := call(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: grow})
@@ -202,7 +221,7 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 		if _, _, err := call(d, gpu.Op{Kind: gpu.OpTrimPool}); err != nil {
 			return nil, err
 		}
-		if err := cache(); err != nil {
+		if err := cache(actors.PartitionID{Job: "cached", Partition: 2 * round}); err != nil {
 			return nil, err
 		}
 		if err := trimAndGrow(round, false); err != nil {
@@ -215,7 +234,7 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 			return nil, err
 		}
 		buf := r.Buffer
-		if err := cache(); err != nil {
+		if err := cache(actors.PartitionID{Job: "cached", Partition: 2*round + 1}); err != nil {
 			return nil, err
 		}
 		kern := cd.Kernel(part)
@@ -298,9 +317,13 @@ func medianOf(v []float64) float64 {
 }
 
 func printPoolBeside(w io.Writer, backend string, spec contentionSpec, r *poolBesideResult) {
-	fmt.Fprintf(w, "backend %s, %s limit, kernel %v (median %.1f ms from launch to sync), staged %s (copied %s), scratch %s, trims %v after the launch, %d rounds\n",
+	touched := "untouched"
+	if r.Touched {
+		touched = "touched"
+	}
+	fmt.Fprintf(w, "backend %s, %s limit, kernel %v (median %.1f ms from launch to sync), staged %s (copied %s), scratch %s, trims %v after the launch, cached blocks %s, %d rounds\n",
 		backend, gpu.FormatBytes(spec.limit), spec.kernel, r.KernelMs, gpu.FormatBytes(spec.staged), gpu.FormatBytes(spec.copy),
-		gpu.FormatBytes(spec.scratch), r.Delay, r.Rounds)
+		gpu.FormatBytes(spec.scratch), r.Delay, touched, r.Rounds)
 	var n [2][2]int // trim?, beside?
 	for _, c := range r.Calls {
 		n[b2i(c.Trim)][b2i(c.Beside)]++
