@@ -129,9 +129,9 @@ func runBenchPoolBeside(c *cli.Context) error {
 	return nil
 }
 
-// call submits op and waits for its result: how long the call took from
+// deviceCall submits op and waits for its result: how long the call took from
 // the host's side.
-func call(d gpu.Device, op gpu.Op) (gpu.Result, time.Duration, error) {
+func deviceCall(d gpu.Device, op gpu.Op) (gpu.Result, time.Duration, error) {
 	ch := make(chan gpu.Result, 1)
 	start := time.Now()
 	d.Submit(op, func(r gpu.Result) { ch <- r })
@@ -158,30 +158,30 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 	// then caches too), as a design's buffer does before the next
 	// pre-stage trims it.
 	cache := func(part actors.PartitionID) error {
-		r, _, err := call(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: spec.staged})
+		r, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: spec.staged})
 		if err != nil {
 			return err
 		}
 		if touch {
 			kern := cd.Kernel(part)
-			if _, _, err := call(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: p, Buffer: r.Buffer, Bytes: spec.copy, Kernel: kern}); err != nil {
+			if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: p, Buffer: r.Buffer, Bytes: spec.copy, Kernel: kern}); err != nil {
 				return err
 			}
-			if _, _, err := call(d, gpu.Op{Kind: gpu.OpCompute, Stream: p, Kernel: kern}); err != nil {
+			if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpCompute, Stream: p, Kernel: kern}); err != nil {
 				return err
 			}
 		}
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: p, Buffer: r.Buffer}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: p, Buffer: r.Buffer}); err != nil {
 			return err
 		}
-		_, _, err = call(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: p})
+		_, _, err = deviceCall(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: p})
 		return err
 	}
 	// trimAndGrow trims the pool, which releases the cached block, and
 	// grows it back by a buffer of the same size, which it caches again.
 	trimAndGrow := func(round int, beside bool) error {
 		at := time.Since(t0)
-		r, took, err := call(d, gpu.Op{Kind: gpu.OpTrimPool})
+		r, took, err := deviceCall(d, gpu.Op{Kind: gpu.OpTrimPool})
 		if err != nil {
 			return err
 		}
@@ -205,20 +205,20 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 			grow = min(r.Released, spec.staged)
 		}
 		at = time.Since(t0)
-		g, took, err := call(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: grow})
+		g, took, err := deviceCall(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: p, Bytes: grow})
 		if err != nil {
 			return err
 		}
 		res.Calls = append(res.Calls, poolCall{Round: round, Beside: beside, Start: at, Took: took, Bytes: grow})
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: p, Buffer: g.Buffer}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: p, Buffer: g.Buffer}); err != nil {
 			return err
 		}
-		_, _, err = call(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: p})
+		_, _, err = deviceCall(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: p})
 		return err
 	}
 	for round := range rounds {
 		// From an empty pool: cache a block, trim and grow back alone.
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpTrimPool}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpTrimPool}); err != nil {
 			return nil, err
 		}
 		if err := cache(actors.PartitionID{Job: "cached", Partition: 2 * round}); err != nil {
@@ -229,7 +229,7 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 		}
 		// The partition takes the cached block; another is cached beside it.
 		part := actors.PartitionID{Job: "probe", Partition: round}
-		r, _, err := call(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: k, Bytes: spec.staged})
+		r, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: k, Bytes: spec.staged})
 		if err != nil {
 			return nil, err
 		}
@@ -238,28 +238,28 @@ func probePoolBeside(cd contentionDevice, spec contentionSpec, rounds int, delay
 			return nil, err
 		}
 		kern := cd.Kernel(part)
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: k, Buffer: buf, Bytes: spec.copy, Kernel: kern}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: k, Buffer: buf, Bytes: spec.copy, Kernel: kern}); err != nil {
 			return nil, err
 		}
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
 			return nil, err
 		}
 		launch := time.Since(t0)
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpCompute, Stream: k, Kernel: kern, Async: true}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpCompute, Stream: k, Kernel: kern, Async: true}); err != nil {
 			return nil, err
 		}
 		time.Sleep(delay - (time.Since(t0) - launch))
 		if err := trimAndGrow(round, true); err != nil {
 			return nil, err
 		}
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
 			return nil, err
 		}
 		res.kernels = append(res.kernels, [2]time.Duration{launch, time.Since(t0)})
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: k, Buffer: buf}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: k, Buffer: buf}); err != nil {
 			return nil, err
 		}
-		if _, _, err := call(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
+		if _, _, err := deviceCall(d, gpu.Op{Kind: gpu.OpStreamSync, Stream: k}); err != nil {
 			return nil, err
 		}
 	}
