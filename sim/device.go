@@ -489,7 +489,15 @@ func (d *Device) dispatch() {
 					}
 					finish()
 				}}
-				d.k.At(d.k.now+d.poolHold(grow), func() { w.engine.add(job) })
+				if h := d.poolHold(grow); h > 0 {
+					d.k.At(d.k.now+h, func() { w.engine.add(job) })
+				} else {
+					// The pool is free: the kernel runs from now, so a
+					// pool call made later at this instant (another
+					// worker's trim right after the launch) runs beside
+					// it, as on the card.
+					w.engine.add(job)
+				}
 				continue
 			}
 			// Growing the pool for the kernel's scratch is host time

@@ -213,6 +213,39 @@ func TestPoolWorkSlowsBesideAKernel(t *testing.T) {
 	}
 }
 
+// A trim made at the very instant another stream's kernel (with scratch,
+// its pool work serialized) is launched runs beside that kernel, as a split
+// design's pre-stage trim right after the other worker's launch does on the
+// card: slowed by pool_slowdown_kernel. The kernel's start was once an event
+// of its own at that instant, after the trim had looked for a kernel.
+func TestPoolWorkAtALaunchIsBesideIt(t *testing.T) {
+	for _, slowdown := range []float64{0, 0.5} {
+		g := newPoolRig(t, true, 2)
+		g.d.prof.PoolSlowdownKernel = slowdown
+		a, b := g.d.NewStream(), g.d.NewStream()
+		// b caches 4 GiB in the pool (grown at 0, freed, synced by 20 ms).
+		var buf gpu.Result
+		g.at(0, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 4 * gib}, nil, &buf)
+		g.k.At(10*time.Millisecond, func() {
+			g.at(10*time.Millisecond, b, gpu.Op{Kind: gpu.OpFreeAsync, Buffer: buf.Buffer}, nil, nil)
+		})
+		g.at(11*time.Millisecond, b, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
+		// At 50 ms a launches a 100 ms kernel with 1 GiB of scratch (taken
+		// from the cached block), and b trims the rest in the same instant.
+		var trim time.Duration
+		var res gpu.Result
+		g.k.At(50*time.Millisecond, func() {
+			g.at(50*time.Millisecond, a, gpu.Op{Kind: gpu.OpCompute, Kernel: kernelOf(100*time.Millisecond, gib), Async: true}, nil, nil)
+			g.at(50*time.Millisecond, b, gpu.Op{Kind: gpu.OpTrimPool}, &trim, &res)
+		})
+		g.run()
+		want := time.Duration(float64(res.Released) / float64(gib) * 2 * (1 + slowdown) * float64(time.Millisecond))
+		if res.Released <= 0 || !near(trim, want) {
+			t.Errorf("slowdown %g: the trim at the launch released %d bytes in %v, want %v", slowdown, res.Released, trim, want)
+		}
+	}
+}
+
 // A kernel whose scratch does not fit, launched 10 ms into another stream's
 // 50 ms copy: with scratch_oom_waits_copies its failure returns when the
 // copy ends, 40 ms after the launch, as the H200's did; without, at once.
