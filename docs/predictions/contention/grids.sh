@@ -21,3 +21,16 @@ card() {
 	*) echo "no card grid for $1" >&2; return 2 ;;
 	esac
 }
+
+# recheck DIR FAMILY LIMIT LABEL predicts the family's grid under the limit
+# with DIR/h200-contention-FAMILY.json (16 seeds a row; $CUZK), compares it
+# with the card's, writes DIR/sim-FAMILY-LIMIT.txt (.err) and
+# DIR/errors-FAMILY-LIMIT.txt, and prints LABEL and the errors' summary line.
+recheck() {
+	local dir=$1 fam=$2 lim=$3
+	family "$fam"
+	"$CUZK" bench contention --backend sim --profile "$dir/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit "$lim" \
+		--designs "$DESIGNS" --workers 1,2,3,4 > "$dir/sim-$fam-$lim.txt" 2> "$dir/sim-$fam-$lim.err"
+	gpuprove/contention_errors.sh "$dir/sim-$fam-$lim.txt" "$(card "$fam" "$lim")" > "$dir/errors-$fam-$lim.txt"
+	echo "$4: $(tail -1 "$dir/errors-$fam-$lim.txt")"
+}

@@ -18,12 +18,8 @@ for s in 0 "$S"; do
 	mkdir -p "$OUT/$s"
 	for fam in f12 f13 f14 f15 f16 f17; do
 		$D/setfield.py $D/$fam/h200-contention-$fam.json "$OUT/$s/h200-contention-$fam.json" device.pool_slowdown_kernel "$s"
-		family "$fam"
 		for lim in 140GiB 16GiB; do
-			"$CUZK" bench contention --backend sim --profile "$OUT/$s/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit $lim \
-				--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$s/sim-$fam-$lim.txt" 2> "$OUT/$s/sim-$fam-$lim.err"
-			gpuprove/contention_errors.sh "$OUT/$s/sim-$fam-$lim.txt" "$(card $fam $lim)" > "$OUT/$s/errors-$fam-$lim.txt"
-			echo "slowdown $s, $fam $lim: $(tail -1 "$OUT/$s/errors-$fam-$lim.txt")"
+			recheck "$OUT/$s" "$fam" $lim "slowdown $s, $fam $lim"
 		done
 	done
 done

@@ -24,10 +24,6 @@ for w in 0 "$W"; do
 	mkdir -p "$OUT/$w"
 	for fam in f4 f6 f7 f11 f12 f10 f13; do
 		$D/setfield.py "$(profile $fam)" "$OUT/$w/h200-contention-$fam.json" device.malloc_free_wait_ms_per_gib "$w"
-		family "$fam"
-		"$CUZK" bench contention --backend sim --profile "$OUT/$w/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit 16GiB \
-			--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$w/sim-$fam-16GiB.txt" 2> "$OUT/$w/sim-$fam-16GiB.err"
-		gpuprove/contention_errors.sh "$OUT/$w/sim-$fam-16GiB.txt" "$(card $fam 16GiB)" > "$OUT/$w/errors-$fam-16GiB.txt"
-		echo "wait $w, $fam 16 GiB: $(tail -1 "$OUT/$w/errors-$fam-16GiB.txt")"
+		recheck "$OUT/$w" "$fam" 16GiB "wait $w, $fam 16 GiB"
 	done
 done

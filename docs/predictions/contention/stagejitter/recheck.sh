@@ -44,13 +44,9 @@ for name, st in refit["stages"].items():
         p["stages"][name]["jitter"] = st["jitter"]
 json.dump(p, open(sys.argv[3], "w"), indent=2)
 PY
-	family "$fam"
 	for v in as stage; do
 		for lim in 140GiB 16GiB; do
-			"$CUZK" bench contention --backend sim --profile "$OUT/$v/h200-contention-$fam.json" --seeds 16 $MEM --vram-limit $lim \
-				--designs "$DESIGNS" --workers 1,2,3,4 > "$OUT/$v/sim-$fam-$lim.txt" 2> "$OUT/$v/sim-$fam-$lim.err"
-			gpuprove/contention_errors.sh "$OUT/$v/sim-$fam-$lim.txt" "$(card $fam $lim)" > "$OUT/$v/errors-$fam-$lim.txt"
-			echo "$v, $fam $lim: $(tail -1 "$OUT/$v/errors-$fam-$lim.txt")"
+			recheck "$OUT/$v" "$fam" $lim "$v, $fam $lim"
 		done
 	done
 done
