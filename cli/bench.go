@@ -184,7 +184,7 @@ func benchOne(ctx context.Context, k *prover.Keys, runs int) (gnark, staged, ver
 
 // median is the middle of ds: the mean of the two middle values for an even
 // count, 0 for none.
-func median(ds []time.Duration) time.Duration {
+func median[T ~int64 | ~float64](ds []T) T {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	switch {

@@ -699,13 +699,13 @@ func printPeerTable(w io.Writer, rows []peerRow, runs int) {
 	for _, r := range rows {
 		c, s, ratio := "-", "-", "-"
 		if len(r.CuzkMs) > 0 {
-			c = fmt.Sprintf("%.2f", medianMs(r.CuzkMs))
+			c = fmt.Sprintf("%.2f", median(r.CuzkMs))
 		}
 		if len(r.PeerMs) > 0 {
-			s = fmt.Sprintf("%.2f", medianMs(r.PeerMs))
+			s = fmt.Sprintf("%.2f", median(r.PeerMs))
 		}
-		if len(r.CuzkMs) > 0 && len(r.PeerMs) > 0 && medianMs(r.CuzkMs) > 0 {
-			ratio = fmt.Sprintf("%.2fx", medianMs(r.PeerMs)/medianMs(r.CuzkMs))
+		if len(r.CuzkMs) > 0 && len(r.PeerMs) > 0 && median(r.CuzkMs) > 0 {
+			ratio = fmt.Sprintf("%.2fx", median(r.PeerMs)/median(r.CuzkMs))
 		}
 		checked := "yes"
 		if !r.CuzkOK || !r.PeerOK {
@@ -722,13 +722,4 @@ func printPeerTable(w io.Writer, rows []peerRow, runs int) {
 			fmt.Fprintf(w, "problem: %s 2^%d: %s\n", r.Kernel, r.Log, pr)
 		}
 	}
-}
-
-func medianMs(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -133,7 +133,7 @@ func TestPeerDriverRun(t *testing.T) {
 	if !slices.Equal(ms, []float64{1.5, 2.25, 3}) {
 		t.Fatalf("times %v, want [1.5 2.25 3]", ms)
 	}
-	if medianMs(ms) != 2.25 || medianMs([]float64{4, 1, 3, 2}) != 2.5 {
+	if median(ms) != 2.25 || median([]float64{4, 1, 3, 2}) != 2.5 {
 		t.Fatal("median is wrong")
 	}
 	log, err := os.ReadFile(filepath.Join(d.logDir, "driver-msm-g1-4.log"))

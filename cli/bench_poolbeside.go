@@ -286,7 +286,7 @@ func (r *poolBesideResult) summarize() {
 				v = append(v, float64(c.Took)/1e6/(float64(c.Bytes)/float64(1<<30)))
 			}
 		}
-		return medianOf(v)
+		return median(v)
 	}
 	r.TrimAlone, r.TrimBeside = perGiB(true, false), perGiB(true, true)
 	r.GrowthAlone, r.GrowthBeside = perGiB(false, false), perGiB(false, true)
@@ -300,20 +300,7 @@ func (r *poolBesideResult) summarize() {
 	for _, k := range r.kernels {
 		ks = append(ks, float64(k[1]-k[0])/1e6)
 	}
-	r.KernelMs = medianOf(ks)
-}
-
-// medianOf is the median of v (0 when empty), leaving v as it was.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(v))
-	m := len(s) / 2
-	if len(s)%2 == 0 {
-		return (s[m-1] + s[m]) / 2
-	}
-	return s[m]
+	r.KernelMs = median(ks)
 }
 
 func printPoolBeside(w io.Writer, backend string, spec contentionSpec, r *poolBesideResult) {
