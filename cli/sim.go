@@ -169,15 +169,14 @@ func simCalibrateCommand() *cli.Command {
 			sim.NoteDeviceFits(p, devFits)
 			for _, f := range fits {
 				sp := p.Stages[f.Stage]
-				var jitter string
+				var simulated, jitter string
+				if f.SimMs > 0 {
+					simulated = fmt.Sprintf(" (simulated %9.3f)", f.SimMs)
+				}
 				if sp.Jitter != nil {
 					jitter = fmt.Sprintf(", jitter %g", *sp.Jitter)
 				}
-				if f.SimMs > 0 {
-					fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms (simulated %9.3f) → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, f.SimMs, sp.PerConstraintNs, jitter)
-					continue
-				}
-				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, sp.PerConstraintNs, jitter)
+				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms%s → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, simulated, sp.PerConstraintNs, jitter)
 			}
 			if p.Jitter != base.Jitter {
 				fmt.Fprintf(c.App.ErrWriter, "jitter     the other stages' run-to-run variation (the root mean square of those above) → %g\n", p.Jitter)

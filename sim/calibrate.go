@@ -81,7 +81,7 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 			v := sq / float64(len(ss)-1) / (mean * mean)
 			cv2 += v
 			cvs++
-			cv := math.Min(0.5, math.Round(math.Sqrt(v)*1e4)/1e4)
+			cv := jitterOf(v)
 			sp.Jitter = &cv
 		}
 		sp.BaseMs = 0
@@ -92,7 +92,7 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 		fits = append(fits, StageFit{Stage: st, Count: len(ss), MeanMs: mean})
 	}
 	if cvs > 0 {
-		out.Jitter = math.Min(0.5, math.Round(math.Sqrt(cv2/float64(cvs))*1e4)/1e4)
+		out.Jitter = jitterOf(cv2 / float64(cvs))
 	}
 	cal, err := json.Marshal(map[string]any{"fitted": true, "traces": []string{name}})
 	if err != nil {
@@ -103,6 +103,12 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}
 	return &out, fits, nil
+}
+
+// jitterOf is the jitter of a squared coefficient of variation: its root,
+// to four places, at most the profile's bound of 0.5.
+func jitterOf(cv2 float64) float64 {
+	return math.Min(0.5, math.Round(math.Sqrt(cv2)*1e4)/1e4)
 }
 
 // traceEvent is one event of a production trace (Chrome's trace format), as

@@ -456,26 +456,21 @@ func (d *Device) dispatch() {
 		switch o.Kind {
 		case model.OutStart:
 			it := o.Item
-			if it.Err != nil {
-				// A kernel whose scratch did not fit
-				// (scratch_oom_waits_copies): its failure returns
-				// once the copies in progress have ended.
-				d.afterCopies(func() {
-					if err := d.m.FinishErr(it, it.Err); err != nil {
-						panic(fmt.Sprintf("sim: %v", err))
-					}
-					d.dispatch()
-				})
-				continue
-			}
-			w := it.Tag.(*simItem)
-			grow := d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth})
 			finish := func() {
-				if err := d.m.Finish(it); err != nil {
+				if err := d.m.FinishErr(it, it.Err); err != nil {
 					panic(fmt.Sprintf("sim: %v", err))
 				}
 				d.dispatch()
 			}
+			if it.Err != nil {
+				// A kernel whose scratch did not fit
+				// (scratch_oom_waits_copies): its failure returns
+				// once the copies in progress have ended.
+				d.afterCopies(finish)
+				continue
+			}
+			w := it.Tag.(*simItem)
+			grow := d.growth(model.Call{Grew: it.ScratchGrew, FirstGrowth: it.ScratchFirstGrowth})
 			if d.prof.PoolOpsSerialize && it.Op.Kind == gpu.OpCompute && it.Op.Kernel.Scratch > 0 {
 				// The kernel's host code allocates its scratch before
 				// it launches, behind the pool's work in flight, and
