@@ -127,20 +127,14 @@ func runBenchContention(c *cli.Context) error {
 			return fmt.Errorf("--trace-dir: %w", err)
 		}
 	}
-	var open func() (contentionDevice, error)
 	var simulated *contentionSim
-	switch c.String("backend") {
-	case "sim":
+	open := contentionOpener(c, spec)
+	switch {
+	case c.String("backend") == "sim":
 		if simulated, err = newContentionSim(c.String("profile"), spec, c.Int("seeds")); err != nil {
 			return err
 		}
-	case "emu":
-		gbps, freeWork := c.Float64("copy-gbps"), c.Duration("free-copy-work")
-		open = func() (contentionDevice, error) { return openEmuContention(spec, gbps, freeWork) }
-	case "gpu":
-		idx := c.Int("device")
-		open = func() (contentionDevice, error) { return openGPUContention(spec, idx) }
-	default:
+	case open == nil:
 		return fmt.Errorf("bench contention --backend %s: want emu, gpu or sim", c.String("backend"))
 	}
 	w := c.App.Writer
@@ -187,6 +181,21 @@ func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
 	}
 	s.size = n
 	return s, s.validate()
+}
+
+// contentionOpener opens spec's device on the backend c names, emu (with c's
+// --copy-gbps and --free-copy-work, where c has them) or gpu (--device); nil
+// for any other backend.
+func contentionOpener(c *cli.Context, spec contentionSpec) func() (contentionDevice, error) {
+	switch c.String("backend") {
+	case "emu":
+		gbps, freeWork := c.Float64("copy-gbps"), c.Duration("free-copy-work")
+		return func() (contentionDevice, error) { return openEmuContention(spec, gbps, freeWork) }
+	case "gpu":
+		idx := c.Int("device")
+		return func() (contentionDevice, error) { return openGPUContention(spec, idx) }
+	}
+	return nil
 }
 
 // readBytes sets the spec's amounts of memory from c's flags of them:

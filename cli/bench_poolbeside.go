@@ -97,16 +97,11 @@ func runBenchPoolBeside(c *cli.Context) error {
 	if delay < 0 || delay > spec.kernel/2 {
 		return fmt.Errorf("--delay %v: must be between 0 and half of --kernel (%v), so that the trim runs beside the kernel", delay, spec.kernel/2)
 	}
-	var cd contentionDevice
-	var err error
-	switch c.String("backend") {
-	case "emu":
-		cd, err = openEmuContention(spec, c.Float64("copy-gbps"), 0)
-	case "gpu":
-		cd, err = openGPUContention(spec, c.Int("device"))
-	default:
+	open := contentionOpener(c, spec)
+	if open == nil {
 		return fmt.Errorf("bench pool-beside --backend %s: want emu or gpu", c.String("backend"))
 	}
+	cd, err := open()
 	if err != nil {
 		return err
 	}
