@@ -32,6 +32,14 @@ family() {
 	# f19 is the first predicted with scratch_oom_waits_copies: three
 	# staged partitions and one kernel's scratch are more than 16 GiB.
 	f19) MEM="--items 12 --staged 4608MiB --copy 3GiB --scratch 3GiB"; COSTS="--kernel 90ms --before 120ms --after 40ms" ;;
+	# f20 and f21 are the first pair in the range of partitions
+	# (6-12 GiB) predicted with the model of f19, every row drawn three
+	# times on the card: f20 stages 8.5 GiB, two of which never fit
+	# under 16 GiB (17 GiB); f21 copies 3.5 GiB, about its 75 ms kernel,
+	# with a long CPU stage after it, and under 16 GiB two partitions and
+	# one scratch fit (14.5 GiB) where two scratch blocks do not (17).
+	f20) MEM="--items 12 --staged 8704MiB --copy 1536MiB --scratch 1280MiB"; COSTS="--kernel 210ms --before 130ms --after 45ms" ;;
+	f21) MEM="--items 16 --staged 6GiB --copy 3584MiB --scratch 2560MiB"; COSTS="--kernel 75ms --before 45ms --after 100ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
