@@ -18,6 +18,7 @@ card() {
 	f17) [ "$2" = 16GiB ] && echo $R/h200-2026-12-03d/r3/grid/gpu-$1-$2.txt || echo $R/h200-2026-12-03d/r2/grid/gpu-$1-$2.txt ;;
 	f18) echo $R/h200-2026-12-03e/r2/grid/gpu-$1-$2.txt ;;
 	f19) echo $R/h200-2026-12-03e/r4/grid/gpu-$1-$2.txt ;;
+	f20 | f21) echo $R/h200-2026-12-03f/r2/grid/gpu-$1-$2.txt ;; # the first of three draws (r3, r4)
 	*) echo "no card grid for $1" >&2; return 2 ;;
 	esac
 }
