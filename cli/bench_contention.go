@@ -44,6 +44,7 @@ func benchContentionCommand() *cli.Command {
 			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
 			&cli.StringFlag{Name: "profile", Usage: "sim: the calibrated profile (`FILE` or embedded name)"},
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "sim: predict each row as the mean of the runs of seeds 1..N (counts: their median)", Action: intAtLeast("seeds", 1)},
+			&cli.IntFlag{Name: "runs", Value: 1, Usage: "emu, gpu: run each row N times and print their mean (counts: their median), each row's range on stderr; a row whose designs race (split-devsync at 3-4 workers) needs about ten for its mean", Action: intAtLeast("runs", 1)},
 			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
 			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
@@ -93,13 +94,16 @@ type contentionRow struct {
 	DeviceWaited int // device ops that reported waiting for another stream
 	// Errors counts why attempts failed (retried or failed for good).
 	Errors map[string]int
-	// Seeds is how many simulated runs the row is the mean of (sim only),
-	// and SeedRange their lowest and highest items/s, SeedSD the standard
-	// deviation of their items/s, and SeedsOOM how many of them met an OOM.
-	Seeds     int
-	SeedRange [2]float64
-	SeedSD    float64
-	SeedsOOM  int
+	// Draws is how many runs the row is the mean of (--seeds on the
+	// simulator, --runs on a device), DrawNoun what they are ("seeds" or
+	// "runs"), DrawRange their lowest and highest items/s, DrawSD the
+	// standard deviation of their items/s, and DrawsOOM how many of them
+	// met an OOM.
+	Draws     int
+	DrawNoun  string
+	DrawRange [2]float64
+	DrawSD    float64
+	DrawsOOM  int
 }
 
 func runBenchContention(c *cli.Context) error {
@@ -156,7 +160,7 @@ func runBenchContention(c *cli.Context) error {
 			if simulated != nil {
 				row, err = simulated.run(d, n, tracePath)
 			} else {
-				row, err = runContention(c.Context, open, spec, d, n, tracePath)
+				row, err = runContentionDraws(c.Context, open, spec, d, n, c.Int("runs"), tracePath)
 			}
 			if err != nil {
 				return fmt.Errorf("%s × %d workers: %w", d, n, err)
@@ -324,6 +328,31 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // runContention runs one design with n workers over a freshly opened device
 // until every item is proved or failed.
+// runContentionDraws runs one design with n workers runs times on the
+// device, one after another, and gives their mean (meanRow). The first
+// run's trace goes to tracePath, run i's beside it with "-r<i>" before the
+// extension, so that each run's race can be read (cuzk sim calibrate
+// --race-trace).
+func runContentionDraws(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n, runs int, tracePath string) (contentionRow, error) {
+	var rows []contentionRow
+	for i := 1; i <= max(runs, 1); i++ {
+		path := tracePath
+		if i > 1 && path != "" {
+			ext := filepath.Ext(path)
+			path = fmt.Sprintf("%s-r%d%s", strings.TrimSuffix(path, ext), i, ext)
+		}
+		row, err := runContention(ctx, open, spec, design, n, path)
+		if err != nil {
+			if runs > 1 {
+				err = fmt.Errorf("run %d: %w", i, err)
+			}
+			return row, err
+		}
+		rows = append(rows, row)
+	}
+	return meanRow(rows, "runs"), nil
+}
+
 func runContention(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n int, tracePath string) (row contentionRow, err error) {
 	dev, err := open()
 	if err != nil {
@@ -503,9 +532,9 @@ var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
 // printContentionErrors says why a run's attempts failed, the most frequent
 // reasons first, so that a failed row is never a bare number.
 func printContentionErrors(w io.Writer, r contentionRow) {
-	if r.Seeds > 1 {
-		fmt.Fprintf(w, "%s × %d: %d seeds, items/s %.2f to %.2f (sd %.2f), an OOM in %d of them\n",
-			r.Design, r.Workers, r.Seeds, r.SeedRange[0], r.SeedRange[1], r.SeedSD, r.SeedsOOM)
+	if r.Draws > 1 {
+		fmt.Fprintf(w, "%s × %d: %d %s, items/s %.2f to %.2f (sd %.2f), an OOM in %d of them\n",
+			r.Design, r.Workers, r.Draws, r.DrawNoun, r.DrawRange[0], r.DrawRange[1], r.DrawSD, r.DrawsOOM)
 	}
 	msgs := slices.Collect(maps.Keys(r.Errors))
 	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })

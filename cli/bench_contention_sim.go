@@ -57,15 +57,16 @@ func (c *contentionSim) run(design string, n int, tracePath string) (contentionR
 		rows = append(rows, row)
 		tracePath = ""
 	}
-	return meanRow(rows), nil
+	return meanRow(rows, "seeds"), nil
 }
 
-// meanRow is the rows of one configuration's seeds as one row: the mean of
-// the rates and of the busy share, the median of each count (so that an
-// outcome such as an OOM is predicted when most seeds had it), the range of
-// the rates and their standard deviation, how many seeds met an OOM, and
-// seed 1's lock waits and errors.
-func meanRow(rows []contentionRow) contentionRow {
+// meanRow is the rows of one configuration's draws (noun: "seeds" of the
+// simulator, "runs" on a device) as one row: the mean of the rates and of
+// the busy share, the median of each count (so that an outcome such as an
+// OOM is the row's when most draws had it), the range of the rates and
+// their standard deviation, how many draws met an OOM, and the first
+// draw's lock waits and errors.
+func meanRow(rows []contentionRow, noun string) contentionRow {
 	if len(rows) == 1 {
 		return rows[0]
 	}
@@ -79,16 +80,16 @@ func meanRow(rows []contentionRow) contentionRow {
 	}
 	n := len(rows)
 	out.ItemsPerS, out.GPUBusyPct, out.Wall = items/float64(n), busy/float64(n), wall/time.Duration(n)
-	out.Seeds, out.SeedRange = n, [2]float64{rows[0].ItemsPerS, rows[0].ItemsPerS}
+	out.Draws, out.DrawNoun, out.DrawRange = n, noun, [2]float64{rows[0].ItemsPerS, rows[0].ItemsPerS}
 	var sq float64
 	for _, r := range rows {
-		out.SeedRange[0], out.SeedRange[1] = min(out.SeedRange[0], r.ItemsPerS), max(out.SeedRange[1], r.ItemsPerS)
+		out.DrawRange[0], out.DrawRange[1] = min(out.DrawRange[0], r.ItemsPerS), max(out.DrawRange[1], r.ItemsPerS)
 		sq += (r.ItemsPerS - out.ItemsPerS) * (r.ItemsPerS - out.ItemsPerS)
 		if r.OOMPreStage+r.OOMFallback > 0 {
-			out.SeedsOOM++
+			out.DrawsOOM++
 		}
 	}
-	out.SeedSD = math.Sqrt(sq / float64(n-1))
+	out.DrawSD = math.Sqrt(sq / float64(n-1))
 	med := func(get func(contentionRow) int) int {
 		vs := make([]int, n)
 		for i, r := range rows {

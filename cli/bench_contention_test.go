@@ -238,12 +238,42 @@ func TestContentionMeanOfSeeds(t *testing.T) {
 		{Design: "split", Workers: 3, ItemsPerS: 4, GPUBusyPct: 90, OOMPreStage: 2, Proved: 10},
 		{Design: "split", Workers: 3, ItemsPerS: 5, GPUBusyPct: 70, OOMPreStage: 0, Proved: 9},
 	}
-	got := meanRow(rows)
+	got := meanRow(rows, "seeds")
 	if got.ItemsPerS != 4 || got.GPUBusyPct != 80 || got.OOMPreStage != 0 || got.Proved != 10 || got.Design != "split" ||
-		got.Seeds != 3 || got.SeedRange != [2]float64{3, 5} || got.SeedSD != 1 || got.SeedsOOM != 1 {
+		got.Draws != 3 || got.DrawRange != [2]float64{3, 5} || got.DrawSD != 1 || got.DrawsOOM != 1 {
 		t.Errorf("mean of three seeds: %+v", got)
 	}
-	if one := meanRow(rows[1:2]); one.OOMPreStage != 2 || one.ItemsPerS != 4 {
+	if one := meanRow(rows[1:2], "seeds"); one.OOMPreStage != 2 || one.ItemsPerS != 4 {
 		t.Errorf("one seed is that seed's row: %+v", one)
+	}
+}
+
+// --runs on a device runs each row that many times: the table is their mean,
+// stderr gives each row's range over the runs, and each run leaves its own
+// trace (the first at the plain name, the others with -r<i>).
+func TestBenchContentionRuns(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, err := run(t, "bench", "contention", "--kernel", "20ms", "--before", "10ms", "--after", "5ms",
+		"--staged", "2GiB", "--copy", "256MiB", "--vram-limit", "16GiB", "--designs", "split", "--workers", "2",
+		"--items", "3", "--runs", "3", "--trace-dir", dir)
+	if err != nil {
+		t.Fatalf("bench contention --runs 3: %v\n%s", err, stderr)
+	}
+	if r := contentionRows(t, out)["split/2"]; r == nil || r[4] != "3" || r[5] != "0" {
+		t.Fatalf("want 3 proved, none failed:\n%s", out)
+	}
+	if !strings.Contains(stderr, "split × 2: 3 runs, items/s ") {
+		t.Errorf("stderr has no range over the 3 runs:\n%s", stderr)
+	}
+	for _, name := range []string{"trace-split-w2.json", "trace-split-w2-r2.json", "trace-split-w2-r3.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("run's trace: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "trace-split-w2-r4.json")); err == nil {
+		t.Error("a fourth run's trace from --runs 3")
+	}
+	if _, _, err := run(t, "bench", "contention", "--runs", "0"); err == nil {
+		t.Error("--runs 0 accepted")
 	}
 }

@@ -9,7 +9,9 @@
 #   CUZK (the executable, default build/cuzk), OUT (default /tmp/contention-grid),
 #   FAMILIES ("f1 f2"), LIMITS ("140GiB 16GiB"), WORKERS (1,2,3,4),
 #   PROFILES (default docs/predictions/contention), SEEDS (sim: each row the
-#   mean of this many seeds' runs, default 1), TRACES (1: a trace of
+#   mean of this many seeds' runs, default 1), RUNS (gpu, emu: each row the
+#   mean of this many runs on the device, default 1; a racing row needs
+#   about ten), TRACES (1: a trace of
 #   every run in $OUT/traces-<backend>-<family>-<limit>/, for diagnosis).
 set -u
 CUZK=${CUZK:-build/cuzk}
@@ -23,6 +25,7 @@ echo "cuzk $(sha256sum "$CUZK" | cut -c1-16): $("$CUZK" version | head -1)" | te
 for fam in ${FAMILIES:-f1 f2}; do
 	family "$fam" || exit 2
 	costs="$COSTS $(backend_flags "$BACKEND")"
+	costs="$costs --runs ${RUNS:-1}"
 	[ "$BACKEND" = sim ] && costs="--profile $PROFILES/h200-contention-$fam.json --seeds ${SEEDS:-1}"
 	for lim in ${LIMITS:-140GiB 16GiB}; do
 		t0=$(date +%s)
