@@ -326,8 +326,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runContention runs one design with n workers over a freshly opened device
-// until every item is proved or failed.
 // runContentionDraws runs one design with n workers runs times on the
 // device, one after another, and gives their mean (meanRow). The first
 // run's trace goes to tracePath, run i's beside it with "-r<i>" before the
@@ -353,6 +351,8 @@ func runContentionDraws(ctx context.Context, open func() (contentionDevice, erro
 	return meanRow(rows, "runs"), nil
 }
 
+// runContention runs one design with n workers over a freshly opened device
+// until every item is proved or failed.
 func runContention(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n int, tracePath string) (row contentionRow, err error) {
 	dev, err := open()
 	if err != nil {
