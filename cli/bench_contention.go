@@ -332,23 +332,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // extension, so that each run's race can be read (cuzk sim calibrate
 // --race-trace).
 func runContentionDraws(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n, runs int, tracePath string) (contentionRow, error) {
-	var rows []contentionRow
-	for i := 1; i <= max(runs, 1); i++ {
+	return meanOfDraws(runs, "runs", func(i int) (contentionRow, error) {
 		path := tracePath
 		if i > 1 && path != "" {
 			ext := filepath.Ext(path)
 			path = fmt.Sprintf("%s-r%d%s", strings.TrimSuffix(path, ext), i, ext)
 		}
 		row, err := runContention(ctx, open, spec, design, n, path)
-		if err != nil {
-			if runs > 1 {
-				err = fmt.Errorf("run %d: %w", i, err)
-			}
-			return row, err
+		if err != nil && runs > 1 {
+			err = fmt.Errorf("run %d: %w", i, err)
 		}
-		rows = append(rows, row)
-	}
-	return meanRow(rows, "runs"), nil
+		return row, err
+	})
 }
 
 // runContention runs one design with n workers over a freshly opened device

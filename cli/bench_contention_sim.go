@@ -48,16 +48,31 @@ func newContentionSim(path string, spec contentionSpec, seeds int) (*contentionS
 // profile draws (jitter, the order of handoffs) one run is one draw of what
 // the card may do. The trace is seed 1's.
 func (c *contentionSim) run(design string, n int, tracePath string) (contentionRow, error) {
-	var rows []contentionRow
-	for seed := uint64(1); seed <= uint64(c.seeds); seed++ {
-		row, err := c.runSeed(design, n, seed, tracePath)
+	return meanOfDraws(c.seeds, "seeds", func(seed int) (contentionRow, error) {
+		path := ""
+		if seed == 1 {
+			path = tracePath
+		}
+		row, err := c.runSeed(design, n, uint64(seed), path)
 		if err != nil {
-			return row, fmt.Errorf("seed %d: %w", seed, err)
+			err = fmt.Errorf("seed %d: %w", seed, err)
+		}
+		return row, err
+	})
+}
+
+// meanOfDraws runs draws 1..n of one configuration (noun: what they are,
+// "seeds" or "runs") and gives their meanRow, or the first draw's error.
+func meanOfDraws(n int, noun string, draw func(i int) (contentionRow, error)) (contentionRow, error) {
+	rows := make([]contentionRow, 0, max(n, 1))
+	for i := 1; i <= max(n, 1); i++ {
+		row, err := draw(i)
+		if err != nil {
+			return row, err
 		}
 		rows = append(rows, row)
-		tracePath = ""
 	}
-	return meanRow(rows, "seeds"), nil
+	return meanRow(rows, noun), nil
 }
 
 // meanRow is the rows of one configuration's draws (noun: "seeds" of the
