@@ -16,11 +16,17 @@
 #                           follows the previous item's cudaFree at once:
 #                           where the buffer does not fit beside the one just
 #                           freed, how long such a malloc waits;
-# each with its table (<dir>.txt, .err). Bring $OUT back whole; then
+# each with its table (<dir>.txt, .err). Each of these runs RUNS times
+# (`--runs`; the first run's trace is trace-<design>-w1.json, run i's
+# trace-<design>-w1-r<i>.json): a one-worker run is one draw of the card's
+# pool and copy costs, which move by several per cent from run to run, and
+# the fit takes the device's figures from every run's calls. Bring $OUT
+# back whole; then
 # contention_fit.sh fits the profiles from it and
 # `BACKEND=sim contention_grid.sh` predicts the grid.
 #   CUZK (default build/cuzk), OUT (default /tmp/contention-calibration),
-#   FAMILIES ("f3 f4"), BACKEND (gpu; emu to try the pipeline without a card).
+#   FAMILIES ("f3 f4"), BACKEND (gpu; emu to try the pipeline without a card),
+#   RUNS (3).
 set -u
 CUZK=${CUZK:-build/cuzk}
 OUT=${OUT:-/tmp/contention-calibration}
@@ -35,7 +41,7 @@ run() { # name, limit, flags...
 	local t0
 	t0=$(date +%s)
 	"$CUZK" bench contention --backend "$BACKEND" $(backend_flags "$BACKEND") --vram-limit "$limit" --workers 1 \
-		--trace-dir "$OUT/$name" "$@" > "$OUT/$name.txt" 2> "$OUT/$name.err"
+		--runs "${RUNS:-3}" --trace-dir "$OUT/$name" "$@" > "$OUT/$name.txt" 2> "$OUT/$name.err"
 	local rc=$?
 	[ $rc -eq 0 ] || status=1
 	echo "$BACKEND $name: exit $rc, $(( $(date +%s) - t0 )) s"

@@ -40,6 +40,14 @@ family() {
 	# one scratch fit (14.5 GiB) where two scratch blocks do not (17).
 	f20) MEM="--items 12 --staged 8704MiB --copy 1536MiB --scratch 1280MiB"; COSTS="--kernel 210ms --before 130ms --after 45ms" ;;
 	f21) MEM="--items 16 --staged 6GiB --copy 3584MiB --scratch 2560MiB"; COSTS="--kernel 75ms --before 45ms --after 100ms" ;;
+	# f22 and f23 are the first calibrated on three one-worker runs of each
+	# design (contention_calibrate.sh's RUNS): both copy or trim and grow
+	# back for longer than their kernel, so that split's mem lock bounds
+	# them at 3-4 workers. f22 copies 4.5 GiB of 7.5 around a 95 ms kernel;
+	# under 16 GiB a second partition beside a kernel's scratch does not fit
+	# (16.5 GiB). f23 stages 10 GiB around a 55 ms kernel; two never fit.
+	f22) MEM="--items 12 --staged 7680MiB --copy 4608MiB --scratch 1536MiB"; COSTS="--kernel 95ms --before 60ms --after 70ms" ;;
+	f23) MEM="--items 14 --staged 10GiB --copy 2560MiB --scratch 1GiB"; COSTS="--kernel 55ms --before 90ms --after 40ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }

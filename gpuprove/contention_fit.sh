@@ -10,7 +10,10 @@
 # (traces made since their events carry the free bytes), and how long a
 # cudaMalloc right after a cudaFree waits for the freed bytes from
 # traces-<family>-probe-ballast when its mallocs waited; the rest
-# from the base profile. Writes
+# from the base profile. A calibration made with RUNS > 1 has every run's
+# trace (trace-<design>-w1-r<i>.json beside the first): the stage costs come
+# from the single design's first run, the device's figures from all of them.
+# Writes
 # $PROFILES/h200-contention-<family>.json and the fit's log beside it.
 #   contention_fit.sh CALIBRATION_DIR
 #   CUZK (default build/cuzk), FAMILIES ("f3 f4"),
@@ -25,10 +28,11 @@ mkdir -p "$PROFILES"
 for fam in ${FAMILIES:-f3 f4}; do
 	d=$1/traces-$fam
 	traces=(--trace "$d/trace-single-w1.json")
-	for t in "$d"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1.json; do
-		[ "$t" = "$d/trace-single-w1.json" ] || traces+=(--trace "$t")
+	for t in "$d"/trace-*-w1.json "$d"/trace-*-w1-r*.json "$1/traces-$fam-probe"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1-r*.json; do
+		[ -f "$t" ] && [ "$t" != "$d/trace-single-w1.json" ] && traces+=(--trace "$t")
 	done
-	for t in "$1/traces-$fam-ballast"/trace-*-w1.json "$1/traces-$fam-probe-ballast"/trace-*-w1.json; do
+	for t in "$1/traces-$fam-ballast"/trace-*-w1.json "$1/traces-$fam-ballast"/trace-*-w1-r*.json \
+		"$1/traces-$fam-probe-ballast"/trace-*-w1.json "$1/traces-$fam-probe-ballast"/trace-*-w1-r*.json; do
 		[ -f "$t" ] && traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
 	done
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
