@@ -11,7 +11,9 @@
 #   PROFILES (default docs/predictions/contention), SEEDS (sim: each row the
 #   mean of this many seeds' runs, default 1), RUNS (gpu, emu: each row the
 #   mean of this many runs on the device, default 1; a racing row needs
-#   about ten), TRACES (1: a trace of
+#   about ten), DESIGN_TIMEOUT (seconds: each design its own bench,
+#   killed after that long, so that one that does not finish loses only its
+#   own rows), TRACES (1: a trace of
 #   every run in $OUT/traces-<backend>-<family>-<limit>/, for diagnosis).
 set -u
 CUZK=${CUZK:-build/cuzk}
@@ -31,9 +33,28 @@ for fam in ${FAMILIES:-f1 f2}; do
 		t0=$(date +%s)
 		traces=
 		[ "${TRACES:-}" = 1 ] && traces="--trace-dir $OUT/traces-$BACKEND-$fam-$lim"
-		"$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
-			--designs "$DESIGNS" --workers "${WORKERS:-1,2,3,4}" $traces \
-			> "$OUT/$BACKEND-$fam-$lim.txt" 2> "$OUT/$BACKEND-$fam-$lim.err"
-		echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
+		if [ -z "${DESIGN_TIMEOUT:-}" ]; then
+			"$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
+				--designs "$DESIGNS" --workers "${WORKERS:-1,2,3,4}" $traces \
+				> "$OUT/$BACKEND-$fam-$lim.txt" 2> "$OUT/$BACKEND-$fam-$lim.err"
+			echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
+			continue
+		fi
+		# One bench a design, each killed after DESIGN_TIMEOUT seconds: a
+		# design that does not finish loses its own rows only, and says so.
+		: > "$OUT/$BACKEND-$fam-$lim.txt"
+		: > "$OUT/$BACKEND-$fam-$lim.err"
+		rc=0
+		for d in ${DESIGNS//,/ }; do
+			td=$(date +%s)
+			timeout "$DESIGN_TIMEOUT" "$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
+				--designs "$d" --workers "${WORKERS:-1,2,3,4}" $traces \
+				>> "$OUT/$BACKEND-$fam-$lim.txt" 2>> "$OUT/$BACKEND-$fam-$lim.err"
+			r=$?
+			[ $r -eq 0 ] || rc=$r
+			[ $r -eq 124 ] && echo "$d: killed after $DESIGN_TIMEOUT s" | tee -a "$OUT/$BACKEND-$fam-$lim.err"
+			echo "$BACKEND $fam $lim $d: exit $r, $(( $(date +%s) - td )) s"
+		done
+		echo "$BACKEND $fam $lim: exit $rc, $(( $(date +%s) - t0 )) s"
 	done
 done
