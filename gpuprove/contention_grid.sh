@@ -33,23 +33,26 @@ for fam in ${FAMILIES:-f1 f2}; do
 		t0=$(date +%s)
 		traces=
 		[ "${TRACES:-}" = 1 ] && traces="--trace-dir $OUT/traces-$BACKEND-$fam-$lim"
+		: > "$OUT/$BACKEND-$fam-$lim.txt"
+		: > "$OUT/$BACKEND-$fam-$lim.err"
+		bench() { # designs, then the command's prefix (timeout N, or none)
+			local designs=$1
+			shift
+			"$@" "$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
+				--designs "$designs" --workers "${WORKERS:-1,2,3,4}" $traces \
+				>> "$OUT/$BACKEND-$fam-$lim.txt" 2>> "$OUT/$BACKEND-$fam-$lim.err"
+		}
 		if [ -z "${DESIGN_TIMEOUT:-}" ]; then
-			"$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
-				--designs "$DESIGNS" --workers "${WORKERS:-1,2,3,4}" $traces \
-				> "$OUT/$BACKEND-$fam-$lim.txt" 2> "$OUT/$BACKEND-$fam-$lim.err"
+			bench "$DESIGNS"
 			echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
 			continue
 		fi
 		# One bench a design, each killed after DESIGN_TIMEOUT seconds: a
 		# design that does not finish loses its own rows only, and says so.
-		: > "$OUT/$BACKEND-$fam-$lim.txt"
-		: > "$OUT/$BACKEND-$fam-$lim.err"
 		rc=0
 		for d in ${DESIGNS//,/ }; do
 			td=$(date +%s)
-			timeout "$DESIGN_TIMEOUT" "$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
-				--designs "$d" --workers "${WORKERS:-1,2,3,4}" $traces \
-				>> "$OUT/$BACKEND-$fam-$lim.txt" 2>> "$OUT/$BACKEND-$fam-$lim.err"
+			bench "$d" timeout "$DESIGN_TIMEOUT"
 			r=$?
 			[ $r -eq 0 ] || rc=$r
 			[ $r -eq 124 ] && echo "$d: killed after $DESIGN_TIMEOUT s" | tee -a "$OUT/$BACKEND-$fam-$lim.err"
