@@ -25,16 +25,24 @@ CUZK=${CUZK:-build/cuzk}
 PROFILES=${PROFILES:-docs/predictions/contention}
 BASE=${BASE:-docs/predictions/contention/h200-contention-base.json}
 mkdir -p "$PROFILES"
+# one_worker DIR...: every run's one-worker trace in each DIR that has any.
+one_worker() {
+	local dir t
+	for dir in "$@"; do
+		for t in "$dir"/trace-*-w1.json "$dir"/trace-*-w1-r*.json; do
+			[ -f "$t" ] && printf '%s\n' "$t"
+		done
+	done
+}
 for fam in ${FAMILIES:-f3 f4}; do
 	d=$1/traces-$fam
 	traces=(--trace "$d/trace-single-w1.json")
-	for t in "$d"/trace-*-w1.json "$d"/trace-*-w1-r*.json "$1/traces-$fam-probe"/trace-*-w1.json "$1/traces-$fam-probe"/trace-*-w1-r*.json; do
-		[ -f "$t" ] && [ "$t" != "$d/trace-single-w1.json" ] && traces+=(--trace "$t")
-	done
-	for t in "$1/traces-$fam-ballast"/trace-*-w1.json "$1/traces-$fam-ballast"/trace-*-w1-r*.json \
-		"$1/traces-$fam-probe-ballast"/trace-*-w1.json "$1/traces-$fam-probe-ballast"/trace-*-w1-r*.json; do
-		[ -f "$t" ] && traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
-	done
+	while IFS= read -r t; do
+		[ "$t" != "$d/trace-single-w1.json" ] && traces+=(--trace "$t")
+	done < <(one_worker "$d" "$1/traces-$fam-probe")
+	while IFS= read -r t; do
+		traces+=(--ballast-trace "$t" --ballast-limit 16GiB)
+	done < <(one_worker "$1/traces-$fam-ballast" "$1/traces-$fam-probe-ballast")
 	"$CUZK" sim calibrate --profile "$BASE" --constraints 1M --name "h200-contention-$fam" "${traces[@]}" \
 		--out "$PROFILES/h200-contention-$fam.json" 2> "$PROFILES/fit-$fam.log"
 	echo "$fam: $PROFILES/h200-contention-$fam.json"

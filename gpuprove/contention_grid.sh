@@ -24,6 +24,16 @@ PROFILES=${PROFILES:-docs/predictions/contention}
 mkdir -p "$OUT"
 # Which binary ran: its digest, to compare with the one built here.
 echo "cuzk $(sha256sum "$CUZK" | cut -c1-16): $("$CUZK" version | head -1)" | tee "$OUT/binary.txt"
+# bench DESIGNS [PREFIX...]: the current family and limit's bench of those
+# designs (run under PREFIX, say `timeout N`), its table and stderr appended
+# to $OUT/<backend>-<family>-<limit>.txt and .err.
+bench() {
+	local designs=$1
+	shift
+	"$@" "$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
+		--designs "$designs" --workers "${WORKERS:-1,2,3,4}" $traces \
+		>> "$OUT/$BACKEND-$fam-$lim.txt" 2>> "$OUT/$BACKEND-$fam-$lim.err"
+}
 for fam in ${FAMILIES:-f1 f2}; do
 	family "$fam" || exit 2
 	costs="$COSTS $(backend_flags "$BACKEND")"
@@ -35,13 +45,6 @@ for fam in ${FAMILIES:-f1 f2}; do
 		[ "${TRACES:-}" = 1 ] && traces="--trace-dir $OUT/traces-$BACKEND-$fam-$lim"
 		: > "$OUT/$BACKEND-$fam-$lim.txt"
 		: > "$OUT/$BACKEND-$fam-$lim.err"
-		bench() { # designs, then the command's prefix (timeout N, or none)
-			local designs=$1
-			shift
-			"$@" "$CUZK" bench contention --backend "$BACKEND" $costs $MEM --vram-limit "$lim" \
-				--designs "$designs" --workers "${WORKERS:-1,2,3,4}" $traces \
-				>> "$OUT/$BACKEND-$fam-$lim.txt" 2>> "$OUT/$BACKEND-$fam-$lim.err"
-		}
 		if [ -z "${DESIGN_TIMEOUT:-}" ]; then
 			bench "$DESIGNS"
 			echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
