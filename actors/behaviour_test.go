@@ -137,6 +137,71 @@ func TestBudgetOnASmallCardNeverOOMsAndOverlaps(t *testing.T) {
 	}
 }
 
+// TestBudgetKeepsRoomForOneKernelsScratch: kernels take 3 GiB from the pool
+// while they run, beside 4 GiB partitions, on a 20 GiB card with five
+// workers. Declared in the job, the ledger keeps room for one scratch (the
+// one kernel compute_mtx lets run): four partitions hold reservations at
+// once, and no allocation fails or waits on another stream. Undeclared, it
+// admits five, and what the ledger promised breaks: the running kernel's
+// scratch finds no room, or (the pool reusing it across streams) the next
+// partition's allocation waits on the stream that freed it.
+func TestBudgetKeepsRoomForOneKernelsScratch(t *testing.T) {
+	capacity, scratch := int64(20*gib), int64(3*gib)
+	// hazards counts allocations that failed or waited on another stream.
+	hazards := func(events []Event) (n int) {
+		for _, e := range events {
+			if e.Kind == EvOOM || e.Kind == EvDeviceOp && e.Waited && e.Op == "malloc_async" {
+				n++
+			}
+		}
+		return n
+	}
+	run := func(declared int64) (events []Event) {
+		exec := newFakeExec(time.Millisecond, 10*time.Millisecond)
+		exec.scratch = scratch
+		r := newRig(t, Config{Design: "budget", WorkersPerDevice: 5, MaxAttempts: 10}, 1, capacity, exec)
+		if err := r.eng.Submit(JobSpec{ID: "j", Partitions: 20, VRAM: 4 * gib, Scratch: declared}); err != nil {
+			t.Fatal(err)
+		}
+		r.rec.wait(t, 1)
+		events = r.rec.settled()
+		if st := r.devs[0].Stats(); st.Peak > capacity {
+			t.Errorf("device peak %d above capacity %d", st.Peak, capacity)
+		}
+		return events
+	}
+	most := func(events []Event) (most int) {
+		n := 0
+		for _, e := range events {
+			switch {
+			case e.Kind == EvLeaseGrant && e.Lock == "budget":
+				n++
+				most = max(most, n)
+			case e.Kind == EvLeaseRelease && e.Lock == "budget":
+				n--
+			}
+		}
+		return most
+	}
+	declared := run(scratch)
+	checkInvariants(t, declared, capacity, map[string]int{"j": 20})
+	if n := hazards(declared); n != 0 {
+		t.Errorf("scratch declared: %d allocations failed or waited, want none", n)
+	}
+	if m := most(declared); m != 4 {
+		t.Errorf("scratch declared: at most %d reservations at once, want 4 (4×4 GiB and one 3 GiB scratch in 20 GiB)", m)
+	}
+	undeclared := run(0)
+	if n := hazards(undeclared); n == 0 {
+		t.Errorf("scratch undeclared: no allocation failed or waited, want the kernels' scratch to find no room beside five partitions")
+	}
+	if m := most(undeclared); m != 5 {
+		t.Errorf("scratch undeclared: at most %d reservations at once, want 5", m)
+	}
+	t.Logf("declared: %d reservations at most; undeclared: %d at most, %d allocations failed or waited (%d OOMs)",
+		most(declared), most(undeclared), hazards(undeclared), count(undeclared, EvOOM))
+}
+
 // TestDeviceSyncInsideMemHoldsItForTheOtherKernel compares mem_mtx holds:
 // under split-devsync the DeviceSync in mem_mtx waits for whatever kernel
 // another worker runs, so mem_mtx is held about as long as a kernel; under

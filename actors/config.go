@@ -54,7 +54,15 @@ type JobSpec struct {
 	VRAM    int64 // device bytes one partition holds during stage and compute
 	// Copy is how many of those bytes staging copies from the host; zero
 	// is all of VRAM (the rest is written on the device).
-	Copy     int64
+	Copy int64
+	// Scratch is device memory one partition's kernel takes from the
+	// pool while it computes, beyond VRAM (a kernel that allocates its own
+	// work space). The budget design keeps room in its ledger for the
+	// largest scratch among the partitions holding reservations: kernels
+	// run one at a time under compute_mtx, so one scratch is live at once.
+	// Zero when the kernel allocates nothing (cuzk's backends reserve
+	// their scratch with the keys, outside the ledger).
+	Scratch  int64
 	Priority Priority
 	// HostBytes is the host memory one partition holds from the start of
 	// its synthesis until it leaves the host (prover.HostFootprint). The

@@ -7,7 +7,7 @@ import "github.com/cuzk/cuzk/gpu"
 // neither fail nor wait on another stream, and no device-wide operation is on
 // the hot path.
 //
-//	reserve budget(VRAM) → MallocAsync → CopyIn
+//	reserve budget(VRAM, kernel scratch) → MallocAsync → CopyIn
 //	lock compute → launch → FreeAsync → RecordEvent → EventSync → unlock compute
 //	return budget(VRAM)
 //
@@ -49,8 +49,17 @@ import "github.com/cuzk/cuzk/gpu"
 // computes; compute_mtx alone orders kernels, which share the compute engine
 // anyway.
 //
+// Room for a kernel's scratch (a kernel that allocates its work space from
+// the pool while it runs, JobSpec.Scratch): the reservations hold the
+// partitions' buffers, and beside their sum the ledger keeps room for the
+// largest scratch among the partitions holding them. Kernels run one at a
+// time under compute_mtx, and the one running holds a reservation, so its
+// scratch always fits; counting every partition's scratch would reserve
+// memory no kernel can use at once and stage fewer partitions ahead.
+//
 // What it assumes: the ledger's capacity (gpu.Info.Total) is memory the pool
-// can actually have — nothing else on the device allocates behind its back.
+// can actually have — nothing else on the device allocates behind its back
+// beyond the scratch the jobs declare.
 type budgetProto struct {
 	step  int
 	buf   gpu.Buffer
@@ -70,7 +79,7 @@ const (
 
 func (s *budgetProto) start(w *worker) {
 	s.step = budgetWaitReserve
-	w.acquire("budget", w.cur.vram)
+	w.reserve("budget", w.cur.vram, w.cur.scratch)
 }
 
 func (s *budgetProto) granted(w *worker, lock string) {

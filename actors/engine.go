@@ -169,6 +169,9 @@ func validateJob(j JobSpec) error {
 	if j.Copy < 0 || j.Copy > j.VRAM {
 		return fmt.Errorf("copy of %d bytes per partition: must be between 0 and its VRAM, %d", j.Copy, j.VRAM)
 	}
+	if j.Scratch < 0 {
+		return fmt.Errorf("kernel scratch per partition must not be negative, got %d", j.Scratch)
+	}
 	if j.HostBytes < 0 {
 		return fmt.Errorf("host bytes per partition must not be negative, got %d", j.HostBytes)
 	}

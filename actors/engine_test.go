@@ -22,8 +22,9 @@ const gib = 1 << 30
 // fakeExec is an Executor whose stages sleep a little and can be told to
 // fail, panic, or wait at a gate.
 type fakeExec struct {
-	stage  time.Duration
-	kernel time.Duration
+	stage   time.Duration
+	kernel  time.Duration
+	scratch int64 // pool bytes each kernel takes while it runs
 
 	mu       sync.Mutex
 	failures map[string]int // "job/p stage" → failures left
@@ -68,7 +69,7 @@ func (f *fakeExec) RunStage(ctx context.Context, w StageWork) error {
 func (f *fakeExec) Kernel(p PartitionID, device int) *gpu.Kernel {
 	d := f.kernel
 	key := p.String() + " compute"
-	return &gpu.Kernel{Partition: p.String(), Run: func(ctx context.Context) error {
+	return &gpu.Kernel{Partition: p.String(), Scratch: f.scratch, Run: func(ctx context.Context) error {
 		f.mu.Lock()
 		gate := f.gates[key]
 		fail := f.failures[key] > 0

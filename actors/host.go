@@ -271,7 +271,7 @@ func (s *scheduler) dispatchReady(c actor.Context) {
 		s.inflight[s.attempt] = q
 		s.busy[dev]++
 		c.Send(w.pid, assign{attempt: s.attempt, p: p, size: q.job.spec.Size, vram: q.job.spec.VRAM,
-			copy: q.job.spec.copyBytes(), prepared: true})
+			copy: q.job.spec.copyBytes(), scratch: q.job.spec.Scratch, prepared: true})
 	}
 }
 

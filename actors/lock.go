@@ -12,8 +12,11 @@ import (
 // leaseQueue grants leases in arrival order. A mutex is a queue of capacity
 // one where every lease weighs one; the budget design's VRAM reservations are
 // a queue whose capacity is the device's memory and whose leases weigh the
-// bytes they reserve. Strict FIFO: a request that does not fit yet blocks the
-// ones behind it, so a large partition is never starved by small ones.
+// bytes they reserve. A reservation also names its kernel's scratch; the
+// queue keeps room for the largest scratch among its holders beside the sum
+// of their bytes, since compute_mtx lets one kernel run (and hold scratch) at
+// a time. Strict FIFO: a request that does not fit yet blocks the ones
+// behind it, so a large partition is never starved by small ones.
 type leaseQueue struct {
 	name     string
 	device   int
@@ -40,6 +43,22 @@ func (q *leaseQueue) weight(l acquireLease) int64 {
 	return l.bytes
 }
 
+// scratch is the room kept for kernels' scratch were l granted too: the
+// largest of the holders' and l's (0 for a mutex).
+func (q *leaseQueue) scratch(l *acquireLease) int64 {
+	if q.capacity == 0 {
+		return 0
+	}
+	var most int64
+	if l != nil {
+		most = l.scratch
+	}
+	for _, h := range q.holders {
+		most = max(most, h.scratch)
+	}
+	return most
+}
+
 func (q *leaseQueue) limit() int64 {
 	if q.capacity == 0 {
 		return 1
@@ -48,9 +67,13 @@ func (q *leaseQueue) limit() int64 {
 }
 
 func (q *leaseQueue) acquire(c actor.Context, m acquireLease) {
-	if q.capacity > 0 && (m.bytes > q.capacity || m.bytes <= 0) {
+	if q.capacity > 0 && (m.bytes+m.scratch > q.capacity || m.bytes <= 0 || m.scratch < 0) {
+		what := gpu.FormatBytes(m.bytes)
+		if m.scratch != 0 {
+			what += " and " + gpu.FormatBytes(m.scratch) + " of kernel scratch"
+		}
 		c.Send(m.pid, leaseRefused{lock: q.name, id: m.id,
-			err: fmt.Errorf("%s lease of %s on device %d with %s: %w", q.name, gpu.FormatBytes(m.bytes), q.device, gpu.FormatBytes(q.capacity), gpu.ErrOutOfMemory)})
+			err: fmt.Errorf("%s lease of %s on device %d with %s: %w", q.name, what, q.device, gpu.FormatBytes(q.capacity), gpu.ErrOutOfMemory)})
 		return
 	}
 	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
@@ -62,7 +85,7 @@ func (q *leaseQueue) grant(c actor.Context) {
 	for len(q.waiting) > 0 {
 		l := q.waiting[0]
 		w := q.weight(l.acquireLease)
-		if q.used+w > q.limit() {
+		if q.used+w+q.scratch(&l.acquireLease) > q.limit() {
 			return
 		}
 		if h, dup := q.holders[l.worker]; dup {
@@ -73,8 +96,8 @@ func (q *leaseQueue) grant(c actor.Context) {
 		}
 		q.waiting = q.waiting[1:]
 		q.used += w
-		if q.used > q.limit() || q.used < 0 {
-			panic(fmt.Sprintf("actors: invariant: %s on device %d: %d in use of %d", q.name, q.device, q.used, q.limit()))
+		if room := q.scratch(&l.acquireLease); q.used+room > q.limit() || q.used < 0 {
+			panic(fmt.Sprintf("actors: invariant: %s on device %d: %d in use and %d of scratch of %d", q.name, q.device, q.used, room, q.limit()))
 		}
 		now := q.env.rt.Now()
 		q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: l.worker, Partition: l.p, Lock: q.name, Bytes: l.bytes, Took: now - l.since})

@@ -58,6 +58,7 @@ type assign struct {
 	size    int
 	vram    int64
 	copy    int64 // bytes staged from the host (≤ vram)
+	scratch int64 // pool bytes the kernel takes beside vram (JobSpec.Scratch)
 	// prepared: the scheduler ran the stages before the device part
 	// (host.go); the worker starts at the device part.
 	prepared bool
@@ -81,7 +82,12 @@ type acquireLease struct {
 	pid    *actor.PID
 	id     uint64
 	bytes  int64 // budget: bytes to reserve; mutexes ignore it
-	p      PartitionID
+	// scratch is what the partition's kernel takes beside bytes while it
+	// computes (budget only): the ledger keeps room for the largest one
+	// among its holders rather than the sum, since compute_mtx runs one
+	// kernel at a time.
+	scratch int64
+	p       PartitionID
 }
 
 // leaseGranted answers acquireLease.

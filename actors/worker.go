@@ -286,6 +286,12 @@ func (w *worker) leaseGranted(m leaseGranted) {
 // The protocol's means of action.
 
 func (w *worker) acquire(lock string, bytes int64) {
+	w.reserve(lock, bytes, 0)
+}
+
+// reserve asks lock for bytes and room for scratch beside them (the budget
+// design's reservation; a mutex ignores both).
+func (w *worker) reserve(lock string, bytes, scratch int64) {
 	pid, ok := w.locks[lock]
 	if !ok {
 		w.fail(fmt.Errorf("%s: design %s has no lock %q on device %d", w.cur.p, w.design.name, lock, w.device))
@@ -293,7 +299,7 @@ func (w *worker) acquire(lock string, bytes int64) {
 	}
 	w.leaseSeq++
 	w.wanted[lock] = w.leaseSeq
-	w.c.Send(pid, acquireLease{worker: w.index, pid: w.self, id: w.leaseSeq, bytes: bytes, p: w.cur.p})
+	w.c.Send(pid, acquireLease{worker: w.index, pid: w.self, id: w.leaseSeq, bytes: bytes, scratch: scratch, p: w.cur.p})
 }
 
 func (w *worker) release(lock string) {

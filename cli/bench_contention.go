@@ -371,7 +371,8 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	}
 	defer eng.Stop()
 	start := time.Now()
-	if err := eng.Submit(actors.JobSpec{ID: "bench", Partitions: spec.items, Size: spec.size, VRAM: spec.staged, Copy: spec.copy}); err != nil {
+	if err := eng.Submit(actors.JobSpec{ID: "bench", Partitions: spec.items, Size: spec.size, VRAM: spec.staged, Copy: spec.copy,
+		Scratch: spec.scratch}); err != nil {
 		return row, err
 	}
 	select {

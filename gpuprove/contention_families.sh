@@ -52,8 +52,8 @@ family() {
 	esac
 }
 
-# The designs of the grid.
-DESIGNS=single,split-first,split-devsync,split,budget
+# The designs of the grid (DESIGNS, comma-separated, picks some).
+DESIGNS=${DESIGNS:-single,split-first,split-devsync,split,budget}
 
 # On the emulated backend the copy engine keeps the work a cudaFree leaves,
 # as the H200 does (docs/cuda-facts.md), so that the pipeline can be tried

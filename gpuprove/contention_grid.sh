@@ -11,9 +11,9 @@
 #   PROFILES (default docs/predictions/contention), SEEDS (sim: each row the
 #   mean of this many seeds' runs, default 1), RUNS (gpu, emu: each row the
 #   mean of this many runs on the device, default 1; a racing row needs
-#   about ten), DESIGN_TIMEOUT (seconds: each design its own bench,
-#   killed after that long, so that one that does not finish loses only its
-#   own rows), TRACES (1: a trace of
+#   about ten), DESIGN_TIMEOUT (seconds: each design its own bench, sent
+#   SIGQUIT after that long, so that one that does not finish loses only its
+#   own rows and leaves its goroutines' stacks in the .err), TRACES (1: a trace of
 #   every run in $OUT/traces-<backend>-<family>-<limit>/, for diagnosis).
 set -u
 CUZK=${CUZK:-build/cuzk}
@@ -50,15 +50,17 @@ for fam in ${FAMILIES:-f1 f2}; do
 			echo "$BACKEND $fam $lim: exit $?, $(( $(date +%s) - t0 )) s"
 			continue
 		fi
-		# One bench a design, each killed after DESIGN_TIMEOUT seconds: a
+		# One bench a design, each stopped after DESIGN_TIMEOUT seconds: a
 		# design that does not finish loses its own rows only, and says so.
+		# SIGQUIT makes the Go runtime print every goroutine's stack before
+		# it exits, to show where it stood; SIGKILL 10 s later if not.
 		rc=0
 		for d in ${DESIGNS//,/ }; do
 			td=$(date +%s)
-			bench "$d" timeout "$DESIGN_TIMEOUT"
+			bench "$d" timeout -s QUIT -k 10 "$DESIGN_TIMEOUT"
 			r=$?
 			[ $r -eq 0 ] || rc=$r
-			[ $r -eq 124 ] && echo "$d: killed after $DESIGN_TIMEOUT s" | tee -a "$OUT/$BACKEND-$fam-$lim.err"
+			case $r in 124 | 137) echo "$d: stopped after $DESIGN_TIMEOUT s (exit $r)" | tee -a "$OUT/$BACKEND-$fam-$lim.err" ;; esac
 			echo "$BACKEND $fam $lim $d: exit $r, $(( $(date +%s) - td )) s"
 		done
 		echo "$BACKEND $fam $lim: exit $rc, $(( $(date +%s) - t0 )) s"

@@ -84,6 +84,11 @@ type JobConfig struct {
 	// gate (actors.JobSpec.HostBytes); default prover.HostBytes of the
 	// partition's size, with as many wires as constraints.
 	HostGiB float64 `json:"host_gib,omitempty"`
+	// UndeclaredScratch submits the job without its kernels' scratch
+	// (actors.JobSpec.Scratch zero), as a submitter that does not know it
+	// would: the kernels still take the profile's scratch, behind the
+	// budget ledger's back.
+	UndeclaredScratch bool `json:"undeclared_scratch,omitempty"`
 }
 
 // FaultConfig is one injected fault.
@@ -436,6 +441,10 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 		if size == 0 {
 			size = s.profile.ReferenceConstraints
 		}
+		scratch := s.profile.KernelScratch(size)
+		if j.UndeclaredScratch {
+			scratch = 0
+		}
 		for i := 0; i < n; i++ {
 			id := j.ID
 			if n > 1 {
@@ -444,7 +453,8 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 			r.jobs = append(r.jobs, timedJob{
 				at: ms(j.SubmitAtMs + float64(i)*j.EveryMs),
 				job: actors.JobSpec{ID: id, Partitions: j.Partitions, Size: size,
-					VRAM: s.profile.PartitionVRAM(size), Copy: s.profile.PartitionCopy(size), Priority: prio,
+					VRAM: s.profile.PartitionVRAM(size), Copy: s.profile.PartitionCopy(size),
+					Scratch: scratch, Priority: prio,
 					HostBytes: partitionHostBytes(j.HostGiB, size)},
 			})
 		}

@@ -1,6 +1,8 @@
 # Sourced by a round's call scripts (docs/runs/<round>/rN.sh) on the device
 # machine, from the repository root: unpacks the carried binaries
-# (.gpuprove-carry/cuzk.gz, libcuzkgpu.so.gz), sets K to the cuzk binary and
+# (.gpuprove-carry/cuzk.gz, libcuzkgpu.so.gz), builds the kernel library with
+# `make cuda` when none was carried (about two minutes; a gzip of it is left
+# in $OUT to carry to the next call), sets K to the cuzk binary and
 # CUZK_GPU_LIB to the kernel library, and defines
 #   say MESSAGE   a line with the seconds since the call began, printed and
 #                 appended to $OUT/summary.txt;
@@ -13,4 +15,9 @@ left() { echo $(( $1 - ($(date +%s) - t0) )); }
 for f in cuzk libcuzkgpu.so; do [ -f "$C/$f.gz" ] && gunzip -f "$C/$f.gz"; done
 chmod +x "$C"/*
 K=$PWD/$C/cuzk
+if [ ! -f "$C/libcuzkgpu.so" ]; then
+	make cuda BUILD="$C" > "$OUT/nvcc.log" 2>&1
+	say "make cuda: $? $(/usr/local/cuda/bin/nvcc --version | tail -1)"
+	gzip -c "$C/libcuzkgpu.so" > "$OUT/libcuzkgpu.so.gz"
+fi
 export CUZK_GPU_LIB=$PWD/$C/libcuzkgpu.so
