@@ -41,7 +41,8 @@ import (
 //     at the least malloc_free_wait_ms_per_gib after the free (mallocWait).
 //   - With scratch_oom_waits_copies, a kernel whose scratch does not fit
 //     returns its failure once the copies in progress (running or queued)
-//     have ended (afterCopies), as on the H200; without, at once.
+//     have ended (afterCopies), as on the H200; without, at once. With
+//     scratch_oom_at_once_after_trim too, only until the pool's first trim.
 //   - An Async copy or launch returns to the host at once; its completion is
 //     seen by a later synchronization.
 //
@@ -68,6 +69,8 @@ type Device struct {
 	// ballast: the device has less memory than its profile's card, the rest
 	// held by the allocation a VRAM limit makes (pool_growth_ballast_ms_per_gib).
 	ballast bool
+	// trimmed: a TrimPool has run (scratch_oom_at_once_after_trim).
+	trimmed bool
 }
 
 // ballastMin is how much less memory than its card a device must have to
@@ -323,6 +326,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	var hold time.Duration // host time the call spends on the pool's mapping work
 	switch op.Kind {
 	case gpu.OpTrimPool:
+		d.trimmed = true
 		hold = perGiB(d.prof.TrimMsPerGiB, c.Result.Released)
 	case gpu.OpMallocAsync:
 		hold = d.growth(c)
@@ -465,7 +469,13 @@ func (d *Device) dispatch() {
 			if it.Err != nil {
 				// A kernel whose scratch did not fit
 				// (scratch_oom_waits_copies): its failure returns
-				// once the copies in progress have ended.
+				// once the copies in progress have ended, or at once
+				// from a pool trimmed before
+				// (scratch_oom_at_once_after_trim).
+				if d.prof.ScratchOOMAtOnceAfterTrim && d.trimmed {
+					finish()
+					continue
+				}
 				d.afterCopies(finish)
 				continue
 			}

@@ -249,14 +249,18 @@ func TestPoolWorkAtALaunchIsBesideIt(t *testing.T) {
 // A kernel whose scratch does not fit, launched 10 ms into another stream's
 // 50 ms copy: with scratch_oom_waits_copies its failure returns when the
 // copy ends, 40 ms after the launch, as the H200's did; without, at once.
-// With no copy in progress it returns at once either way.
+// With no copy in progress it returns at once either way. With
+// scratch_oom_at_once_after_trim, a trim made before (at 5 ms) makes it
+// return at once; without the trim it waits as before.
 func TestScratchOOMWaitsCopies(t *testing.T) {
 	for _, c := range []struct {
-		wait, copying bool
-		want          time.Duration
-	}{{true, true, 40 * time.Millisecond}, {false, true, 0}, {true, false, 0}} {
+		wait, copying, atOnceAfterTrim, trim bool
+		want                                 time.Duration
+	}{{true, true, false, false, 40 * time.Millisecond}, {false, true, false, false, 0}, {true, false, false, false, 0},
+		{true, true, true, false, 40 * time.Millisecond}, {true, true, true, true, 0}, {true, true, false, true, 40 * time.Millisecond}} {
 		p := interferenceProfile(t, 0, 0)
 		p.Device.ScratchOOMWaitsCopies = c.wait
+		p.Device.ScratchOOMAtOnceAfterTrim = c.atOnceAfterTrim
 		k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
 		d := k.Devices()[0]
 		a, b := d.NewStream(), d.NewStream()
@@ -274,6 +278,11 @@ func TestScratchOOMWaitsCopies(t *testing.T) {
 				d.Submit(gpu.Op{Kind: gpu.OpCopyIn, Stream: a, Buffer: buf, Bytes: 49e6}, func(gpu.Result) {})
 			})
 		}
+		if c.trim {
+			k.At(5*time.Millisecond, func() {
+				d.Submit(gpu.Op{Kind: gpu.OpTrimPool}, func(gpu.Result) {})
+			})
+		}
 		var took time.Duration = -1
 		var err error
 		k.At(10*time.Millisecond, func() {
@@ -284,7 +293,8 @@ func TestScratchOOMWaitsCopies(t *testing.T) {
 		})
 		k.RunUntil(time.Hour, func() bool { return false })
 		if !errors.Is(err, gpu.ErrOutOfMemory) || !near(took, c.want) {
-			t.Errorf("wait %v, copy in progress %v: the kernel returned %v after %v; want out of memory after %v", c.wait, c.copying, err, took, c.want)
+			t.Errorf("wait %v, copy in progress %v, at once after a trim %v, trimmed %v: the kernel returned %v after %v; want out of memory after %v",
+				c.wait, c.copying, c.atOnceAfterTrim, c.trim, err, took, c.want)
 		}
 	}
 }

@@ -211,6 +211,17 @@ type DeviceProfile struct {
 	// two cudaMallocAsyncs that failed before staging with copies in
 	// progress returned in 0.4 ms (docs/cuda-facts.md). false: at once.
 	ScratchOOMWaitsCopies bool `json:"scratch_oom_waits_copies,omitempty"`
+	// ScratchOOMAtOnceAfterTrim limits scratch_oom_waits_copies to a pool
+	// never trimmed: once any cudaMemPoolTrimTo has run on the device, a
+	// kernel whose scratch does not fit returns its failure at once. The
+	// H200 under 16 GiB, every such failure in the contention grids'
+	// traces: under budget, whose pool is never trimmed, 38 of 38 waited
+	// for the copies (87 ms); under split-devsync and split-first, which
+	// trim before every pre-stage, 3 with a copy in progress returned in
+	// 1.6-1.9 ms and 4 without one in 15.6-19.7 ms
+	// (docs/runs/h200-2026-12-04). What the driver does differently the
+	// traces do not say; this is the rule that separates the two.
+	ScratchOOMAtOnceAfterTrim bool `json:"scratch_oom_at_once_after_trim,omitempty"`
 	// MallocFreeWaitMsPerGiB is, with malloc_waits_free_work, how long
 	// after a cudaFree returned a cudaMalloc that needs its bytes waits at
 	// the least, per GiB the free gave back: the free's bytes stay taken

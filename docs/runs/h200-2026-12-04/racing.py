@@ -1,17 +1,18 @@
 """split-devsync's rows at 2-4 workers: the card's draws against the seeds.
 
-    python3 racing.py DIR
+    python3 racing.py DIR [PREDICTIONS]
 
 DIR holds this round's tarballs unpacked (r2-d2/d2.tgz into DIR/d2, r2-d3/d3.tgz
 into DIR/d3, r3/r3.tgz into DIR/r3); draw 1 is runs/h200-2026-12-03g r2's grid.
-Run from the repository root. For each row: the draws' mean, sd and range of
+PREDICTIONS (default docs/predictions/contention) holds f22/ and f23/ with
+the sim tables. Run from the repository root. For each row: the draws' mean, sd and range of
 items/s, their GPU busy, in how many an OOM came and partitions were lost; the
 prediction's mean, its seeds' range and sd, in how many seeds an OOM came;
 the prediction's error against the draws' mean.
 """
 import re,glob,statistics as S,sys,os
 X=sys.argv[1]
-P='docs/predictions/contention'
+P=sys.argv[2] if len(sys.argv)>2 else 'docs/predictions/contention'
 def rows(path, design='split-devsync'):
     out={}
     for line in open(path):
