@@ -337,18 +337,3 @@ func (h *clusterHarness) sawLeave(i, m int) bool {
 	}
 	return false
 }
-
-// rejoin starts member i again, once exited, and waits until member 0 sees
-// it up (its log of the earlier run already says so once).
-func (h *clusterHarness) rejoin(ctx context.Context, i int) {
-	h.t.Helper()
-	up := `msg="cluster: member up" member=` + h.addr(i)
-	before := strings.Count(h.logs[0].String(), up)
-	h.start(i)
-	for strings.Count(h.logs[0].String(), up) == before {
-		if err := ctx.Err(); err != nil {
-			h.t.Fatalf("member 0 did not see member %d up again: %v", i, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -155,7 +155,6 @@ func (h *clusterHarness) waitLog(i int, s string, within time.Duration) {
 	}
 }
 
-// waitMembers waits until daemon i has seen every member up.
 // startAll starts every daemon, then waits until each sees all members.
 func (h *clusterHarness) startAll() {
 	for i := range h.remote {
@@ -166,10 +165,27 @@ func (h *clusterHarness) startAll() {
 	}
 }
 
+// waitMembers waits until daemon i has seen every member up (in any run of
+// theirs: a member started again is rejoin's).
 func (h *clusterHarness) waitMembers(i int) {
 	h.t.Helper()
 	for j := range h.procs {
 		h.waitLog(i, "msg=\"cluster: member up\" member="+h.addr(j), 30*time.Second)
+	}
+}
+
+// rejoin starts member i again, once exited, and waits until member 0 sees
+// it up (its log of the earlier run already says so once).
+func (h *clusterHarness) rejoin(ctx context.Context, i int) {
+	h.t.Helper()
+	up := `msg="cluster: member up" member=` + h.addr(i)
+	before := strings.Count(h.logs[0].String(), up)
+	h.start(i)
+	for strings.Count(h.logs[0].String(), up) == before {
+		if err := ctx.Err(); err != nil {
+			h.t.Fatalf("member 0 did not see member %d up again: %v", i, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -431,8 +447,7 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 				t.Fatalf("member %d did not find itself excluded", victim)
 			}
 			h.procs[victim] = nil
-			h.start(victim)
-			h.waitMembers(0)
+			h.rejoin(ctx, victim)
 			seed := fmt.Appendf(nil, "healed-%d", round)
 			got = h.await(ctx, 0, h.submit(ctx, 0, fmt.Sprintf("healed-%d", round), seed, 30))
 			per = h.check(got, seed, 30)
