@@ -164,6 +164,23 @@ func TestBenchContentionReportsOOMsByKind(t *testing.T) {
 	}
 }
 
+// --scratch is declared with the bench's job: under 16 GiB two 7.5 GiB
+// partitions fit and a 1.5 GiB scratch beside them does not, so budget keeps
+// one reservation at a time and nothing runs out of memory (undeclared, the
+// ledger admitted two and the running kernel's scratch failed).
+func TestBenchContentionBudgetKeepsRoomForScratch(t *testing.T) {
+	out, stderr, err := run(t, "bench", "contention", "--designs", "budget", "--workers", "3", "--items", "6",
+		"--kernel", "20ms", "--before", "5ms", "--after", "5ms", "--staged", "7680MiB", "--copy", "64MiB",
+		"--scratch", "1536MiB", "--vram-limit", "16GiB")
+	if err != nil {
+		t.Fatalf("bench contention: %v\n%s", err, stderr)
+	}
+	r := contentionRows(t, out)["budget/3"]
+	if r == nil || r[4] != "6" || r[5] != "0" || r[6] != "0" || r[7] != "0" || r[8] != "0" {
+		t.Errorf("budget × 3: want 6 proved, no failure, retry or OOM\n%s\n%s", out, stderr)
+	}
+}
+
 func TestBenchContentionBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"--backend", "tpu"},
