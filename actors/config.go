@@ -71,6 +71,12 @@ type JobSpec struct {
 	HostBytes int64
 }
 
+// assign is what a worker is told of one attempt of partition p of this
+// job.
+func (j JobSpec) assign(attempt uint64, p PartitionID) assign {
+	return assign{attempt: attempt, p: p, size: j.Size, vram: j.VRAM, copy: j.copyBytes(), scratch: j.Scratch}
+}
+
 // copyBytes is what staging copies from the host.
 func (j JobSpec) copyBytes() int64 {
 	if j.Copy == 0 {

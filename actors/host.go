@@ -270,8 +270,9 @@ func (s *scheduler) dispatchReady(c actor.Context) {
 		q.continues = false
 		s.inflight[s.attempt] = q
 		s.busy[dev]++
-		c.Send(w.pid, assign{attempt: s.attempt, p: p, size: q.job.spec.Size, vram: q.job.spec.VRAM,
-			copy: q.job.spec.copyBytes(), scratch: q.job.spec.Scratch, prepared: true})
+		a := q.job.spec.assign(s.attempt, p)
+		a.prepared = true
+		c.Send(w.pid, a)
 	}
 }
 

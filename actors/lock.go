@@ -84,8 +84,8 @@ func (q *leaseQueue) acquire(c actor.Context, m acquireLease) {
 func (q *leaseQueue) grant(c actor.Context) {
 	for len(q.waiting) > 0 {
 		l := q.waiting[0]
-		w := q.weight(l.acquireLease)
-		if q.used+w+q.scratch(&l.acquireLease) > q.limit() {
+		w, room := q.weight(l.acquireLease), q.scratch(&l.acquireLease)
+		if q.used+w+room > q.limit() {
 			return
 		}
 		if h, dup := q.holders[l.worker]; dup {
@@ -96,7 +96,7 @@ func (q *leaseQueue) grant(c actor.Context) {
 		}
 		q.waiting = q.waiting[1:]
 		q.used += w
-		if room := q.scratch(&l.acquireLease); q.used+room > q.limit() || q.used < 0 {
+		if q.used+room > q.limit() || q.used < 0 {
 			panic(fmt.Sprintf("actors: invariant: %s on device %d: %d in use and %d of scratch of %d", q.name, q.device, q.used, room, q.limit()))
 		}
 		now := q.env.rt.Now()

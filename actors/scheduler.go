@@ -250,7 +250,7 @@ func (s *scheduler) dispatch(c actor.Context) {
 				continue
 			}
 		}
-		c.Send(w.pid, assign{attempt: s.attempt, p: p, size: q.job.spec.Size, vram: q.job.spec.VRAM, copy: q.job.spec.copyBytes(), scratch: q.job.spec.Scratch})
+		c.Send(w.pid, q.job.spec.assign(s.attempt, p))
 	}
 }
 
