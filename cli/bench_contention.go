@@ -61,7 +61,7 @@ func benchContentionCommand() *cli.Command {
 			&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
 			&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
-			&cli.StringFlag{Name: "trace-dir", Usage: "write a trace per run into `DIR` (trace-<design>-w<workers>.json)"},
+			&cli.StringFlag{Name: "trace-dir", Usage: "write a trace per run into `DIR` (trace-<design>-w<workers>.json; run i of --runs, seed i of --seeds: -r<i>, -s<i> before .json)"},
 		},
 		Action: runBenchContention,
 	}
@@ -333,17 +333,23 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // --race-trace).
 func runContentionDraws(ctx context.Context, open func() (contentionDevice, error), spec contentionSpec, design string, n, runs int, tracePath string) (contentionRow, error) {
 	return meanOfDraws(runs, "runs", func(i int) (contentionRow, error) {
-		path := tracePath
-		if i > 1 && path != "" {
-			ext := filepath.Ext(path)
-			path = fmt.Sprintf("%s-r%d%s", strings.TrimSuffix(path, ext), i, ext)
-		}
-		row, err := runContention(ctx, open, spec, design, n, path)
+		row, err := runContention(ctx, open, spec, design, n, drawTracePath(tracePath, "r", i))
 		if err != nil && runs > 1 {
 			err = fmt.Errorf("run %d: %w", i, err)
 		}
 		return row, err
 	})
+}
+
+// drawTracePath is where draw i of a configuration writes its trace: the
+// first draw at path, draw i beside it with "-<mark><i>" before the extension
+// (mark "r" for a device's runs, "s" for the simulator's seeds); "" stays "".
+func drawTracePath(path, mark string, i int) string {
+	if i <= 1 || path == "" {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%s%d%s", strings.TrimSuffix(path, ext), mark, i, ext)
 }
 
 // runContention runs one design with n workers over a freshly opened device

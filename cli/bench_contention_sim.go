@@ -46,14 +46,12 @@ func newContentionSim(path string, spec contentionSpec, seeds int) (*contentionS
 // run predicts one design with n workers: with one seed, one simulated run;
 // with more, the mean of the runs of seeds 1..N (meanRow), since where the
 // profile draws (jitter, the order of handoffs) one run is one draw of what
-// the card may do. The trace is seed 1's.
+// the card may do. Seed 1's trace goes to tracePath, seed i's beside it with
+// "-s<i>" before the extension, so that each seed's handoffs can be read as
+// the card's runs are.
 func (c *contentionSim) run(design string, n int, tracePath string) (contentionRow, error) {
 	return meanOfDraws(c.seeds, "seeds", func(seed int) (contentionRow, error) {
-		path := ""
-		if seed == 1 {
-			path = tracePath
-		}
-		row, err := c.runSeed(design, n, uint64(seed), path)
+		row, err := c.runSeed(design, n, uint64(seed), drawTracePath(tracePath, "s", seed))
 		if err != nil {
 			err = fmt.Errorf("seed %d: %w", seed, err)
 		}

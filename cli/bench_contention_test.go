@@ -116,6 +116,20 @@ func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 			t.Errorf("%s × 3: the sim backend predicts %s items/s and %s fallback OOMs, measured %s and %s", design, p[2], p[8], m[2], m[8])
 		}
 	}
+	// Each seed leaves its own trace, as each run on a device does.
+	seedDir := t.TempDir()
+	if _, stderr, err := run(t, append(common, "--backend", "sim", "--profile", profile, "--designs", "split-devsync", "--workers", "2",
+		"--items", "4", "--seeds", "3", "--trace-dir", seedDir)...); err != nil {
+		t.Fatalf("bench contention --backend sim --seeds 3: %v\n%s", err, stderr)
+	}
+	for _, name := range []string{"trace-split-devsync-w2.json", "trace-split-devsync-w2-s2.json", "trace-split-devsync-w2-s3.json"} {
+		if _, err := os.Stat(filepath.Join(seedDir, name)); err != nil {
+			t.Errorf("seed's trace: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(seedDir, "trace-split-devsync-w2-s4.json")); err == nil {
+		t.Error("a fourth seed's trace from --seeds 3")
+	}
 	if _, _, err := run(t, append(common, "--backend", "sim", "--workers", "1")...); err == nil || !strings.Contains(err.Error(), "--profile") {
 		t.Errorf("sim backend without a profile: %v, want an error naming --profile", err)
 	}
