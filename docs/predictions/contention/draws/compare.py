@@ -7,9 +7,11 @@ beside it gives the seeds' range of items/s); each RUN is a `--backend gpu`
 table of the same family and limit. For every design and worker count that
 the runs have, prints the card's draws (their mean, standard deviation, least
 and most), the prediction, the error of the prediction against the card's mean
-(prediction / mean - 1) and the difference in GPU busy, in points; then the
-rows' median and largest |error| against the means and the largest busy
-difference, in contention_errors.sh's words.
+(prediction / mean - 1), the difference in GPU busy, in points, and in how
+many draws an OOM came against in how many seeds; then the rows' median and
+largest |error| against the means and the largest busy difference, in
+contention_errors.sh's words, and the rows whose OOM shares (draws, seeds)
+differ by more than a half.
 """
 import os, re, statistics as S, sys
 
@@ -17,8 +19,8 @@ def table(path):
     rows = {}
     for line in open(path):
         f = line.split()
-        if len(f) > 4 and f[1].isdigit() and f[3].endswith('%'):
-            rows[(f[0], int(f[1]))] = (float(f[2]), float(f[3].rstrip('%')))
+        if len(f) > 8 and f[1].isdigit() and f[3].endswith('%'):
+            rows[(f[0], int(f[1]))] = (float(f[2]), float(f[3].rstrip('%')), int(f[7]) + int(f[8]) > 0)
     return rows
 
 def seed_ranges(path):
@@ -26,28 +28,32 @@ def seed_ranges(path):
     out = {}
     if os.path.exists(err):
         for line in open(err):
-            m = re.match(r'(\S+) × (\d+): \d+ seeds, items/s ([\d.]+) to ([\d.]+)', line)
+            m = re.match(r'(\S+) × (\d+): (\d+) seeds, items/s ([\d.]+) to ([\d.]+).*an OOM in (\d+) of them', line)
             if m:
-                out[(m[1], int(m[2]))] = (float(m[3]), float(m[4]))
+                out[(m[1], int(m[2]))] = (float(m[4]), float(m[5]), int(m[6]), int(m[3]))
     return out
 
 pred, runs = table(sys.argv[1]), [table(p) for p in sys.argv[2:]]
 ranges = seed_ranges(sys.argv[1])
-print('%-14s %2s %5s %18s %6s %6s %7s %14s %8s %7s' % ('design', 'w', 'draws', 'card mean ± sd', 'least', 'most',
-      'pred', 'seeds', 'error', 'busy Δ'))
-errs, dbusy = [], []
+print('%-14s %2s %5s %18s %6s %6s %7s %14s %8s %7s  %s' % ('design', 'w', 'draws', 'card mean ± sd', 'least', 'most',
+      'pred', 'seeds', 'error', 'busy Δ', 'OOM draws/seeds'))
+errs, dbusy, ooms = [], [], []
 for key in sorted({k for r in runs for k in r}, key=lambda k: (list(pred).index(k) if k in pred else 99, k)):
     ips = [r[key][0] for r in runs if key in r]
     busy = [r[key][1] for r in runs if key in r]
     if key not in pred:
         continue
-    p, pb = pred[key]
-    lo, hi = ranges.get(key, (p, p))
+    oom = sum(r[key][2] for r in runs if key in r)
+    p, pb, poom = pred[key]
+    lo, hi, soom, seeds = ranges.get(key, (p, p, int(poom), 1))
     sd = S.stdev(ips) if len(ips) > 1 else 0
-    print('%-14s %2d %5d %11.2f ± %4.2f %6.2f %6.2f %7.2f %6.2f–%-6.2f %+7.1f%% %+6.1f' % (key[0], key[1], len(ips),
-          S.mean(ips), sd, min(ips), max(ips), p, lo, hi, (p / S.mean(ips) - 1) * 100, pb - S.mean(busy)))
+    print('%-14s %2d %5d %11.2f ± %4.2f %6.2f %6.2f %7.2f %6.2f–%-6.2f %+7.1f%% %+6.1f  %d/%d %d/%d' % (key[0], key[1], len(ips),
+          S.mean(ips), sd, min(ips), max(ips), p, lo, hi, (p / S.mean(ips) - 1) * 100, pb - S.mean(busy), oom, len(ips), soom, seeds))
+    if abs(oom / len(ips) - soom / seeds) > 0.5:
+        ooms.append('%s/%d (draws %d/%d, seeds %d/%d)' % (key[0], key[1], oom, len(ips), soom, seeds))
     errs.append(abs(p / S.mean(ips) - 1) * 100)
     dbusy.append(abs(pb - S.mean(busy)))
 if errs:
     print('%d rows against the mean of their draws: throughput error median %.1f %%, max %.1f %%; GPU busy within %.1f points'
           % (len(errs), S.median(errs), max(errs), max(dbusy)))
+    print('OOM shares differing by more than a half: %s' % ('; '.join(ooms) if ooms else 'none'))
