@@ -19,8 +19,9 @@ Each trace is grouped by the family, limit and workers its path names
 or f10-*-<limit>-*/). Prints, per group, the traces, the ties, those lost by
 time and by outcome (and of them the trace's first tie); then, for the card's
 ties lost and kept by time, three host latencies: gap (the sync's grant after
-the launch's), launch (the launching worker's grant to its launch call) and
-sync (the syncing worker's grant to its sync call).
+the launch's), launch (the launching worker's grant to its launch call, and its
+two parts: the grant to the worker's compute stage start, and that to the
+call) and sync (the syncing worker's grant to its sync call).
 """
 import collections, gzip, json, re, statistics as S, sys
 
@@ -35,7 +36,10 @@ def ties(path):
     threads = {(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M' and e['name'] == 'thread_name'}
     grants = collections.defaultdict(list)
     launches, syncs = [], []
+    stages = collections.defaultdict(list)  # (pid, tid) → compute stage starts
     for e in ev:
+        if e['ph'] == 'X' and e['name'] == 'compute' and threads.get((e['pid'], e.get('tid')), '').startswith('worker'):
+            stages[(e['pid'], e['tid'])].append(e['ts'])
         part = e.get('args', {}).get('partition')
         th = threads.get((e['pid'], e.get('tid')), '')
         if e['ph'] == 'X' and th.startswith('lock '):
@@ -56,8 +60,10 @@ def ties(path):
         if gl is None or gs is None:
             continue
         timed = gl != gs and l[3] != s[3]
+        st = [x for x in stages[(l[0], l[1])] if gl <= x <= l[3]]
+        stage = min(st) - gl if st else None  # the launching worker's compute stage start after its grant
         out.append(dict(at=s[3], lost=timed and (gl < gs) != (l[3] < s[3]), timed=timed, nowait=not s[4],
-                        gap=gs - gl, launch=l[3] - gl, sync=s[3] - gs))
+                        gap=gs - gl, launch=l[3] - gl, sync=s[3] - gs, stage=stage))
     return sorted(out, key=lambda t: t['at'])
 
 def group(path):
@@ -98,11 +104,15 @@ def main(paths):
     if not allt:
         return
     print('\nhost latencies of the card\'s timed ties, µs: median (10th-90th percentile)')
+    for t in allt:
+        if t['stage'] is not None:
+            t['call'] = t['launch'] - t['stage']
     for name, sel in (('lost', [t for t in allt if t['lost']]), ('kept', [t for t in allt if not t['lost']])):
         def q(key):
-            xs = sorted(t[key] for t in sel)
+            xs = sorted(t[key] for t in sel if t.get(key) is not None)
             return '%4.0f (%4.0f-%4.0f)' % (S.median(xs), xs[len(xs) // 10], xs[9 * len(xs) // 10])
         print('  %s, %3d ties: gap %s  launch %s  sync %s' % (name, len(sel), q('gap'), q('launch'), q('sync')))
+        print('  %14s the launch: grant to compute stage start %s, stage start to launch call %s' % ('', q('stage'), q('call')))
 
 if __name__ == '__main__':
     main(sys.argv[1:])
