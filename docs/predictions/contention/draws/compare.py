@@ -7,7 +7,9 @@ beside it gives the seeds' range of items/s); each RUN is a `--backend gpu`
 table of the same family and limit. For every design and worker count that
 the runs have, prints the card's draws (their mean, standard deviation, least
 and most), the prediction, the error of the prediction against the card's mean
-(prediction / mean - 1), the difference in GPU busy, in points, and in how
+(prediction / mean - 1), the difference in GPU busy, in points, how many of
+the draws' standard errors the prediction lies from their mean (se: sd / √n;
+a row whose draws split between two outcomes has a wide one), and in how
 many draws an OOM came against in how many seeds; then the rows' median and
 largest |error| against the means and the largest busy difference, in
 contention_errors.sh's words, and the rows whose OOM shares (draws, seeds)
@@ -35,8 +37,8 @@ def seed_ranges(path):
 
 pred, runs = table(sys.argv[1]), [table(p) for p in sys.argv[2:]]
 ranges = seed_ranges(sys.argv[1])
-print('%-14s %2s %5s %18s %6s %6s %7s %14s %8s %7s  %s' % ('design', 'w', 'draws', 'card mean ± sd', 'least', 'most',
-      'pred', 'seeds', 'error', 'busy Δ', 'OOM draws/seeds'))
+print('%-14s %2s %5s %18s %6s %6s %7s %14s %8s %7s %6s  %s' % ('design', 'w', 'draws', 'card mean ± sd', 'least', 'most',
+      'pred', 'seeds', 'error', 'busy Δ', 'in se', 'OOM draws/seeds'))
 errs, dbusy, ooms = [], [], []
 for key in sorted({k for r in runs for k in r}, key=lambda k: (list(pred).index(k) if k in pred else 99, k)):
     ips = [r[key][0] for r in runs if key in r]
@@ -47,8 +49,10 @@ for key in sorted({k for r in runs for k in r}, key=lambda k: (list(pred).index(
     p, pb, poom = pred[key]
     lo, hi, soom, seeds = ranges.get(key, (p, p, int(poom), 1))
     sd = S.stdev(ips) if len(ips) > 1 else 0
-    print('%-14s %2d %5d %11.2f ± %4.2f %6.2f %6.2f %7.2f %6.2f–%-6.2f %+7.1f%% %+6.1f  %d/%d %d/%d' % (key[0], key[1], len(ips),
-          S.mean(ips), sd, min(ips), max(ips), p, lo, hi, (p / S.mean(ips) - 1) * 100, pb - S.mean(busy), oom, len(ips), soom, seeds))
+    se = sd / len(ips) ** 0.5
+    inse = '%+6.1f' % ((p - S.mean(ips)) / se) if se > 0 else '     -'
+    print('%-14s %2d %5d %11.2f ± %4.2f %6.2f %6.2f %7.2f %6.2f–%-6.2f %+7.1f%% %+6.1f %s  %d/%d %d/%d' % (key[0], key[1], len(ips),
+          S.mean(ips), sd, min(ips), max(ips), p, lo, hi, (p / S.mean(ips) - 1) * 100, pb - S.mean(busy), inse, oom, len(ips), soom, seeds))
     if abs(oom / len(ips) - soom / seeds) > 0.5:
         ooms.append('%s/%d (draws %d/%d, seeds %d/%d)' % (key[0], key[1], oom, len(ips), soom, seeds))
     errs.append(abs(p / S.mean(ips) - 1) * 100)
