@@ -6,7 +6,7 @@ import "testing"
 // memory taken before the designs start (resident_gib), the headroom the
 // designs' ledger leaves (headroom_gib), the bytes staging copies (copy_gib)
 // and a kernel's pool scratch (scratch_gib), which a job declares to the
-// budget ledger unless it says undeclared_scratch. The budget design trusts
+// budget ledger when it says declare_scratch. The budget design trusts
 // its ledger; whether that holds follows from the device model alone.
 func TestDeviceMemoryBeyondThePartitions(t *testing.T) {
 	t.Chdir("..")

@@ -84,11 +84,14 @@ type JobConfig struct {
 	// gate (actors.JobSpec.HostBytes); default prover.HostBytes of the
 	// partition's size, with as many wires as constraints.
 	HostGiB float64 `json:"host_gib,omitempty"`
-	// UndeclaredScratch submits the job without its kernels' scratch
-	// (actors.JobSpec.Scratch zero), as a submitter that does not know it
-	// would: the kernels still take the profile's scratch, behind the
-	// budget ledger's back.
-	UndeclaredScratch bool `json:"undeclared_scratch,omitempty"`
+	// DeclareScratch submits the job with its kernels' scratch declared
+	// (actors.JobSpec.Scratch: the profile's), as `cuzk bench contention
+	// --scratch` does, so that the budget ledger keeps room for one. Without
+	// it the job declares none, as `cuzk prove` does (its backend keeps the
+	// MSM scratch outside the designs' memory, which a scenario says with
+	// headroom_gib), and the kernels take the profile's scratch from the pool
+	// behind the ledger's back.
+	DeclareScratch bool `json:"declare_scratch,omitempty"`
 }
 
 // FaultConfig is one injected fault.
@@ -441,9 +444,9 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 		if size == 0 {
 			size = s.profile.ReferenceConstraints
 		}
-		scratch := s.profile.KernelScratch(size)
-		if j.UndeclaredScratch {
-			scratch = 0
+		var scratch int64
+		if j.DeclareScratch {
+			scratch = s.profile.KernelScratch(size)
 		}
 		for i := 0; i < n; i++ {
 			id := j.ID
