@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The proving predictions in docs/predictions were committed before the card
+// ran them; the simulator must still say what they say, or the docs'
+// comparisons with the card no longer describe this code. Each table there
+// that starts with `scenario NAME, ...` is `cuzk sim --scenario
+// docs/predictions/NAME-job.json --compare`; every line of it must be in what
+// that command prints now. A table whose first line the command does not print
+// was made with flags the file does not record (an older device size), and is
+// left out, by name.
+func TestCommittedProvingPredictionsReproduce(t *testing.T) {
+	t.Chdir("..") // the scenarios' profile paths are relative to the repository root
+	files, err := filepath.Glob("docs/predictions/*-predicted.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no predictions: %v", err)
+	}
+	checked, skipped := 0, []string{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range predictionTables(string(raw)) {
+			name := strings.TrimSuffix(strings.TrimSuffix(strings.Fields(table[0])[1], ","), "-job")
+			job := filepath.Join("docs/predictions", name+"-job.json")
+			if _, err := os.Stat(job); err != nil {
+				skipped = append(skipped, f+": "+name+" (no job file)")
+				continue
+			}
+			out, stderr, err := run(t, "sim", "--scenario", job, "--compare")
+			if err != nil {
+				t.Errorf("%s: sim --scenario %s --compare: %v\n%s", f, job, err, stderr)
+				continue
+			}
+			got := strings.Split(out, "\n")
+			if !slices.Contains(got, table[0]) {
+				skipped = append(skipped, f+": "+table[0])
+				continue
+			}
+			checked++
+			for _, line := range table[1:] {
+				if !slices.Contains(got, line) {
+					t.Errorf("%s: %s no longer predicts\n  %s\nnow:\n%s", f, name, line, out)
+					break
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d prediction tables checked; left out: %v", checked, skipped)
+	}
+	t.Logf("%d tables reproduce; left out: %v", checked, skipped)
+}
+
+// predictionTables splits a predictions file into its --compare tables: each
+// from a `scenario NAME, profile ...` line to the next blank, comment or
+// section line (a single run's report, `scenario    NAME: design ...`, is not
+// one).
+func predictionTables(s string) [][]string {
+	var tables [][]string
+	var cur []string
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(line, "scenario ") && strings.HasSuffix(strings.Fields(line)[1], ","):
+			if cur != nil {
+				tables = append(tables, cur)
+			}
+			cur = []string{line}
+		case cur != nil && (line == "" || strings.HasPrefix(line, "#")):
+			tables = append(tables, cur)
+			cur = nil
+		case cur != nil:
+			cur = append(cur, line)
+		}
+	}
+	if cur != nil {
+		tables = append(tables, cur)
+	}
+	return tables
+}
