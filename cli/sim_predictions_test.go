@@ -14,8 +14,8 @@ import (
 // that starts with `scenario NAME, ...` is `cuzk sim --scenario
 // docs/predictions/NAME-job.json --compare`; every line of it must be in what
 // that command prints now. A table whose first line the command does not print
-// was made with flags the file does not record (an older device size), and is
-// left out, by name.
+// was made with flags the file does not record (an older device size) and is
+// left out; the test's log names each one left out.
 func TestCommittedProvingPredictionsReproduce(t *testing.T) {
 	t.Chdir("..") // the scenarios' profile paths are relative to the repository root
 	files, err := filepath.Glob("docs/predictions/*-predicted.txt")
