@@ -103,7 +103,7 @@ def main(paths):
     allt = [t for k, v in by.items() if k[0] != 'sim' for t in v if t['timed']]
     if not allt:
         return
-    print('\nhost latencies of the card\'s timed ties, µs: median (10th-90th percentile)')
+    print('\nhost latencies of the measured (not simulated) timed ties, µs: median (10th-90th percentile)')
     for t in allt:
         if t['stage'] is not None:
             t['call'] = t['launch'] - t['stage']
