@@ -105,10 +105,19 @@ func TestBudgetOnASmallCardNeverOOMsAndOverlaps(t *testing.T) {
 	if n := count(events, EvOOM) + count(events, EvPartitionRetry); n != 0 {
 		t.Errorf("budget: %d OOMs or retries", n)
 	}
+	late := 0
 	for _, e := range events {
 		if e.Kind == EvDeviceOp && (e.Op == "device_sync" || e.Op == "trim_pool" || e.Waited && e.Op == "malloc_async") {
 			t.Errorf("budget on the hot path: %+v", e)
 		}
+		if e.Kind == EvDeviceOp && e.Late > 0 {
+			late++
+		}
+	}
+	// On the wall clock a completion reaches its worker some time after
+	// the op completed: the events say how long.
+	if late == 0 {
+		t.Errorf("no device op's completion was handled after it completed (Event.Late)")
 	}
 	// Staging of one partition overlaps compute of another: one starts
 	// while the other runs. A stage that starts as a compute ends, and the

@@ -39,7 +39,11 @@ type Event struct {
 	Lock      string // lock name for lease events: "gpu", "mem", "compute", "budget"
 	Op        string // device op name for EvDeviceOp
 	Took      time.Duration
-	Waited    bool
+	// Late is, for EvDeviceOp, how long the op's completion waited before
+	// its worker handled it (host latency: the mailbox, the scheduler); the
+	// op was called at At - Late - Took. Always 0 in the simulator.
+	Late   time.Duration
+	Waited bool
 	// Bytes is, for EvDeviceOp, the bytes the op allocated or copied, for
 	// a free and a trim the bytes it gave back to the device, for a
 	// cudaMemGetInfo the bytes it reported free.

@@ -67,4 +67,7 @@ type WorkDone struct {
 	Err    error      // the stage's or the op's error
 	// Took is how long the work ran, on the runtime's clock.
 	Took time.Duration
+	// At is when the work completed, on the runtime's clock: the actor
+	// handles the message that long after or later (see Event.Late).
+	At time.Duration
 }

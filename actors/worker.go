@@ -228,6 +228,9 @@ func (w *worker) stageName(work Work) string {
 func (w *worker) noteDeviceOp(op gpu.Op, m WorkDone, err error) {
 	e := Event{Kind: EvDeviceOp, Device: w.device, Worker: w.index, Partition: w.cur.p, Op: op.Kind.String(),
 		Took: m.Took, Waited: m.Result.Waited, Bytes: op.Bytes, Async: op.Async}
+	if now := w.env.rt.Now(); m.At > 0 && now > m.At {
+		e.Late = now - m.At
+	}
 	switch op.Kind {
 	case gpu.OpFree, gpu.OpTrimPool:
 		// What a free or a trim gave back, which their costs follow.

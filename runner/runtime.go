@@ -86,7 +86,7 @@ func (p *production) Release(id actors.PartitionID) {
 func (p *production) Start(self *actor.PID, token uint64, w actors.Work) {
 	began := time.Now()
 	reply := func(r gpu.Result, err error) {
-		p.system.Root.Send(self, actors.WorkDone{Token: token, Work: w, Result: r, Err: err, Took: time.Since(began)})
+		p.system.Root.Send(self, actors.WorkDone{Token: token, Work: w, Result: r, Err: err, Took: time.Since(began), At: p.Now()})
 	}
 	switch w := w.(type) {
 	case actors.StageWork:

@@ -354,7 +354,12 @@ func traceOps(events []traceEvent) []traceOp {
 		errText, _ := e.Args["error"].(string)
 		waited, _ := e.Args["waited"].(bool)
 		part, _ := e.Args["partition"].(string)
-		ops = append(ops, traceOp{name: e.Name, device: e.Pid, tid: e.Tid, partition: part, start: e.Ts - took, end: e.Ts,
+		// A mark is where the worker handled the op's completion: less
+		// the completion's wait for it (late_us, where the trace has it),
+		// the op's end; less its own time too, its call.
+		late, _ := e.Args["late_us"].(float64)
+		end := e.Ts - late
+		ops = append(ops, traceOp{name: e.Name, device: e.Pid, tid: e.Tid, partition: part, start: end - took, end: end,
 			bytes: bytes, copied: copied, waited: waited, err: errText != "", bytesRecorded: recorded})
 	}
 	slices.SortStableFunc(ops, func(a, b traceOp) int { return cmp.Compare(a.start, b.start) })

@@ -136,8 +136,11 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 				k := fmt.Sprintf("%s/%d/%s", strings.TrimPrefix(th, "lock "), e.Pid, part)
 				grants[k] = append(grants[k], e.Ts)
 			case e.Ph == "i" && (e.Name == "compute" || e.Name == "device_sync"):
+				// The call: the mark less the op's own time and, where the
+				// trace has it, its completion's wait for the worker.
 				took, _ := e.Args["took_us"].(float64)
-				c := call{e.Pid, e.Tid, part, e.Ts - took}
+				late, _ := e.Args["late_us"].(float64)
+				c := call{e.Pid, e.Tid, part, e.Ts - took - late}
 				if e.Name == "compute" {
 					launches = append(launches, c)
 				} else {

@@ -471,3 +471,17 @@ func TestCalibrateFreeWorkMostCopiesOutlasted(t *testing.T) {
 		t.Errorf("6 of 7 copies outlasted, profile at 0.5: %g ms a GiB, want the bound 1.667", got)
 	}
 }
+
+// TestTraceOpsPlaceACallBeforeItsCompletionsWait: a device op's mark is where
+// its worker handled the completion; with late_us the op ended that long
+// before, and was called its took_us before that.
+func TestTraceOpsPlaceACallBeforeItsCompletionsWait(t *testing.T) {
+	ops := traceOps([]traceEvent{
+		{Name: "compute", Ph: "i", Ts: 1000, Args: map[string]any{"took_us": 10.0, "late_us": 130.0}},
+		{Name: "device_sync", Ph: "i", Ts: 1000, Args: map[string]any{"took_us": 10.0}},
+	})
+	if len(ops) != 2 || ops[0].name != "compute" || ops[0].start != 860 || ops[0].end != 870 ||
+		ops[1].start != 990 || ops[1].end != 1000 {
+		t.Errorf("ops %+v: want the launch called at 860 and ended at 870, the sync at 990-1000", ops)
+	}
+}

@@ -163,7 +163,7 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			err = ErrWorkerCrash
 			res.Err = err
 		}
-		k.send(self, actors.WorkDone{Token: token, Work: w, Result: res, Err: err, Took: k.now - start})
+		k.send(self, actors.WorkDone{Token: token, Work: w, Result: res, Err: err, Took: k.now - start, At: k.now})
 	}
 	switch w := w.(type) {
 	case actors.StageWork:

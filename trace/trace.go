@@ -124,6 +124,9 @@ func (t *Writer) Observe(e actors.Event) {
 		if e.Copied != 0 {
 			args = append(args, "copied", e.Copied)
 		}
+		if e.Late > 0 {
+			args = append(args, "late_us", num(micros(e.Late)))
+		}
 		if e.Err != "" {
 			args = append(args, "error", e.Err)
 		}

@@ -22,7 +22,7 @@ func events() []actors.Event {
 		{Kind: actors.EvLeaseGrant, At: ms(6), Device: 0, Worker: 0, Partition: p, Lock: "budget", Bytes: 1 << 30},
 		{Kind: actors.EvLeaseGrant, At: ms(7), Device: 0, Worker: 1, Partition: q, Lock: "budget", Bytes: 1 << 30, Took: ms(1)},
 		{Kind: actors.EvVRAM, At: ms(7), Device: 0, Worker: 0, Bytes: 1 << 30},
-		{Kind: actors.EvDeviceOp, At: ms(8), Device: 0, Worker: 0, Partition: p, Op: "malloc_async", Took: 1500, Bytes: 1 << 30},
+		{Kind: actors.EvDeviceOp, At: ms(8), Device: 0, Worker: 0, Partition: p, Op: "malloc_async", Took: 1500, Late: 2500, Bytes: 1 << 30},
 		{Kind: actors.EvOOM, At: ms(8), Device: 0, Worker: 1, Partition: q, Op: "malloc_async", Bytes: 1 << 30, Err: "out of \"device\" memory"},
 		{Kind: actors.EvLeaseGrant, At: ms(9), Device: 0, Worker: 0, Partition: p, Lock: "compute"},
 		{Kind: actors.EvLeaseRelease, At: ms(19), Device: 0, Worker: 0, Partition: p, Lock: "compute", Took: ms(10)},
@@ -91,7 +91,7 @@ func TestTraceIsValidAndDeterministic(t *testing.T) {
 		if e.Name == "synthesize" && e.Ph == "X" && e.Ts == 0 && e.Dur == 5000 && e.Pid == 0 && e.Tid == 0 {
 			found = true
 		}
-		if e.Name == "malloc_async" && e.Args["took_us"] != 1.5 {
+		if e.Name == "malloc_async" && (e.Args["took_us"] != 1.5 || e.Args["late_us"] != 2.5) {
 			t.Errorf("device op args %v", e.Args)
 		}
 	}
