@@ -31,16 +31,25 @@ func (d *deviceActor) Receive(c actor.Context) {
 	case releaseLease:
 		d.budget.release(c, m)
 	case vramDelta:
-		d.inUse += m.bytes
-		if d.inUse < 0 || d.inUse > d.info.Total {
-			// The ledger counts what the device granted: it can neither go
-			// below zero nor above the device.
-			panic(fmt.Sprintf("actors: invariant: device %d ledger at %d bytes of %d after worker %d's change of %d",
-				d.info.Index, d.inUse, d.info.Total, m.worker, m.bytes))
-		}
-		d.peak = max(d.peak, d.inUse)
-		d.env.emit(Event{Kind: EvVRAM, Device: d.info.Index, Worker: m.worker, Bytes: d.inUse})
+		d.ledger(m)
 	}
+}
+
+// ledger books a worker's change to the VRAM its partitions hold. A worker
+// gives a buffer back when it has seen the buffer's free complete (the stream
+// sync after a cudaFreeAsync), but the device may hand the memory to another
+// worker as soon as the free has run on the device: a trim returns it and the
+// other worker's allocation takes it. So the ledger can stand above the
+// device, by the bytes of frees that have run and are not yet seen; it can
+// never go below zero (a buffer given back twice).
+func (d *deviceActor) ledger(m vramDelta) {
+	d.inUse += m.bytes
+	if d.inUse < 0 {
+		panic(fmt.Sprintf("actors: invariant: device %d ledger at %d bytes after worker %d's change of %d",
+			d.info.Index, d.inUse, m.worker, m.bytes))
+	}
+	d.peak = max(d.peak, d.inUse)
+	d.env.emit(Event{Kind: EvVRAM, Device: d.info.Index, Worker: m.worker, Bytes: d.inUse})
 }
 
 func (d *deviceActor) spawn(c actor.Context) {

@@ -202,8 +202,10 @@ func newRig(t *testing.T, cfg Config, devices int, capacity int64, exec *fakeExe
 }
 
 // checkInvariants asserts what must hold of any run: a mutex has at most one
-// holder, the budget never exceeds the device, the ledger never exceeds the
-// device, and every partition of every job ends exactly once.
+// holder, the budget never exceeds the device, the ledger never goes below
+// zero (it may stand above the device while a free that has run is not yet
+// seen: deviceActor.ledger), and every partition of every job ends exactly
+// once.
 func checkInvariants(t *testing.T, events []Event, capacity int64, jobs map[string]int) {
 	t.Helper()
 	type key struct {
@@ -239,8 +241,8 @@ func checkInvariants(t *testing.T, events []Event, capacity int64, jobs map[stri
 			}
 			delete(holders[k], e.Worker)
 		case EvVRAM:
-			if e.Bytes > capacity || e.Bytes < 0 {
-				t.Errorf("device %d ledger at %d bytes (capacity %d)", e.Device, e.Bytes, capacity)
+			if e.Bytes < 0 {
+				t.Errorf("device %d ledger at %d bytes", e.Device, e.Bytes)
 			}
 		case EvPartitionDone, EvPartitionFailed, EvPartitionCancelled:
 			done[e.Partition]++
