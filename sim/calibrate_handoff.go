@@ -121,38 +121,29 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 			return nil, f, err
 		}
 		threads := threadNames(events)
-		type call struct {
-			pid, tid  int
-			partition string
-			start     float64
-		}
-		var launches, syncs []call
 		grants := map[string][]float64{} // "lock/device/partition" → when it was granted
 		for _, e := range events {
-			part, _ := e.Args["partition"].(string)
-			th := threads[[2]int{e.Pid, e.Tid}]
-			switch {
-			case e.Ph == "X" && strings.HasPrefix(th, "lock "):
+			if th := threads[[2]int{e.Pid, e.Tid}]; e.Ph == "X" && strings.HasPrefix(th, "lock ") {
+				part, _ := e.Args["partition"].(string)
 				k := fmt.Sprintf("%s/%d/%s", strings.TrimPrefix(th, "lock "), e.Pid, part)
 				grants[k] = append(grants[k], e.Ts)
-			case e.Ph == "i" && (e.Name == "compute" || e.Name == "device_sync"):
-				// The call: the mark less the op's own time and, where the
-				// trace has it, its completion's wait for the worker.
-				took, _ := e.Args["took_us"].(float64)
-				late, _ := e.Args["late_us"].(float64)
-				c := call{e.Pid, e.Tid, part, e.Ts - took - late}
-				if e.Name == "compute" {
-					launches = append(launches, c)
-				} else {
-					syncs = append(syncs, c)
-				}
+			}
+		}
+		// The calls, placed as traceOps places every device op.
+		var launches, syncs []traceOp
+		for _, o := range traceOps(events) {
+			switch o.name {
+			case "compute":
+				launches = append(launches, o)
+			case "device_sync":
+				syncs = append(syncs, o)
 			}
 		}
 		// granted is the last grant of lock to c's partition before c, if
 		// it was within raceWindowUs of it.
-		granted := func(lock string, c call) (float64, bool) {
+		granted := func(lock string, c traceOp) (float64, bool) {
 			at, ok := 0.0, false
-			for _, g := range grants[fmt.Sprintf("%s/%d/%s", lock, c.pid, c.partition)] {
+			for _, g := range grants[fmt.Sprintf("%s/%d/%s", lock, c.device, c.partition)] {
 				if g <= c.start && (!ok || g > at) {
 					at, ok = g, true
 				}
@@ -160,10 +151,10 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 			return at, ok && c.start-at <= raceWindowUs
 		}
 		for _, s := range syncs {
-			var l call
+			var l traceOp
 			found := false
 			for _, c := range launches {
-				if c.pid != s.pid || c.tid == s.tid || math.Abs(c.start-s.start) > raceWindowUs {
+				if c.device != s.device || c.tid == s.tid || math.Abs(c.start-s.start) > raceWindowUs {
 					continue
 				}
 				if !found || math.Abs(c.start-s.start) < math.Abs(l.start-s.start) {
