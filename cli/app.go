@@ -2,12 +2,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	rtrace "runtime/trace"
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
@@ -26,6 +28,7 @@ func App() *cli.App {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log debug messages, gnark's included"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to this file (go tool pprof)"},
+			&cli.StringFlag{Name: "go-trace", Usage: "write Go's execution trace of the whole command to this file (go tool trace); the workers' stage starts and device calls are logged in it"},
 		},
 		Before: func(c *cli.Context) error {
 			level := slog.LevelInfo
@@ -35,7 +38,7 @@ func App() *cli.App {
 				logger.Disable()
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))
-			return prof.start(c.String("cpuprofile"))
+			return prof.start(c.String("cpuprofile"), c.String("go-trace"))
 		},
 		After: func(*cli.Context) error { return prof.stop() },
 		Commands: []*cli.Command{
@@ -78,31 +81,46 @@ func versionCommand() *cli.Command {
 	}
 }
 
-// profile is the --cpuprofile of one run of the app.
-type profile struct{ f *os.File }
+// profile is the --cpuprofile and the --go-trace of one run of the app.
+type profile struct{ cpu, trace *os.File }
 
-func (p *profile) start(path string) error {
-	if path == "" {
-		return nil
+func (p *profile) start(cpu, trace string) error {
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		p.cpu = f
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--cpuprofile: %w", err)
+	if trace != "" {
+		f, err := os.Create(trace)
+		if err != nil {
+			return errors.Join(fmt.Errorf("--go-trace: %w", err), p.stop())
+		}
+		if err := rtrace.Start(f); err != nil {
+			f.Close()
+			return errors.Join(fmt.Errorf("--go-trace: %w", err), p.stop())
+		}
+		p.trace = f
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--cpuprofile: %w", err)
-	}
-	p.f = f
 	return nil
 }
 
 func (p *profile) stop() error {
-	if p.f == nil {
-		return nil
+	var err error
+	if p.cpu != nil {
+		pprof.StopCPUProfile()
+		err = p.cpu.Close()
+		p.cpu = nil
 	}
-	pprof.StopCPUProfile()
-	err := p.f.Close()
-	p.f = nil
+	if p.trace != nil {
+		rtrace.Stop()
+		err = errors.Join(err, p.trace.Close())
+		p.trace = nil
+	}
 	return err
 }

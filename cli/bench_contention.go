@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	rtrace "runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -361,7 +362,7 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	}
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	col := newContentionCollector()
-	obs, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
+	obs, closeTrace, err := withTrace(actors.Observers{goTraceMarks{ctx}, col}, tracePath)
 	if err != nil {
 		return row, err
 	}
@@ -401,6 +402,24 @@ func withTrace(obs actors.Observers, path string) (_ actors.Observers, close fun
 	}
 	tw := trace.New(f)
 	return append(obs, tw), func() error { return errors.Join(tw.Close(), f.Close()) }, nil
+}
+
+// goTraceMarks logs, while Go's execution trace runs (--go-trace), the
+// workers' stage starts and the locks' grants on the goroutine that emits
+// them, so that the trace shows what each goroutine did between a grant and
+// its device call (runner.Start logs the call).
+type goTraceMarks struct{ ctx context.Context }
+
+func (g goTraceMarks) Observe(e actors.Event) {
+	if !rtrace.IsEnabled() {
+		return
+	}
+	switch e.Kind {
+	case actors.EvStageStart:
+		rtrace.Log(g.ctx, "cuzk", fmt.Sprintf("stage %s %s w%d", e.Stage, e.Partition, e.Worker))
+	case actors.EvLeaseGrant:
+		rtrace.Log(g.ctx, "cuzk", fmt.Sprintf("grant %s %s w%d", e.Lock, e.Partition, e.Worker))
+	}
 }
 
 // contentionCollector reads a run's events.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -306,5 +307,28 @@ func TestBenchContentionRuns(t *testing.T) {
 	}
 	if _, _, err := run(t, "bench", "contention", "--runs", "0"); err == nil {
 		t.Error("--runs 0 accepted")
+	}
+}
+
+// --go-trace writes Go's execution trace of the command, with each worker's
+// compute stage start and its launch call logged in it (what
+// docs/runs/h200-2026-12-04d/gostall.py reads).
+func TestGoTraceLogsStagesAndCalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "go.trace")
+	if _, stderr, err := run(t, "--go-trace", path, "bench", "contention", "--kernel", "5ms", "--before", "2ms", "--after", "1ms",
+		"--staged", "2GiB", "--copy", "256MiB", "--designs", "split-devsync", "--workers", "2", "--items", "3"); err != nil {
+		t.Fatalf("bench contention with --go-trace: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stage compute bench/", "start compute bench/", "grant compute bench/"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the Go trace (%d bytes) logs no %q", len(b), want)
+		}
+	}
+	if _, _, err := run(t, "--go-trace", filepath.Join(t.TempDir(), "no", "such", "dir"), "version"); err == nil {
+		t.Error("an unwritable --go-trace was accepted")
 	}
 }

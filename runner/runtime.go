@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	rtrace "runtime/trace"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ func (p *production) Start(self *actor.PID, token uint64, w actors.Work) {
 		}
 		go func() { reply(gpu.Result{}, p.runStage(w)) }()
 	case actors.DeviceWork:
+		if rtrace.IsEnabled() {
+			rtrace.Log(p.ctx, "cuzk", fmt.Sprintf("start %s %s", w.Op.Kind, w.Partition))
+		}
 		d, ok := p.devices[w.Device]
 		if !ok {
 			go reply(gpu.Result{}, fmt.Errorf("device work %s: no device %d", w.Op.Kind, w.Device))
