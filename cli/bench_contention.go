@@ -400,7 +400,7 @@ func withTrace(obs actors.Observers, path string) (_ actors.Observers, close fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trace-dir: %w", err)
 	}
-	tw := trace.New(f)
+	tw := trace.NewDeferred(f, trace.Interval)
 	return append(obs, tw), func() error { return errors.Join(tw.Close(), f.Close()) }, nil
 }
 

@@ -404,7 +404,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 		if err != nil {
 			return row, fmt.Errorf("--trace-dir: %w", err)
 		}
-		tf, tw = f, trace.New(f)
+		tf, tw = f, trace.NewDeferred(f, trace.Interval)
 		obs = append(obs, tw)
 	}
 	cfg, err := hostSettings(c, actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults(), len(g.GPUDevices()))

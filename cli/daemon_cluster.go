@@ -63,7 +63,7 @@ func daemonTrace(c *cli.Context) (*trace.Writer, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trace: %w", err)
 	}
-	tw := trace.New(f)
+	tw := trace.NewDeferred(f, trace.Interval)
 	return tw, func() {
 		if err := tw.Close(); err != nil {
 			slog.Error("trace", "file", path, "err", err)

@@ -234,7 +234,7 @@ func runJobs(c *cli.Context, cfg actors.Config, backend prover.Backend, devices 
 		if err != nil {
 			return fmt.Errorf("--trace: %w", err)
 		}
-		tw := trace.New(f)
+		tw := trace.NewDeferred(f, trace.Interval)
 		obs = append(obs, tw)
 		defer func() {
 			if err := tw.Close(); err != nil {

@@ -11,8 +11,14 @@ const namedPidBase = schedulerPid + 1
 // cluster job's partitions ran on the devices of several members ("member
 // 10.0.0.2:9830 device 1"). Processes and threads get ids in the order
 // their names first appear; ts is from the trace's start, as the actors'
-// event times are.
+// event times are. A deferred writer queues it, in order with the events.
 func (t *Writer) Span(process, thread, name string, ts, dur time.Duration, args ...any) {
+	if !t.defer_(func() { t.span(process, thread, name, ts, dur, args...) }) {
+		t.span(process, thread, name, ts, dur, args...)
+	}
+}
+
+func (t *Writer) span(process, thread, name string, ts, dur time.Duration, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed || t.err != nil {

@@ -58,6 +58,14 @@ type Writer struct {
 	holding map[[2]int]int  // (device, worker) → budget slot
 	pids    map[string]int  // Span's processes by name
 	tids    map[[2]string]int
+
+	// A deferred writer's queue (NewDeferred): what Observe and Span were
+	// given and the drainer has not yet written.
+	qmu     sync.Mutex
+	queued  []func()
+	qclosed bool
+	stop    chan struct{} // nil: not deferred
+	drained chan struct{}
 }
 
 // New starts a trace on w.
@@ -67,9 +75,80 @@ func New(w io.Writer) *Writer {
 	return t
 }
 
-// Close ends the JSON document and flushes it; it returns the first write
-// error. The underlying writer is not closed.
+// Interval is how often the deferred writers of real runs write their queue.
+const Interval = 5 * time.Millisecond
+
+// NewDeferred starts a trace on w whose Observe and Span only queue what they
+// are given: a goroutine of the writer's own writes the queue every interval,
+// and Close writes what remains. A real run's actors emit their events on
+// their own goroutines, on the way to their device calls; with New, a handler
+// that met another goroutine encoding or writing under the trace's lock
+// parked there, and Go then ran it only after the goroutines started on the
+// lock holder's processor, which could be the next worker's handler and its
+// device calls. On the H200 that made a third of split-devsync's
+// launch/device-sync ties go the other way under Go's execution tracer, and
+// one in 107 without the trace (docs/runs/h200-2026-12-04d). The output is
+// New's, byte for byte.
+func NewDeferred(w io.Writer, interval time.Duration) *Writer {
+	t := New(w)
+	t.stop, t.drained = make(chan struct{}), make(chan struct{})
+	go t.drain(interval)
+	return t
+}
+
+// defer_ queues f on a deferred writer, and says whether it did; after Close
+// it drops f (a closed trace writes nothing).
+func (t *Writer) defer_(f func()) bool {
+	if t.stop == nil {
+		return false
+	}
+	t.qmu.Lock()
+	defer t.qmu.Unlock()
+	if !t.qclosed {
+		t.queued = append(t.queued, f)
+	}
+	return true
+}
+
+func (t *Writer) drain(interval time.Duration) {
+	defer close(t.drained)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			t.writeQueued()
+		case <-t.stop:
+			t.writeQueued()
+			return
+		}
+	}
+}
+
+func (t *Writer) writeQueued() {
+	t.qmu.Lock()
+	q := t.queued
+	t.queued = nil
+	t.qmu.Unlock()
+	for _, f := range q {
+		f()
+	}
+}
+
+// Close ends the JSON document and flushes it, after writing what a
+// deferred writer had queued; it returns the first write error. The
+// underlying writer is not closed.
 func (t *Writer) Close() error {
+	if t.stop != nil {
+		t.qmu.Lock()
+		first := !t.qclosed
+		t.qclosed = true
+		t.qmu.Unlock()
+		if first {
+			close(t.stop)
+		}
+		<-t.drained
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -85,8 +164,14 @@ func (t *Writer) Close() error {
 	return t.err
 }
 
-// Observe writes the trace events for e.
+// Observe writes the trace events for e (a deferred writer queues it).
 func (t *Writer) Observe(e actors.Event) {
+	if !t.defer_(func() { t.observe(e) }) {
+		t.observe(e)
+	}
+}
+
+func (t *Writer) observe(e actors.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed || t.err != nil {

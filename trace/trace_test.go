@@ -190,3 +190,104 @@ func TestSpanNamesProcesses(t *testing.T) {
 		}
 	}
 }
+
+// A deferred writer writes what New writes, events and spans in the order
+// given, once closed.
+func TestDeferredWritesWhatNewWrites(t *testing.T) {
+	var want, got bytes.Buffer
+	for _, c := range []struct {
+		b *bytes.Buffer
+		w *Writer
+	}{{&want, New(&want)}, {&got, NewDeferred(&got, time.Millisecond)}} {
+		for i, e := range events() {
+			c.w.Observe(e)
+			if i == 3 {
+				c.w.Span("member a", "device 0", "j/0", ms(2), ms(3), "partition", "j/0")
+				time.Sleep(3 * time.Millisecond) // let the drainer write some
+			}
+		}
+		if err := c.w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c.w.Observe(events()[2]) // after Close: nothing
+		if err := c.w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(want.Bytes(), got.Bytes()) {
+		t.Fatalf("deferred:\n%s\nnew:\n%s", got.Bytes(), want.Bytes())
+	}
+}
+
+// blockingWriter blocks every Write until released, saying when one began.
+type blockingWriter struct {
+	began   chan struct{}
+	release chan struct{}
+	buf     bytes.Buffer
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	select {
+	case b.began <- struct{}{}:
+	default:
+	}
+	<-b.release
+	return b.buf.Write(p)
+}
+
+// observeWhileWriteBlocks observes events until the underlying writer is written to, then
+// says whether one more Observe returns while that write is blocked.
+func observeWhileWriteBlocks(t *testing.T, w *Writer, bw *blockingWriter) bool {
+	t.Helper()
+	e := actors.Event{Kind: actors.EvDeviceOp, At: ms(1), Device: 0, Worker: 0, Op: "compute",
+		Partition: actors.PartitionID{Job: strings.Repeat("j", 200)}}
+	go func() {
+		for range 100 { // about 30 kB: past bufio's 4 kB
+			w.Observe(e)
+		}
+	}()
+	<-bw.began
+	returned := make(chan struct{})
+	go func() {
+		w.Observe(e)
+		close(returned)
+	}()
+	select {
+	case <-returned:
+		return true
+	case <-time.After(200 * time.Millisecond):
+		return false
+	}
+}
+
+// An actor that observes an event never waits for the trace's writes: with a
+// deferred writer, Observe returns while the drainer's write is blocked; with
+// New it does not (the property the deferred writer is for).
+func TestDeferredObserveDoesNotWaitForWrites(t *testing.T) {
+	bw := &blockingWriter{began: make(chan struct{}, 1), release: make(chan struct{})}
+	w := NewDeferred(bw, time.Millisecond)
+	if !observeWhileWriteBlocks(t, w, bw) {
+		t.Error("a deferred writer's Observe waited for a blocked write")
+	}
+	close(bw.release)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var f traceFile
+	if err := json.Unmarshal(bw.buf.Bytes(), &f); err != nil {
+		t.Fatalf("deferred trace does not parse: %v", err)
+	}
+	if n := len(f.TraceEvents); n < 101 {
+		t.Errorf("%d events written, want the 101 observed (and names)", n)
+	}
+
+	bw = &blockingWriter{began: make(chan struct{}, 1), release: make(chan struct{})}
+	w = New(bw)
+	if observeWhileWriteBlocks(t, w, bw) {
+		t.Error("New's Observe returned while another's write was blocked: the test cannot tell the two apart")
+	}
+	close(bw.release)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
