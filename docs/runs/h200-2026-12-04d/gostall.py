@@ -126,3 +126,37 @@ def main(args):
 
 if __name__ == '__main__':
     main(sys.argv[1:])
+
+def ties(evs, window_us=1000.0):
+    """The launch/device-sync ties from the trace's logs, as ties.py counts
+    them from a cuzk trace: a launch and another partition's device sync
+    called within WINDOW of each other, each within WINDOW of its grant
+    (compute_mtx, mem_mtx); lost when the one granted later called first.
+    Returns (ties, lost)."""
+    w = window_us * 1e3
+    grants = collections.defaultdict(list)  # (lock, partition) → times
+    calls = []  # (time, kind, partition)
+    for e in evs:
+        if e['kind'] != 'Log':
+            continue
+        msg = re.search(r'Message="([^"]*)"', e['rest']).group(1).split()
+        if msg[0] == 'grant':
+            grants[(msg[1], msg[2])].append(e['t'])
+        elif msg[0] == 'start' and msg[1] in ('compute', 'device_sync'):
+            calls.append((e['t'], msg[1], msg[2]))
+    def granted(lock, t, part):
+        before = [g for g in grants[(lock, part)] if g <= t]
+        return max(before) if before and t - max(before) <= w else None
+    n = lost = 0
+    launches = [c for c in calls if c[1] == 'compute']
+    for t, _, part in (c for c in calls if c[1] == 'device_sync'):
+        near = [l for l in launches if l[2] != part and abs(l[0] - t) <= w]
+        if not near:
+            continue
+        l = min(near, key=lambda l: abs(l[0] - t))
+        gl, gs = granted('compute', l[0], l[2]), granted('mem', t, part)
+        if gl is None or gs is None or gl == gs or l[0] == t:
+            continue
+        n += 1
+        lost += (gl < gs) != (l[0] < t)
+    return n, lost
