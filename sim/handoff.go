@@ -36,8 +36,9 @@ import "math/rand/v2"
 // Actors that different handlers woke at one instant race too: in
 // production each is a goroutine made runnable a few microseconds after the
 // other, and on the H200 the worker granted later reached the device first
-// in about one tie in fourteen between a launch and another worker's
-// cudaDeviceSynchronize (runs/h200-2026-12-03b r1, f10: 22 of 316 ties).
+// in about one tie in twenty between a launch and another worker's
+// cudaDeviceSynchronize (runs/h200-2026-12-04d r2, f10: 5 of 97 ties; one in
+// fourteen while the trace was written under a lock the handlers took).
 // With later_first set, a handler's
 // wake-ups go ahead of those another handler woke just before at the same
 // instant, not yet run, with that share. In the step above, the mem lock's
