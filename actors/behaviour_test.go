@@ -385,6 +385,38 @@ func TestPanicsDoNotLosePartitions(t *testing.T) {
 	}
 }
 
+// A panic in the device actor (a broken invariant of its ledger) must not
+// restart it: a restart stops its workers and spawns new ones, and the
+// partitions the old ones held were never proved nor failed, so the job
+// never ended.
+func TestAPanicInTheDeviceActorLosesNoPartition(t *testing.T) {
+	exec := newFakeExec(time.Millisecond, 2*time.Millisecond)
+	t.Cleanup(func() { SetDeviceHook(nil) })
+	once := new(sync.Once)
+	hook := func(device int, msg any) {
+		if IsVRAMDelta(msg) {
+			once.Do(func() { panic("ledger exploded") })
+		}
+	}
+	SetDeviceHook(&hook)
+	r := newRig(t, Config{Design: "split", WorkersPerDevice: 3}, 1, 64*gib, exec)
+	if err := r.eng.Submit(JobSpec{ID: "p", Partitions: 6, VRAM: 4 * gib}); err != nil {
+		t.Fatal(err)
+	}
+	if e := r.rec.wait(t, 1)[0]; e.Err != "" || e.Count != 6 {
+		t.Fatalf("job %+v", e)
+	}
+	done := 0
+	for _, e := range r.rec.settled() {
+		if e.Kind == EvPartitionDone {
+			done++
+		}
+	}
+	if done != 6 {
+		t.Errorf("%d partitions proved, want 6", done)
+	}
+}
+
 // syncRuntime runs the actors on protoactor's synchronized dispatcher, as the
 // simulator does, so that a single worker's events come in one order.
 type syncRuntime struct{ Runtime }

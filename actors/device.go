@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -22,7 +23,25 @@ type deviceActor struct {
 	peak   int64
 }
 
+// testHookDevice, when set by a test, runs at the start of every message a
+// device actor handles (to inject a panic into Receive).
+var testHookDevice atomic.Pointer[func(device int, msg any)]
+
+// Receive handles one message. A panic below (a broken invariant of the
+// ledger or the budget's queue) is logged and the actor goes on: left to
+// protoactor, the actor would be restarted, which stops its children, and
+// new workers would take over while the partitions the old ones held were
+// never proved nor failed.
 func (d *deviceActor) Receive(c actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.env.log().Error("device actor: panic handling a message; going on", "device", d.info.Index,
+				"message", fmt.Sprintf("%T", c.Message()), "panic", fmt.Sprint(r))
+		}
+	}()
+	if hook := testHookDevice.Load(); hook != nil {
+		(*hook)(d.info.Index, c.Message())
+	}
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		d.spawn(c)

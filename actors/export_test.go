@@ -10,6 +10,16 @@ import (
 // of each message it handles, for tests that inject panics into Receive.
 func SetWorkerHook(h *func(device, worker int, p *PartitionID, msg any)) { testHookWorker.Store(h) }
 
+// SetDeviceHook sets (nil: clears) a function every device actor runs at the
+// start of each message it handles.
+func SetDeviceHook(h *func(device int, msg any)) { testHookDevice.Store(h) }
+
+// IsVRAMDelta says whether msg is a worker's change to the VRAM ledger.
+func IsVRAMDelta(msg any) bool {
+	_, ok := msg.(vramDelta)
+	return ok
+}
+
 // LeaseGrantedFor returns the lock a lease grant message is for.
 func LeaseGrantedFor(msg any) (string, bool) {
 	g, ok := msg.(leaseGranted)
