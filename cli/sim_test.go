@@ -131,7 +131,7 @@ func TestSimCalibrateRaceOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := p.Host.Handoff
-	if h == nil || h.NewestFirst != 0.91 || h.LaterFirst != 0.333 || !strings.Contains(stderr, "host.handoff.later_first") {
+	if h == nil || h.NewestFirst != 0.973 || h.LaterFirst != 0.333 || !strings.Contains(stderr, "host.handoff.later_first") {
 		t.Fatalf("handoff %+v\n%s", h, stderr)
 	}
 	if _, _, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json"); err == nil {
