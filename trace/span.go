@@ -13,7 +13,7 @@ const namedPidBase = schedulerPid + 1
 // their names first appear; ts is from the trace's start, as the actors'
 // event times are. A deferred writer queues it, in order with the events.
 func (t *Writer) Span(process, thread, name string, ts, dur time.Duration, args ...any) {
-	if !t.defer_(func() { t.span(process, thread, name, ts, dur, args...) }) {
+	if !t.enqueue(func() { t.span(process, thread, name, ts, dur, args...) }) {
 		t.span(process, thread, name, ts, dur, args...)
 	}
 }

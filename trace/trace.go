@@ -85,10 +85,10 @@ const Interval = 5 * time.Millisecond
 // that met another goroutine encoding or writing under the trace's lock
 // parked there, and Go then ran it only after the goroutines started on the
 // lock holder's processor, which could be the next worker's handler and its
-// device calls. On the H200 that made a third of split-devsync's
-// launch/device-sync ties go the other way under Go's execution tracer, and
-// one in 107 without the trace (docs/runs/h200-2026-12-04d). The output is
-// New's, byte for byte.
+// device calls. On the H200, split-devsync's launch/device-sync ties went
+// the other way in a third of the cases with that trace (under Go's execution
+// tracer; 15 % without it) and in one of 107 without the trace
+// (docs/runs/h200-2026-12-04d). The output is New's, byte for byte.
 func NewDeferred(w io.Writer, interval time.Duration) *Writer {
 	t := New(w)
 	t.stop, t.drained = make(chan struct{}), make(chan struct{})
@@ -96,9 +96,9 @@ func NewDeferred(w io.Writer, interval time.Duration) *Writer {
 	return t
 }
 
-// defer_ queues f on a deferred writer, and says whether it did; after Close
+// enqueue queues f on a deferred writer, and says whether it did; after Close
 // it drops f (a closed trace writes nothing).
-func (t *Writer) defer_(f func()) bool {
+func (t *Writer) enqueue(f func()) bool {
 	if t.stop == nil {
 		return false
 	}
@@ -166,7 +166,7 @@ func (t *Writer) Close() error {
 
 // Observe writes the trace events for e (a deferred writer queues it).
 func (t *Writer) Observe(e actors.Event) {
-	if !t.defer_(func() { t.observe(e) }) {
+	if !t.enqueue(func() { t.observe(e) }) {
 		t.observe(e)
 	}
 }
