@@ -86,7 +86,12 @@ type HandoffProfile struct {
 	// in the handlers' order). One-worker runs have no such race between
 	// workers; `cuzk sim calibrate --race-trace` fits it from split-devsync
 	// runs of several workers on the card (the emulated device on the H200's
-	// host did not race at all: the race needs the GPU's calls).
+	// host did not race at all: the race needs the GPU's calls). That is the
+	// card's share by time; the model draws it wherever two handlers'
+	// wake-ups meet at one instant, more often than the card's ties, so the
+	// base profile's value is fitted instead through the simulator to the
+	// card's ties by outcome (docs/predictions/contention/deferred-trace:
+	// 0.01, where the share by time was 0.029).
 	LaterFirst float64 `json:"later_first,omitempty"`
 	Source     string  `json:"source,omitempty"`
 }
