@@ -8,7 +8,7 @@
 . docs/runs/preamble.sh
 R=/tmp/grids; mkdir -p $R
 say "$($K version | head -1) $(sha256sum $K | cut -c1-16); $(nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader)"
-NEED_f23=100 NEED_f24=125 NEED_f25=150
+NEED_f23=${NEED_f23:-100} NEED_f24=${NEED_f24:-125} NEED_f25=${NEED_f25:-150}
 for job in $JOBS; do
   IFS=: read -r D fam lim <<< "$job"
   need=NEED_$fam
