@@ -362,7 +362,7 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	}
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	col := newContentionCollector()
-	obs, closeTrace, err := withTrace(actors.Observers{goTraceMarks{ctx}, col}, tracePath)
+	obs, tw, closeTrace, err := withTrace(actors.Observers{goTraceMarks{ctx}, col}, tracePath)
 	if err != nil {
 		return row, err
 	}
@@ -371,6 +371,9 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	defer cancel()
 	exec := &contentionExec{dev: dev, spec: spec}
 	rt := runner.NewRuntime(ctx, exec, []gpu.Device{dev.Device()}, 1)
+	if hc, ok := dev.(hostCallTracing); ok && tw != nil {
+		hc.traceHostCalls(rt.Now, hostCallSpan(tw, dev.Device().Info().Index))
+	}
 	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, Observer: obs}
 	eng, err := actors.Start(rt, []gpu.Info{dev.Device().Info()}, cfg)
 	if err != nil {
@@ -390,18 +393,53 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	return col.row(design, n, time.Since(start)), nil
 }
 
-// withTrace adds a trace written to path (none when empty) to obs; close
-// ends the trace.
-func withTrace(obs actors.Observers, path string) (_ actors.Observers, close func() error, _ error) {
+// withTrace adds a trace written to path (none when empty) to obs, and
+// gives its writer (nil: none); close ends the trace.
+func withTrace(obs actors.Observers, path string) (_ actors.Observers, _ *trace.Writer, close func() error, _ error) {
 	if path == "" {
-		return obs, func() error { return nil }, nil
+		return obs, nil, func() error { return nil }, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--trace-dir: %w", err)
+		return nil, nil, nil, fmt.Errorf("--trace-dir: %w", err)
 	}
 	tw := trace.NewDeferred(f, trace.Interval)
-	return append(obs, tw), func() error { return errors.Join(tw.Close(), f.Close()) }, nil
+	return append(obs, tw), tw, func() error { return errors.Join(tw.Close(), f.Close()) }, nil
+}
+
+// hostCallTracing is a contention device whose kernels' host code reports
+// the pool calls it makes, which the actors' events do not show: on the GPU
+// the kernel's scratch is a cudaMallocAsync made on the device's goroutine
+// that issues the kernel, after the launch has returned to the worker, and
+// whether it comes before or after another worker's trim, cudaMemGetInfo or
+// cudaMallocAsync decides which of them runs out of memory.
+// traceHostCalls gives the clock of the run's events and where each call goes.
+type hostCallTracing interface {
+	traceHostCalls(now func() time.Duration, call func(c hostCall))
+}
+
+// hostCall is one call a kernel's host code made: its name, the partition,
+// when it was made and how long it took on the clock of the run's events,
+// the bytes it asked for and what it returned.
+type hostCall struct {
+	Name, Partition string
+	Start, Took     time.Duration
+	Bytes           int64
+	Err             error
+}
+
+// hostCallSpan writes each host call as a slice of the trace, on a thread
+// named for the partition of a process named for the device's kernel host
+// code ("device 0 kernel host code"), with its bytes and its error.
+func hostCallSpan(tw *trace.Writer, device int) func(hostCall) {
+	process := fmt.Sprintf("device %d kernel host code", device)
+	return func(c hostCall) {
+		args := []any{"partition", c.Partition, "bytes", c.Bytes}
+		if c.Err != nil {
+			args = append(args, "err", c.Err.Error())
+		}
+		tw.Span(process, c.Partition, c.Name, c.Start, c.Took, args...)
+	}
 }
 
 // goTraceMarks logs, while Go's execution trace runs (--go-trace), the

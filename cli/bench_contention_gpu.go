@@ -24,6 +24,30 @@ type gpuContention struct {
 	spec  contentionSpec
 	host  *cuda.HostBuffer
 	perGB time.Duration // one memset of a GiB, alone
+	// now and call, when the run is traced (traceHostCalls): the clock of
+	// the run's events and where the kernels' host code reports its calls.
+	now  func() time.Duration
+	call func(hostCall)
+}
+
+func (g *gpuContention) traceHostCalls(now func() time.Duration, call func(hostCall)) {
+	g.now, g.call = now, call
+}
+
+// hostCall reports a call of the kernel's host code that began at start
+// (on the run's clock), when the run is traced.
+func (g *gpuContention) hostCall(name, partition string, start time.Duration, bytes int64, err error) {
+	if g.call != nil {
+		g.call(hostCall{Name: name, Partition: partition, Start: start, Took: g.now() - start, Bytes: bytes, Err: err})
+	}
+}
+
+// clock is the run's clock when it is traced, else zero.
+func (g *gpuContention) clock() time.Duration {
+	if g.now == nil {
+		return 0
+	}
+	return g.now()
 }
 
 func openGPUContention(spec contentionSpec, index int) (contentionDevice, error) {
@@ -134,14 +158,22 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			}
 			return g.cd.CopyInAsync(pl.Buffer, g.host, 0, g.spec.copy, pl.Stream)
 		},
-		ComputeFunc: func(pl gpuprove.Placement) error {
+		ComputeFunc: func(pl gpuprove.Placement) (err error) {
+			// The host code runs on the device's goroutine for the
+			// stream, after the launch has returned to the worker: its
+			// span begins where it began, and its scratch allocation
+			// is a span of its own.
+			began := g.clock()
+			defer func() { g.hostCall("kernel_host", p.String(), began, pl.Bytes, err) }()
 			if pl.Buffer == 0 {
 				return fmt.Errorf("%s: synthetic kernel without its buffer (placed on stream %#x, buffer %#x of %d bytes)", p, pl.Stream, pl.Buffer, pl.Bytes)
 			}
 			var scratch cuda.Ptr
 			if g.spec.scratch > 0 {
-				var err error
-				if scratch, err = g.cd.MallocAsync(g.spec.scratch, pl.Stream); err != nil {
+				at := g.clock()
+				scratch, err = g.cd.MallocAsync(g.spec.scratch, pl.Stream)
+				g.hostCall("scratch_malloc", p.String(), at, g.spec.scratch, err)
+				if err != nil {
 					return fmt.Errorf("%s: kernel scratch: %w", p, err)
 				}
 			}
@@ -150,14 +182,16 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			if per > 0 {
 				n = max(1, int(g.spec.kernel/per))
 			}
-			var err error
 			for range n {
 				if err = g.cd.Memset(pl.Buffer, 0, pl.Bytes, pl.Stream); err != nil {
 					break
 				}
 			}
 			if scratch != 0 {
-				err = errors.Join(err, g.cd.FreeAsync(scratch, pl.Stream))
+				at := g.clock()
+				ferr := g.cd.FreeAsync(scratch, pl.Stream)
+				g.hostCall("scratch_free_async", p.String(), at, g.spec.scratch, ferr)
+				err = errors.Join(err, ferr)
 			}
 			return err
 		}}}

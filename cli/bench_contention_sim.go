@@ -133,7 +133,7 @@ func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath str
 		return row, err
 	}
 	col := newContentionCollector()
-	obs, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
+	obs, _, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
 	if err != nil {
 		return row, err
 	}

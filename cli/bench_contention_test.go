@@ -261,6 +261,81 @@ func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
 	}
 }
 
+// A traced run on the gpu backend shows what the kernel's host code did
+// after the launch returned: one kernel_host slice a kernel, on the device's
+// "kernel host code" process, beginning no earlier than its launch call, and
+// inside it the scratch's cudaMallocAsync with the bytes it asked for.
+func TestBenchContentionTracesTheKernelHostCode(t *testing.T) {
+	lib, err := cuda.BuildStandIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cuda.EnvLibrary, lib)
+	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
+	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05")
+	dir := t.TempDir()
+	if _, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--designs", "split", "--workers", "2", "--items", "3",
+		"--kernel", "20ms", "--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB",
+		"--vram-limit", "256MiB", "--trace-dir", dir); err != nil {
+		t.Fatalf("bench contention on the stand-in: %v\n%s", err, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "trace-split-w2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Pid, Tid int
+			Ts, Dur  float64
+			Args     map[string]any
+		}
+	}
+	if err := json.Unmarshal(raw, &tr); err != nil {
+		t.Fatal(err)
+	}
+	hostPid := -1
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "M" && e.Name == "process_name" && e.Args["name"] == "device 0 kernel host code" {
+			hostPid = e.Pid
+		}
+	}
+	if hostPid < 0 {
+		t.Fatalf("no kernel host code process in the trace:\n%s", raw)
+	}
+	type span struct{ start, end float64 }
+	launch := map[string]float64{} // partition → its launch call's start
+	host, malloc := map[string]span{}, map[string]span{}
+	for _, e := range tr.TraceEvents {
+		part, _ := e.Args["partition"].(string)
+		switch {
+		case e.Ph == "i" && e.Name == "compute":
+			took, _ := e.Args["took_us"].(float64)
+			late, _ := e.Args["late_us"].(float64)
+			launch[part] = e.Ts - took - late
+		case e.Ph == "X" && e.Pid == hostPid && e.Name == "kernel_host":
+			host[part] = span{e.Ts, e.Ts + e.Dur}
+		case e.Ph == "X" && e.Pid == hostPid && e.Name == "scratch_malloc":
+			if b, _ := e.Args["bytes"].(float64); b != 16<<20 {
+				t.Errorf("%s: scratch_malloc of %v bytes, want %d", part, e.Args["bytes"], 16<<20)
+			}
+			malloc[part] = span{e.Ts, e.Ts + e.Dur}
+		}
+	}
+	if len(launch) != 3 || len(host) != 3 || len(malloc) != 3 {
+		t.Fatalf("launches %v, kernel_host %v, scratch_malloc %v: want one each for 3 partitions", launch, host, malloc)
+	}
+	for part, h := range host {
+		// The trace's times are in microseconds, rounded to the nanosecond.
+		if at, ok := launch[part]; !ok || h.start < at-0.01 {
+			t.Errorf("%s: host code began at %.3f us, before its launch call (%.3f us)", part, h.start, at)
+		}
+		if m := malloc[part]; m.start < h.start-0.01 || m.end > h.end+0.01 {
+			t.Errorf("%s: scratch_malloc %v outside kernel_host %v", part, m, h)
+		}
+	}
+}
+
 // A prediction over several seeds is the mean of their rates and busy
 // shares and the median of their counts, so that an OOM a single seed met
 // does not make the row's outcome.
