@@ -36,6 +36,8 @@ import (
 //     one call at a time (poolHold): a growth or a trim holds the pool for
 //     what it costs, and the other pool calls — on any thread, a kernel's
 //     scratch before it runs and when it ends — wait for it.
+//   - With stream_sync_waits_pool too, a stream sync made while the pool is
+//     held returns no earlier than the hold ends, even on an idle stream.
 //   - With malloc_waits_free_work, a cudaMalloc that needs the bytes of a
 //     cudaFree whose copy-engine work is pending waits for that work, and
 //     at the least malloc_free_wait_ms_per_gib after the free (mallocWait).
@@ -101,6 +103,9 @@ type simItem struct {
 type simWait struct {
 	start time.Duration
 	cost  time.Duration // host time after the wait (pinned allocation)
+	// until: the wait returns no earlier (stream_sync_waits_pool: the end
+	// of the pool's work in progress when it was made).
+	until time.Duration
 	done  func(gpu.Result)
 }
 
@@ -319,7 +324,11 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	if op.Kind.Synchronizes() {
 		if tag == nil {
-			tag = &simWait{start: now, done: done}
+			w := &simWait{start: now, done: done}
+			if op.Kind == gpu.OpStreamSync && d.prof.StreamSyncWaitsPool && d.poolFree > now {
+				w.until = d.poolFree
+			}
+			tag = w
 		}
 	}
 	c := d.m.Submit(op, tag)
@@ -544,7 +553,11 @@ func (d *Device) met(mw *model.Wait) {
 			}
 			w.done(r)
 		}
-		if cost := w.cost + perGiB(d.prof.FreeMsPerGiB, mw.Releases); cost > 0 {
+		cost := w.cost + perGiB(d.prof.FreeMsPerGiB, mw.Releases)
+		if w.until > d.k.now+cost {
+			cost = w.until - d.k.now
+		}
+		if cost > 0 {
 			d.k.At(d.k.now+cost, ret)
 			return
 		}

@@ -298,3 +298,54 @@ func TestScratchOOMWaitsCopies(t *testing.T) {
 		}
 	}
 }
+
+// A stream sync made 2 ms into another thread's 8 ms trim (4 GiB at 2 ms a
+// GiB, pool_ops_serialize; the pool grew and was freed long before): with
+// stream_sync_waits_pool it returns when the trim ends, 6 ms after it was
+// made, though its own stream is idle; without, at once. A sync made before
+// the trim returns at once either way.
+func TestStreamSyncWaitsPool(t *testing.T) {
+	for _, c := range []struct {
+		waits  bool
+		syncAt time.Duration
+		want   time.Duration
+	}{{true, 202 * time.Millisecond, 6 * time.Millisecond}, {false, 202 * time.Millisecond, 0}, {true, 199 * time.Millisecond, 0}} {
+		p := interferenceProfile(t, 0, 0)
+		p.Device.PoolOpsSerialize = true
+		p.Device.TrimMsPerGiB = 2
+		p.Device.StreamSyncWaitsPool = c.waits
+		k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
+		d := k.Devices()[0]
+		a, b := d.NewStream(), d.NewStream()
+		k.At(0, func() {
+			d.Submit(gpu.Op{Kind: gpu.OpMallocAsync, Stream: a, Bytes: 4 * gib}, func(r gpu.Result) {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+				d.Submit(gpu.Op{Kind: gpu.OpFreeAsync, Stream: a, Buffer: r.Buffer}, func(gpu.Result) {})
+				d.Submit(gpu.Op{Kind: gpu.OpStreamSync, Stream: a}, func(gpu.Result) {})
+			})
+		})
+		var trimmed time.Duration
+		k.At(200*time.Millisecond, func() {
+			d.Submit(gpu.Op{Kind: gpu.OpTrimPool}, func(r gpu.Result) {
+				if r.Released != 4*gib {
+					t.Errorf("the trim released %d bytes, want %d", r.Released, 4*gib)
+				}
+				trimmed = k.Now()
+			})
+		})
+		took := time.Duration(-1)
+		k.At(c.syncAt, func() {
+			called := k.Now()
+			d.Submit(gpu.Op{Kind: gpu.OpStreamSync, Stream: b}, func(r gpu.Result) { took = k.Now() - called })
+		})
+		k.RunUntil(time.Hour, func() bool { return false })
+		if trimmed != 208*time.Millisecond {
+			t.Errorf("the trim returned at %v, want 208ms", trimmed)
+		}
+		if !near(took, c.want) {
+			t.Errorf("stream_sync_waits_pool %v, sync made at %v: returned after %v, want %v", c.waits, c.syncAt, took, c.want)
+		}
+	}
+}

@@ -227,6 +227,20 @@ type DeviceProfile struct {
 	// (docs/runs/h200-2026-12-04). What the driver does differently the
 	// traces do not say; this is the rule that separates the two.
 	ScratchOOMAtOnceAfterTrim bool `json:"scratch_oom_at_once_after_trim,omitempty"`
+	// StreamSyncWaitsPool, with pool_ops_serialize, makes a stream
+	// synchronization made while the pool's mapping work is in progress
+	// (another thread's trim or growth) return no earlier than that work
+	// ends, even when its stream has nothing left to run. The H200 under
+	// 16 GiB, split-devsync's traces: after a kernel's scratch did not
+	// fit, the failing worker's next cudaStreamSynchronize returned with
+	// the end of another worker's trim in progress when it was made in 9
+	// of 10 cases (11-16 ms later), with a growth's in 1 of 1, and within
+	// 1 ms in all 233 made while no pool call was in progress
+	// (docs/runs/h200-2026-12-04e). The failing worker holds compute_mtx
+	// until then; on the card the next kernel's scratch then came after
+	// the trimming worker's cudaMemGetInfo and cudaMallocAsync. false: a
+	// sync returns when its stream's work has run.
+	StreamSyncWaitsPool bool `json:"stream_sync_waits_pool,omitempty"`
 	// MallocFreeWaitMsPerGiB is, with malloc_waits_free_work, how long
 	// after a cudaFree returned a cudaMalloc that needs its bytes waits at
 	// the least, per GiB the free gave back: the free's bytes stay taken
