@@ -485,3 +485,41 @@ func TestTraceOpsPlaceACallBeforeItsCompletionsWait(t *testing.T) {
 		t.Errorf("ops %+v: want the launch called at 860 and ended at 870, the sync at 990-1000", ops)
 	}
 }
+
+// sync_covers_launch comes from device syncs that waited: of those after
+// whose call another worker launched before their return (covered) or
+// within 1 ms after it, the share covered. Here a sync returns 0.05 ms
+// before the next launch, one returns after a launch made while it
+// waited, one has no launch near its end, one did not wait, and a launch
+// by the syncing worker itself does not count: 1 of 2.
+func TestCalibrateRaceSyncCoversLaunch(t *testing.T) {
+	var b traceBuilder
+	b.thread(1001, "lock mem")
+	b.thread(1002, "lock compute")
+	call := func(name string, tid int, partition string, endMs, tookMs float64, waited bool) {
+		b.ev = append(b.ev, fmt.Sprintf(`{"name":%q,"ph":"i","pid":0,"tid":%d,"ts":%g,"args":{"partition":%q,"took_us":%g,"waited":%v}}`,
+			name, tid, endMs*1000, partition, tookMs*1000, waited))
+	}
+	// One tie, so that the race has something to fit later_first from.
+	b.span(1002, "w1 bench/t1", "bench/t1", 1000, 50)
+	b.span(1001, "w2 bench/t2", "bench/t2", 1000.1, 20)
+	call("compute", 1, "bench/t1", 1000.21, 0.01, false)
+	call("device_sync", 2, "bench/t2", 1000.31, 0.01, false)
+	// The syncs that waited.
+	call("device_sync", 2, "bench/a", 100, 100, true)
+	call("compute", 1, "bench/b", 100.05, 0.01, false) // followed
+	call("device_sync", 2, "bench/c", 300, 100, true)
+	call("compute", 3, "bench/d", 250, 0.01, false) // covered
+	call("device_sync", 2, "bench/e", 500, 100, true)
+	call("compute", 2, "bench/f", 450, 0.01, false) // its own
+	call("compute", 1, "bench/g", 600, 0.01, false) // too late
+	call("device_sync", 3, "bench/h", 700, 0.02, false)
+	call("compute", 1, "bench/i", 700.01, 0.01, false) // the sync did not wait
+	got, f, err := CalibrateRace(contentionBase(t), Trace{"synthetic", b.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Followed != 2 || f.Covered != 1 || got.Host.Handoff.SyncCoversLaunch != 0.5 {
+		t.Errorf("fit %+v, handoff %+v: want 2 followed, 1 covered, sync_covers_launch 0.5", f, got.Host.Handoff)
+	}
+}
