@@ -68,7 +68,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
 			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than alone is device.pool_slowdown_kernel"},
-			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first; of its device syncs that waited and were followed by another worker's launch, the share that returned after it is host.handoff.sync_covers_launch"},
+			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -162,9 +162,6 @@ func simCalibrateCommand() *cli.Command {
 					return err
 				}
 				devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
-				if rf.Followed > 0 {
-					devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.sync_covers_launch", Count: rf.Followed, Value: p.Host.Handoff.SyncCoversLaunch})
-				}
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name

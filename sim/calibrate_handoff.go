@@ -99,43 +99,6 @@ const raceWindowUs = 1000
 type RaceFit struct {
 	Ties     int // a sync starting within raceWindowUs of another worker's launch, both just granted
 	Inverted int // of them, those where the worker granted later called the device first
-	// Followed: device syncs that waited, after whose call another worker
-	// launched a kernel before the sync returned or within raceWindowUs
-	// after; Covered: of them, those that returned after the launch.
-	Followed, Covered int
-}
-
-// coveredLaunches adds to followed and covered, from one trace's device
-// syncs and launches, the syncs that waited and after whose call another
-// worker's next launch came before their return (covered) or within
-// raceWindowUs after it (followed counts both): when the work a sync
-// waited for ended, the launch that followed reached the device before
-// the sync returned, or not (host.handoff.sync_covers_launch).
-func coveredLaunches(syncs, launches []traceOp, followed, covered int) (int, int) {
-	const slackUs = 5 // a call's placement is good to a few microseconds
-	for _, s := range syncs {
-		if !s.waited {
-			continue
-		}
-		next, found := 0.0, false
-		for _, l := range launches {
-			if l.device != s.device || l.tid == s.tid || l.end <= s.start+slackUs {
-				continue
-			}
-			if !found || l.end < next {
-				next, found = l.end, true
-			}
-		}
-		switch {
-		case !found:
-		case next < s.end-slackUs:
-			followed++
-			covered++
-		case next-s.end < raceWindowUs:
-			followed++
-		}
-	}
-	return followed, covered
 }
 
 // CalibrateRace fits p's host.handoff.later_first from traces of several
@@ -144,10 +107,7 @@ func coveredLaunches(syncs, launches []traceOp, followed, covered int) (int, int
 // (which of those ran first is the first hop, newest_first, fitted from
 // one-worker traces); the lock spans say which grant came first, and the
 // device calls' starts which worker reached the device first. later_first
-// is the share of ties in which the worker granted later got there first;
-// sync_covers_launch, where the traces have such syncs, the share of device
-// syncs that waited whose return came after the kernel another worker
-// launched as their work ended (coveredLaunches).
+// is the share of ties in which the worker granted later got there first.
 //
 // One-worker runs have no such ties, and on the H200 the emulated device on
 // the card's own host showed none of this race (runs/h200-2026-12-03b r2):
@@ -190,7 +150,6 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 			}
 			return at, ok && c.start-at <= raceWindowUs
 		}
-		f.Followed, f.Covered = coveredLaunches(syncs, launches, f.Followed, f.Covered)
 		for _, s := range syncs {
 			var l traceOp
 			found := false
@@ -229,10 +188,6 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 		h.Source += "; "
 	}
 	h.Source += fmt.Sprintf("later_first: in %d of %d ties between a launch and another worker's device sync, the worker granted later called first", f.Inverted, f.Ties)
-	if f.Followed > 0 {
-		h.SyncCoversLaunch = round(float64(f.Covered)/float64(f.Followed), 3)
-		h.Source += fmt.Sprintf("; sync_covers_launch: %d of %d device syncs that waited, with another worker's launch after their call and before or within 1 ms of their return, returned after it", f.Covered, f.Followed)
-	}
 	out.Host.Handoff = &h
 	return &out, f, nil
 }

@@ -551,10 +551,6 @@ func (d *Device) met(mw *model.Wait) {
 			if r.Err == nil && r.Released > 0 {
 				d.leaveFreeWork(r.Released)
 			}
-			if mw.Op.Kind == gpu.OpDeviceSync && mw.Waited && d.k.syncCoversLaunch() {
-				d.coverLaunches(w.done)
-				return
-			}
 			w.done(r)
 		}
 		cost := w.cost + perGiB(d.prof.FreeMsPerGiB, mw.Releases)
@@ -566,19 +562,6 @@ func (d *Device) met(mw *model.Wait) {
 			return
 		}
 		ret()
-	})
-}
-
-// coverLaunches returns a device sync that waited (host.handoff
-// sync_covers_launch) only after the work launched at this instant, by the
-// handlers it ran, has ended too: a sync made a nanosecond later, once they
-// have run, whose result is the waiting sync's.
-func (d *Device) coverLaunches(done func(gpu.Result)) {
-	d.k.At(d.k.now+time.Nanosecond, func() {
-		d.Submit(gpu.Op{Kind: gpu.OpDeviceSync}, func(r gpu.Result) {
-			r.Waited = true
-			done(r)
-		})
 	})
 }
 

@@ -49,17 +49,15 @@ import "math/rand/v2"
 type handoff struct {
 	newestFirst float64
 	laterFirst  float64
-	// syncCoversLaunch: Device's draw (sync_covers_launch), from rng too.
-	syncCoversLaunch float64
-	rng              *rand.Rand
-	at               func(func()) // schedules on the timeline, at the current instant
-	running          bool
-	woken            []func()   // by the handler running, in order
-	due              [][]func() // what handlers woke at this instant, not yet run, in the order it will run
+	rng         *rand.Rand
+	at          func(func()) // schedules on the timeline, at the current instant
+	running     bool
+	woken       []func()   // by the handler running, in order
+	due         [][]func() // what handlers woke at this instant, not yet run, in the order it will run
 }
 
 func newHandoff(h HandoffProfile, seed uint64, at func(func())) *handoff {
-	return &handoff{newestFirst: h.NewestFirst, laterFirst: h.LaterFirst, syncCoversLaunch: h.SyncCoversLaunch,
+	return &handoff{newestFirst: h.NewestFirst, laterFirst: h.LaterFirst,
 		rng: rand.New(rand.NewPCG(seed, 0x6375_7a6b_6861_6e64)), at: at}
 }
 

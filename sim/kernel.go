@@ -248,14 +248,6 @@ func (k *Kernel) RunUntil(limit time.Duration, done func() bool) bool {
 	return true
 }
 
-// syncCoversLaunch draws whether a device sync that waited also covers the
-// launches made as its work ended (host.handoff.sync_covers_launch), from the
-// dispatcher's seeded source; without the share it draws nothing.
-func (k *Kernel) syncCoversLaunch() bool {
-	h := k.handoff
-	return h != nil && h.syncCoversLaunch > 0 && h.rng.Float64() < h.syncCoversLaunch
-}
-
 // jitter scales a stage's cost by its run-to-run variation (the stage's own,
 // else the profile's), drawn from the model's seeded source.
 func (k *Kernel) jitter(st actors.Stage, d time.Duration) time.Duration {

@@ -349,39 +349,3 @@ func TestStreamSyncWaitsPool(t *testing.T) {
 		}
 	}
 }
-
-// A device sync made 5 ms into a 10 ms kernel on stream a, where the kernel's
-// own stream sync launches a 20 ms kernel on stream b as it returns: with
-// host.handoff sync_covers_launch 1 the device sync returns when that kernel
-// ends too (30 ms), with 0 when the first ends (10 ms); with no launch
-// behind it, it returns at 10 ms either way.
-func TestSyncCoversLaunch(t *testing.T) {
-	for _, c := range []struct {
-		share  float64
-		launch bool
-		want   time.Duration
-	}{{1, true, 30 * time.Millisecond}, {0, true, 10 * time.Millisecond}, {1, false, 10 * time.Millisecond}} {
-		p := interferenceProfile(t, 0, 0)
-		p.Host.Handoff = &HandoffProfile{NewestFirst: 1, SyncCoversLaunch: c.share}
-		k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
-		d := k.Devices()[0]
-		a, b := d.NewStream(), d.NewStream()
-		k.At(0, func() {
-			d.Submit(gpu.Op{Kind: gpu.OpCompute, Stream: a, Kernel: kernelOf(10*time.Millisecond, 0), Async: true}, nil)
-			d.Submit(gpu.Op{Kind: gpu.OpStreamSync, Stream: a}, func(gpu.Result) {
-				if c.launch {
-					d.Submit(gpu.Op{Kind: gpu.OpCompute, Stream: b, Kernel: kernelOf(20*time.Millisecond, 0), Async: true}, nil)
-				}
-			})
-		})
-		var returned time.Duration
-		var waited bool
-		k.At(5*time.Millisecond, func() {
-			d.Submit(gpu.Op{Kind: gpu.OpDeviceSync}, func(r gpu.Result) { returned, waited = k.Now(), r.Waited })
-		})
-		k.RunUntil(time.Hour, func() bool { return false })
-		if !near(returned, c.want) || !waited {
-			t.Errorf("share %g, launch %v: the device sync returned at %v (waited %v), want %v, waited", c.share, c.launch, returned, waited, c.want)
-		}
-	}
-}

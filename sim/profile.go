@@ -93,20 +93,7 @@ type HandoffProfile struct {
 	// card's ties by outcome (docs/predictions/contention/deferred-trace:
 	// 0.01, where the share by time was 0.029).
 	LaterFirst float64 `json:"later_first,omitempty"`
-	// SyncCoversLaunch is the share of cudaDeviceSynchronize calls that
-	// waited for work and, when it ended, returned only after the kernel
-	// another worker launched as it ended, too. On the card the syncing
-	// thread wakes after the work ends, and the launch (the finishing
-	// worker's stream sync, its handler, compute_mtx's, the next worker's)
-	// sometimes reaches the device first; the model otherwise returns the
-	// sync before any handler runs at that instant. Under split-devsync it
-	// decides whether a worker pre-stages while the next kernel runs (the
-	// sync returned) or waits for that kernel too. `cuzk sim calibrate
-	// --race-trace` measures it: of the waited syncs after which another
-	// worker launched within 1 ms, those whose return came after the
-	// launch. 0: never.
-	SyncCoversLaunch float64 `json:"sync_covers_launch,omitempty"`
-	Source           string  `json:"source,omitempty"`
+	Source     string  `json:"source,omitempty"`
 }
 
 // DeviceProfile describes one GPU and the cost of its calls.
@@ -355,9 +342,6 @@ func (p *Profile) validate() error {
 	}
 	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.LaterFirst) || h.LaterFirst < 0 || h.LaterFirst > 1) {
 		return fmt.Errorf("field host.handoff.later_first: must be in [0, 1], got %g", h.LaterFirst)
-	}
-	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.SyncCoversLaunch) || h.SyncCoversLaunch < 0 || h.SyncCoversLaunch > 1) {
-		return fmt.Errorf("field host.handoff.sync_covers_launch: must be in [0, 1], got %g", h.SyncCoversLaunch)
 	}
 	d := p.Device
 	for _, f := range []struct {
