@@ -234,18 +234,26 @@ func TestBenchContentionOnGPU(t *testing.T) {
 	}
 }
 
-// The gpu backend's own bookkeeping (placements, async kernels, the frees
-// behind them, syncs) runs in every test run over the stand-in kernel
-// library (cuda/testdata/fakegpu.c: host memory behind the C ABI): every
-// design proves every item.
-func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
+// useStandIn builds the stand-in kernel library and points the command at
+// it: 512 MiB of device memory, a memset of 64 MiB taking 3 ms, so that work
+// is still queued when the host moves on.
+func useStandIn(t *testing.T) {
+	t.Helper()
 	lib, err := cuda.BuildStandIn(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(cuda.EnvLibrary, lib)
 	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
-	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05") // a 64 MiB memset takes 3 ms: work is still queued when the host moves on
+	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05")
+}
+
+// The gpu backend's own bookkeeping (placements, async kernels, the frees
+// behind them, syncs) runs in every test run over the stand-in kernel
+// library (cuda/testdata/fakegpu.c: host memory behind the C ABI): every
+// design proves every item.
+func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
+	useStandIn(t)
 	out, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--workers", "1,2", "--items", "3", "--kernel", "20ms",
 		"--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB", "--vram-limit", "256MiB")
 	if err != nil {
@@ -266,13 +274,7 @@ func TestBenchContentionOnTheStandInLibrary(t *testing.T) {
 // "kernel host code" process, beginning no earlier than its launch call, and
 // inside it the scratch's cudaMallocAsync with the bytes it asked for.
 func TestBenchContentionTracesTheKernelHostCode(t *testing.T) {
-	lib, err := cuda.BuildStandIn(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(cuda.EnvLibrary, lib)
-	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
-	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05")
+	useStandIn(t)
 	dir := t.TempDir()
 	if _, stderr, err := run(t, "bench", "contention", "--backend", "gpu", "--designs", "split", "--workers", "2", "--items", "3",
 		"--kernel", "20ms", "--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB",

@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/sim"
 )
 
@@ -89,13 +87,7 @@ func TestBenchPoolBeside(t *testing.T) {
 // every round runs, and no trim releases the cached buffer, which the probe
 // reports rather than a slowdown of nothing.
 func TestBenchPoolBesideOnTheStandInLibrary(t *testing.T) {
-	lib, err := cuda.BuildStandIn(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(cuda.EnvLibrary, lib)
-	t.Setenv("CUZK_FAKE_GPU_BYTES", strconv.Itoa(512<<20))
-	t.Setenv("CUZK_FAKE_GPU_NS_PER_BYTE", "0.05")
+	useStandIn(t)
 	_, stderr, err := run(t, "bench", "pool-beside", "--backend", "gpu", "--rounds", "2", "--kernel", "30ms",
 		"--staged", "64MiB", "--copy", "16MiB", "--scratch", "16MiB", "--vram-limit", "256MiB", "--json")
 	if err == nil || !strings.Contains(err.Error(), "4 of 4 trims released other than the 64.00 MiB the pool cached (round 0 released 0 B)") {
