@@ -34,9 +34,9 @@ func (g *gpuContention) traceHostCalls(now func() time.Duration, call func(hostC
 	g.now, g.call = now, call
 }
 
-// hostCall reports a call of the kernel's host code that began at start
+// reportCall reports a call of the kernel's host code that began at start
 // (on the run's clock), when the run is traced.
-func (g *gpuContention) hostCall(name, partition string, start time.Duration, bytes int64, err error) {
+func (g *gpuContention) reportCall(name, partition string, start time.Duration, bytes int64, err error) {
 	if g.call != nil {
 		g.call(hostCall{Name: name, Partition: partition, Start: start, Took: g.now() - start, Bytes: bytes, Err: err})
 	}
@@ -164,7 +164,7 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			// span begins where it began, and its scratch allocation
 			// is a span of its own.
 			began := g.clock()
-			defer func() { g.hostCall("kernel_host", p.String(), began, pl.Bytes, err) }()
+			defer func() { g.reportCall("kernel_host", p.String(), began, pl.Bytes, err) }()
 			if pl.Buffer == 0 {
 				return fmt.Errorf("%s: synthetic kernel without its buffer (placed on stream %#x, buffer %#x of %d bytes)", p, pl.Stream, pl.Buffer, pl.Bytes)
 			}
@@ -172,7 +172,7 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			if g.spec.scratch > 0 {
 				at := g.clock()
 				scratch, err = g.cd.MallocAsync(g.spec.scratch, pl.Stream)
-				g.hostCall("scratch_malloc", p.String(), at, g.spec.scratch, err)
+				g.reportCall("scratch_malloc", p.String(), at, g.spec.scratch, err)
 				if err != nil {
 					return fmt.Errorf("%s: kernel scratch: %w", p, err)
 				}
@@ -190,7 +190,7 @@ func (g *gpuContention) Kernel(p actors.PartitionID) *gpu.Kernel {
 			if scratch != 0 {
 				at := g.clock()
 				ferr := g.cd.FreeAsync(scratch, pl.Stream)
-				g.hostCall("scratch_free_async", p.String(), at, g.spec.scratch, ferr)
+				g.reportCall("scratch_free_async", p.String(), at, g.spec.scratch, ferr)
 				err = errors.Join(err, ferr)
 			}
 			return err
