@@ -16,7 +16,7 @@ contention_errors.sh's words, and the rows whose OOM shares (draws, seeds)
 differ by more than a half. Two columns test each row as two samples, the
 draws against the seeds: z, the prediction's distance from the draws' mean
 in the standard error of the difference of two means (the draws' sd / √n and
-the seeds' sd / √seeds, the seeds' sd from the .err), and the two-sided
+the seeds' sd / √seeds, the seeds' sd from the .err; none with one draw, whose spread is unknown), and the two-sided
 p-value of Fisher's exact test on the OOM counts (draws with one against
 seeds with one); the summary names the rows beyond |z| 2 and p 0.05.
 """
@@ -66,7 +66,7 @@ for key in sorted({k for r in runs for k in r}, key=lambda k: (list(pred).index(
     se = sd / len(ips) ** 0.5
     inse = '%+6.1f' % ((p - S.mean(ips)) / se) if se > 0 else '     -'
     se2 = (se ** 2 + ssd ** 2 / seeds) ** 0.5
-    z = (p - S.mean(ips)) / se2 if se2 > 0 else None
+    z = (p - S.mean(ips)) / se2 if se2 > 0 and len(ips) > 1 else None  # one draw: its spread unknown
     pf = fisher(oom, len(ips), soom, seeds)
     print('%-14s %2d %5d %11.2f ± %4.2f %6.2f %6.2f %7.2f %6.2f–%-6.2f %+7.1f%% %+6.1f %s  %-15s %6s %6.3f' % (key[0], key[1], len(ips),
           S.mean(ips), sd, min(ips), max(ips), p, lo, hi, (p / S.mean(ips) - 1) * 100, pb - S.mean(busy), inse,
