@@ -45,23 +45,10 @@ type clusterHarness struct {
 	net       *testNet
 }
 
-// freePorts returns n ports free on 127.0.0.1 now.
+// freePorts returns n ports free on 127.0.0.1 now (testenv.FreePorts).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ls []net.Listener
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
+	return testenv.FreePorts(t, n)
 }
 
 func newClusterHarness(t *testing.T, n int) *clusterHarness {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"net"
 	"sort"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpu/emu"
+	"github.com/cuzk/cuzk/internal/testenv"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
@@ -23,12 +23,7 @@ import (
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testenv.FreeAddr(t)
 }
 
 // One member alone is a cluster: a job submitted to its service is leased
