@@ -17,32 +17,25 @@ less than 8 ms longer than the family's nominal kernel, i.e. did not wait
 behind the syncing worker's trim and growth (their scratch came first).
 Kernel OOMs are left out.
 """
-import collections, gzip, json, re, sys
+import collections, re, sys
+
+from scratch import load, span, workers
 
 NOMINAL_MS = {'f10': 140, 'f22': 95, 'f23': 55, 'f24': 120, 'f25': 70}
-
-
-def span(e):
-    a = e['args']
-    return e['ts'] - a.get('took_us', 0) - a.get('late_us', 0), e['ts'] - a.get('late_us', 0)
 
 
 def main(paths):
     orders = collections.defaultdict(collections.Counter)
     race = collections.defaultdict(collections.Counter)
     for path in paths:
-        f = gzip.open(path, 'rt') if path.endswith('.gz') else open(path)
-        try:
-            events = json.load(f)['traceEvents']
-        except (ValueError, KeyError):
+        events = load(path)
+        if events is None:
             continue
         m = re.search(r'(f\d+)-(\d+GiB).*split-devsync-w(\d)', path)
         if not m:
             continue
         group = '%s %s w%s' % m.groups()
-        threads = {(e['pid'], e['tid']): e['args']['name'] for e in events if e.get('ph') == 'M' and e['name'] == 'thread_name'}
-        worker = lambda e: threads.get((e['pid'], e['tid']), '').startswith('worker')
-        ev = sorted((e for e in events if e.get('ph') == 'i' and 'ts' in e and worker(e)), key=lambda e: e['ts'])
+        worker, ev = workers(events)
         compute = {(e['tid'], e['args'].get('partition')): e['dur'] / 1000 for e in events
                    if e.get('ph') == 'X' and e['name'] == 'compute' and worker(e)}
         failed = {(e['tid'], e['args'].get('partition')) for e in ev if e['name'] == 'OOM' and e['args'].get('bytes', 1) == 0}

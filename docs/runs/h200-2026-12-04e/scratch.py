@@ -53,11 +53,24 @@ def call_end(e):
     return e['ts'] - e.get('args', {}).get('late_us', 0)
 
 
-def analyse(ev):
-    threads = {(e['pid'], e['tid']): e['args']['name'] for e in ev
+def span(e):
+    """A device call's start and end (call_start, call_end)."""
+    return call_start(e), call_end(e)
+
+
+def workers(events):
+    """Whether an event is on a worker's thread, and the workers' marks
+    (instant events: device calls, OOMs, retries, ...) in time order;
+    stream_sync.py and orders.py read traces through these too."""
+    threads = {(e['pid'], e['tid']): e['args']['name'] for e in events
                if e.get('ph') == 'M' and e['name'] == 'thread_name'}
-    ev = sorted((e for e in ev if e.get('ph') == 'i' and 'ts' in e
-                 and threads.get((e['pid'], e['tid']), '').startswith('worker')), key=lambda e: e['ts'])
+    on_worker = lambda e: threads.get((e['pid'], e['tid']), '').startswith('worker')
+    marks = sorted((e for e in events if e.get('ph') == 'i' and 'ts' in e and on_worker(e)), key=lambda e: e['ts'])
+    return on_worker, marks
+
+
+def analyse(ev):
+    _, ev = workers(ev)
     retries, ties = collections.Counter(), []
     fell = set()
     for e in ev:

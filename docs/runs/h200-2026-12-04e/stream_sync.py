@@ -8,25 +8,18 @@ in progress when it was made, and did the sync return when that call ended
 (within 300 us)? With none in progress, did it return within 1 ms?
 (sim: stream_sync_waits_pool.)
 """
-import collections, gzip, json, sys
+import collections, sys
 
-
-def span(e):
-    a = e['args']
-    return e['ts'] - a.get('took_us', 0) - a.get('late_us', 0), e['ts'] - a.get('late_us', 0)
+from scratch import load, span, workers
 
 
 def main(paths):
     c = collections.Counter()
     for path in paths:
-        f = gzip.open(path, 'rt') if path.endswith('.gz') else open(path)
-        try:
-            ev = json.load(f)['traceEvents']
-        except (ValueError, KeyError):
+        events = load(path)
+        if events is None:
             continue
-        threads = {(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M' and e['name'] == 'thread_name'}
-        ev = sorted((e for e in ev if e.get('ph') == 'i' and 'ts' in e
-                     and threads.get((e['pid'], e['tid']), '').startswith('worker')), key=lambda e: e['ts'])
+        _, ev = workers(events)
         pool = [(span(e), e['name'], e['tid']) for e in ev if e['name'] in ('trim_pool', 'malloc_async')]
         for i, e in enumerate(ev):
             if e['name'] != 'OOM' or e['args'].get('bytes', 1) != 0:
