@@ -69,6 +69,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
 			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than alone is device.pool_slowdown_kernel"},
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first"},
+			&cli.StringSliceFlag{Name: "latency-trace", Usage: "a trace of the production runtime on a device, one worker is enough (`FILE`, .json or .json.gz; repeat for more): how long its device calls' completions waited for their workers (late_us), by call, is host.completion_latency, and its cudaMemGetInfo calls' median time device.mem_info_ms"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -94,8 +95,9 @@ func simCalibrateCommand() *cli.Command {
 			case len(traces) == 0:
 				// Only the race between workers or the figures under a
 				// limit, added to the profile as it is.
-				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 && len(c.StringSlice("beside-trace")) == 0 {
-					return errors.New("--trace: give one or more (or --race-trace, --ballast-trace or --beside-trace alone, to add what they fit to --profile)")
+				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 && len(c.StringSlice("beside-trace")) == 0 &&
+					len(c.StringSlice("latency-trace")) == 0 {
+					return errors.New("--trace: give one or more (or --race-trace, --ballast-trace, --beside-trace or --latency-trace alone, to add what they fit to --profile)")
 				}
 				if sc != "" {
 					return errors.New("--fit-scenario needs --trace")
@@ -162,6 +164,17 @@ func simCalibrateCommand() *cli.Command {
 					return err
 				}
 				devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
+			}
+			latency, err := readSimTraces("latency-trace", c.StringSlice("latency-trace"))
+			if err != nil {
+				return err
+			}
+			if len(latency) > 0 {
+				var lf []sim.DeviceFit
+				if p, lf, err = sim.CalibrateCompletionLatency(p, latency...); err != nil {
+					return err
+				}
+				devFits = append(devFits, lf...)
 			}
 			if name := c.String("name"); name != "" {
 				p.Name = name

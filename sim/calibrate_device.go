@@ -310,7 +310,8 @@ type traceOp struct {
 	bytes         float64
 	copied        float64 // a copy_in's bytes really moved, where the trace says (0: bytes)
 	waited, err   bool
-	bytesRecorded bool // the trace gave the op's bytes (not inferred)
+	bytesRecorded bool    // the trace gave the op's bytes (not inferred)
+	late          float64 // µs from the op's end to its worker's handling of it (late_us; 0: not traced)
 }
 
 // readTracesOps is readTraceOps of each trace.
@@ -360,7 +361,7 @@ func traceOps(events []traceEvent) []traceOp {
 		late, _ := e.Args["late_us"].(float64)
 		end := e.Ts - late
 		ops = append(ops, traceOp{name: e.Name, device: e.Pid, tid: e.Tid, partition: part, start: end - took, end: end,
-			bytes: bytes, copied: copied, waited: waited, err: errText != "", bytesRecorded: recorded})
+			bytes: bytes, copied: copied, waited: waited, err: errText != "", bytesRecorded: recorded, late: late})
 	}
 	slices.SortStableFunc(ops, func(a, b traceOp) int { return cmp.Compare(a.start, b.start) })
 	type owner struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -31,6 +32,7 @@ type Kernel struct {
 	seed    uint64
 	rng     *rand.Rand // the actors' source (Runtime.Rand)
 	noise   *rand.Rand // the models' source, kept apart so that actor draws do not shift costs
+	latency *rand.Rand // host.completion_latency's source, kept apart so that it shifts no other draw
 	system  *actor.ActorSystem
 	props   []actor.PropsOption
 	profile *Profile
@@ -72,6 +74,7 @@ func NewKernelWith(p *Profile, vram []int64, mem DeviceMemory, pool gpu.PoolPoli
 		seed:    seed,
 		rng:     rand.New(rand.NewPCG(seed, 0x6375_7a6b_6163_746f)),
 		noise:   rand.New(rand.NewPCG(seed, 0x6375_7a6b_6d6f_646c)),
+		latency: rand.New(rand.NewPCG(seed, 0x6375_7a6b_6c61_7465)),
 		profile: p,
 		vram:    vram,
 		pool:    pool,
@@ -179,7 +182,19 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			k.At(k.now, func() { finish(gpu.Result{Err: err}, err) })
 			return
 		}
-		k.devices[w.Device].Submit(w.Op, func(r gpu.Result) { finish(r, r.Err) })
+		k.devices[w.Device].Submit(w.Op, func(r gpu.Result) {
+			late := k.completionLatency(w.Op, r)
+			if late <= 0 {
+				finish(r, r.Err)
+				return
+			}
+			// The call ended now (WorkDone's At and Took say so); its
+			// worker hears of it late, as the card's trace's late_us.
+			took, at := k.now-start, k.now
+			k.At(k.now+late, func() {
+				k.send(self, actors.WorkDone{Token: token, Work: w, Result: r, Err: r.Err, Took: took, At: at})
+			})
+		})
 	default:
 		err := fmt.Errorf("unknown work %T", w)
 		k.At(k.now, func() { finish(gpu.Result{}, err) })
@@ -246,6 +261,27 @@ func (k *Kernel) RunUntil(limit time.Duration, done func() bool) bool {
 		}
 	}
 	return true
+}
+
+// completionLatency is how long op's completion takes to reach its worker
+// (host.completion_latency), drawn from its lognormal; 0 without one.
+func (k *Kernel) completionLatency(op gpu.Op, r gpu.Result) time.Duration {
+	l := k.profile.Host.CompletionLatency
+	if l == nil {
+		return 0
+	}
+	d, ok := l.Calls[op.Kind.String()]
+	if op.Kind == gpu.OpDeviceSync && r.Waited && l.Waited.P50Us > 0 {
+		d, ok = l.Waited, true
+	}
+	if !ok || d.P50Us <= 0 {
+		return 0
+	}
+	us := d.P50Us
+	if d.Sigma > 0 {
+		us *= math.Exp(d.Sigma * k.latency.NormFloat64())
+	}
+	return time.Duration(us * float64(time.Microsecond))
 }
 
 // jitter scales a stage's cost by its run-to-run variation (the stage's own,

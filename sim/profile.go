@@ -62,6 +62,36 @@ type HostProfile struct {
 	// compute, the syntheses of the later partitions wait for the first
 	// CPUHold lanes with work); 0: no hold, as production before it.
 	CPUHold int `json:"cpu_hold,omitempty"`
+	// CompletionLatency, when set, delays each device call's completion on
+	// its way to the worker that made it, as the card's runtime does (a
+	// blocking call's thread wakes, its goroutine is scheduled, the
+	// message reaches the actor: the trace's late_us). nil: a completion
+	// reaches its worker at the instant the call ends.
+	CompletionLatency *CompletionLatencyProfile `json:"completion_latency,omitempty"`
+}
+
+// CompletionLatencyProfile is how long device calls' completions take to
+// reach their workers, each drawn lognormally around its median.
+// `cuzk sim calibrate --latency-trace` fits it from any trace of the
+// production runtime on a device (one worker is enough).
+type CompletionLatencyProfile struct {
+	// Calls is the latency by call, named as traces name them
+	// (stream_sync, device_sync, trim_pool, malloc_async, copy_in,
+	// compute, ...); a call not named has none.
+	Calls map[string]LatencyDist `json:"calls"`
+	// Waited, when its median is above 0, replaces a device sync's latency
+	// when the sync waited for another worker's work: the thread slept in
+	// the call and wakes as a blocking stream sync's does (one worker's
+	// device syncs never wait, so calibrate takes the stream syncs').
+	Waited LatencyDist `json:"waited_device_sync,omitempty"`
+	Source string      `json:"source,omitempty"`
+}
+
+// LatencyDist is a lognormal latency: its median in microseconds and the
+// standard deviation of its logarithm.
+type LatencyDist struct {
+	P50Us float64 `json:"p50_us"`
+	Sigma float64 `json:"sigma,omitempty"`
 }
 
 // CPU orders (HostProfile.CPUOrder).
@@ -342,6 +372,22 @@ func (p *Profile) validate() error {
 	}
 	if h := p.Host.Handoff; h != nil && (math.IsNaN(h.LaterFirst) || h.LaterFirst < 0 || h.LaterFirst > 1) {
 		return fmt.Errorf("field host.handoff.later_first: must be in [0, 1], got %g", h.LaterFirst)
+	}
+	if l := p.Host.CompletionLatency; l != nil {
+		check := func(field string, d LatencyDist) error {
+			if math.IsNaN(d.P50Us) || d.P50Us < 0 || math.IsNaN(d.Sigma) || d.Sigma < 0 || d.Sigma > 3 {
+				return fmt.Errorf("field host.completion_latency.%s: p50_us must be non-negative and sigma in [0, 3], got %g and %g", field, d.P50Us, d.Sigma)
+			}
+			return nil
+		}
+		for _, name := range slices.Sorted(maps.Keys(l.Calls)) {
+			if err := check("calls."+name, l.Calls[name]); err != nil {
+				return err
+			}
+		}
+		if err := check("waited_device_sync", l.Waited); err != nil {
+			return err
+		}
 	}
 	d := p.Device
 	for _, f := range []struct {
