@@ -89,25 +89,8 @@ func (o *devsyncObserver) Observe(e actors.Event) {
 func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
 	const kernel = 100 * time.Millisecond
 	run := func(h *HandoffProfile) []actors.Event {
-		p := interferenceProfile(t, 0, 0)
-		p.Host.Handoff = h
-		p.Partition = PartitionProfile{VRAMGiB: 1, Exponent: 1, CopyGiB: 0.01}
-		for _, st := range []string{"synthesize", "prep", "b_g2", "finalize"} {
-			sp := p.Stages[st]
-			sp.BaseMs, sp.PerConstraintNs = 0, 0
-			p.Stages[st] = sp
-		}
-		p.Stages["synthesize"] = StageProfile{BaseMs: 10, Cores: 1}
-		p.Stages["compute"] = StageProfile{BaseMs: float64(kernel / time.Millisecond)}
-		sc, err := NewScenario(Scenario{Name: "tie", Seed: 1, Devices: 1, VRAMGiB: 16, Design: "split-devsync",
-			WorkersPerDevice: 2, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
-		if err != nil {
-			t.Fatal(err)
-		}
 		o := &devsyncObserver{}
-		if _, err := Run(sc, Options{Observer: o}); err != nil {
-			t.Fatal(err)
-		}
+		runTiedPair(t, kernel, func(p *Profile) { p.Host.Handoff = h }, o)
 		if len(o.syncs) != 2 {
 			t.Fatalf("%d device syncs, want one a partition", len(o.syncs))
 		}
@@ -126,5 +109,31 @@ func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
 	inline := run(nil)
 	if s := inline[1]; s.Waited || s.Took > time.Millisecond {
 		t.Errorf("depth first: the second worker's sync waited %v for %v, want the device idle", s.Waited, s.Took)
+	}
+}
+
+// runTiedPair runs split-devsync with two workers whose CPU stages (a 10 ms
+// synthesis, nothing else) end together, two partitions of 1 GiB and a
+// kernel of the given time, on a profile set adjusts, and tells o of its
+// events.
+func runTiedPair(t *testing.T, kernel time.Duration, adjust func(*Profile), o actors.Observer) {
+	t.Helper()
+	p := interferenceProfile(t, 0, 0)
+	p.Partition = PartitionProfile{VRAMGiB: 1, Exponent: 1, CopyGiB: 0.01}
+	for _, st := range []string{"synthesize", "prep", "b_g2", "finalize"} {
+		sp := p.Stages[st]
+		sp.BaseMs, sp.PerConstraintNs = 0, 0
+		p.Stages[st] = sp
+	}
+	p.Stages["synthesize"] = StageProfile{BaseMs: 10, Cores: 1}
+	p.Stages["compute"] = StageProfile{BaseMs: float64(kernel / time.Millisecond)}
+	adjust(p)
+	sc, err := NewScenario(Scenario{Name: "tie", Seed: 1, Devices: 1, VRAMGiB: 16, Design: "split-devsync",
+		WorkersPerDevice: 2, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(sc, Options{Observer: o}); err != nil {
+		t.Fatal(err)
 	}
 }

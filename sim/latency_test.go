@@ -26,26 +26,11 @@ func (o *opsObserver) Observe(e actors.Event) {
 func TestCompletionLatencyDelaysTheWorker(t *testing.T) {
 	const kernel = 100 * time.Millisecond
 	run := func(l *CompletionLatencyProfile) []actors.Event {
-		p := interferenceProfile(t, 0, 0)
-		p.Host.Handoff = &HandoffProfile{NewestFirst: 1}
-		p.Host.CompletionLatency = l
-		p.Partition = PartitionProfile{VRAMGiB: 1, Exponent: 1, CopyGiB: 0.01}
-		for _, st := range []string{"synthesize", "prep", "b_g2", "finalize"} {
-			sp := p.Stages[st]
-			sp.BaseMs, sp.PerConstraintNs = 0, 0
-			p.Stages[st] = sp
-		}
-		p.Stages["synthesize"] = StageProfile{BaseMs: 10, Cores: 1}
-		p.Stages["compute"] = StageProfile{BaseMs: float64(kernel / time.Millisecond)}
-		sc, err := NewScenario(Scenario{Name: "latency", Seed: 1, Devices: 1, VRAMGiB: 16, Design: "split-devsync",
-			WorkersPerDevice: 2, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
-		if err != nil {
-			t.Fatal(err)
-		}
 		o := &opsObserver{}
-		if _, err := Run(sc, Options{Observer: o}); err != nil {
-			t.Fatal(err)
-		}
+		runTiedPair(t, kernel, func(p *Profile) {
+			p.Host.Handoff = &HandoffProfile{NewestFirst: 1}
+			p.Host.CompletionLatency = l
+		}, o)
 		return o.ops
 	}
 	l := &CompletionLatencyProfile{
