@@ -93,8 +93,8 @@ func simCalibrateCommand() *cli.Command {
 			}
 			switch sc := c.String("fit-scenario"); {
 			case len(traces) == 0:
-				// Only the race between workers or the figures under a
-				// limit, added to the profile as it is.
+				// Only what the other kinds of trace fit, added to the
+				// profile as it is.
 				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 && len(c.StringSlice("beside-trace")) == 0 &&
 					len(c.StringSlice("latency-trace")) == 0 {
 					return errors.New("--trace: give one or more (or --race-trace, --ballast-trace, --beside-trace or --latency-trace alone, to add what they fit to --profile)")

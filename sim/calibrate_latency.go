@@ -57,15 +57,13 @@ func CalibrateCompletionLatency(p *Profile, traces ...Trace) (*Profile, []Device
 	if len(l.Calls) == 0 {
 		return nil, nil, errors.New("calibrate: no device call in the traces has late_us (traces of the production runtime on a device, since 2026-12-04, carry it)")
 	}
+	l.Source = fmt.Sprintf("fitted by cuzk sim calibrate --latency-trace from the late_us of %d traces' device calls", len(traces))
 	switch {
 	case len(waitedSyncs) >= latencyMinCalls:
 		l.Waited = lognormalOf(waitedSyncs)
 		fits = append(fits, DeviceFit{"host.completion_latency.waited_device_sync.p50_us", len(waitedSyncs), l.Waited.P50Us})
 	case l.Calls["stream_sync"].P50Us > 0:
 		l.Waited = l.Calls["stream_sync"]
-	}
-	l.Source = fmt.Sprintf("fitted by cuzk sim calibrate --latency-trace from the late_us of %d traces' device calls", len(traces))
-	if l.Waited == l.Calls["stream_sync"] && len(waitedSyncs) < latencyMinCalls {
 		l.Source += "; a waited device sync as the stream syncs (no waited device sync enough to fit)"
 	}
 	out := *p
