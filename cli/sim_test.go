@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -216,5 +217,35 @@ func TestSimCluster(t *testing.T) {
 	}
 	if _, err := runSimCLI(t, "--cluster", "farm-100x8", "--design", "split"); err == nil || !strings.Contains(err.Error(), "--design") {
 		t.Fatalf("--cluster with --design: %v, want it refused", err)
+	}
+}
+
+// sim calibrate --latency-trace alone adds the completion latencies of a
+// trace's device calls to the profile given.
+func TestSimCalibrateLatencyOnly(t *testing.T) {
+	dir := t.TempDir()
+	var ev []string
+	for i := range 6 {
+		ev = append(ev, fmt.Sprintf(`{"name":"stream_sync","ph":"i","pid":0,"tid":1,"ts":%d,"args":{"partition":"bench/%d","took_us":100000,"waited":false,"late_us":%d}}`,
+			(i+1)*200000, i, 40+i))
+	}
+	tr := filepath.Join(dir, "trace.json")
+	if err := os.WriteFile(tr, []byte(`{"traceEvents":[`+strings.Join(ev, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "profile.json")
+	_, stderr, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json",
+		"--latency-trace", tr, "--out", out)
+	if err != nil {
+		t.Fatalf("sim calibrate --latency-trace: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Host.CompletionLatency
+	if l == nil || l.Calls["stream_sync"].P50Us != 42.5 || l.Waited != l.Calls["stream_sync"] ||
+		!strings.Contains(stderr, "host.completion_latency.calls.stream_sync.p50_us") {
+		t.Fatalf("completion latency %+v\n%s", l, stderr)
 	}
 }
