@@ -114,23 +114,30 @@ func TestSimCalibrate(t *testing.T) {
 	}
 }
 
+// calibrateAlone runs sim calibrate with args and --out, and loads the
+// profile it wrote; what it printed on stderr comes with it.
+func calibrateAlone(t *testing.T, args ...string) (*sim.Profile, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "profile.json")
+	_, stderr, err := run(t, append(append([]string{"sim", "calibrate"}, args...), "--out", out)...)
+	if err != nil {
+		t.Fatalf("sim calibrate %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, stderr
+}
+
 // sim calibrate --race-trace alone adds the race between workers to the
 // profile given, its other figures kept: one of the f10 traces the base
 // profile's share came from has 6 ties, in 2 of which the worker granted
 // later called the device first. Without a trace of either kind it is an
 // error.
 func TestSimCalibrateRaceOnly(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "profile.json")
 	tr := "../docs/runs/h200-2026-12-03b/r1/f10-new-140GiB-4/trace-split-devsync-w3.json.gz"
-	_, stderr, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json",
-		"--race-trace", tr, "--out", out)
-	if err != nil {
-		t.Fatalf("sim calibrate --race-trace: %v\n%s", err, stderr)
-	}
-	p, err := sim.LoadProfile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, stderr := calibrateAlone(t, "--profile", "../docs/predictions/contention/h200-contention-base.json", "--race-trace", tr)
 	h := p.Host.Handoff
 	if h == nil || h.NewestFirst != 0.973 || h.LaterFirst != 0.333 || !strings.Contains(stderr, "host.handoff.later_first") {
 		t.Fatalf("handoff %+v\n%s", h, stderr)
@@ -145,17 +152,9 @@ func TestSimCalibrateRaceOnly(t *testing.T) {
 // workers, whose trims and growths back all ran beside the other's kernel,
 // against F15's one-worker figures. A one-worker trace has none.
 func TestSimCalibrateBesideOnly(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "profile.json")
 	prof := "../docs/predictions/contention/f15/h200-contention-f15.json"
-	_, stderr, err := run(t, "sim", "calibrate", "--profile", prof,
-		"--beside-trace", "../docs/runs/h200-2026-12-03d/r2/grid/traces-gpu-f15-140GiB/trace-split-w2.json.gz", "--out", out)
-	if err != nil {
-		t.Fatalf("sim calibrate --beside-trace: %v\n%s", err, stderr)
-	}
-	p, err := sim.LoadProfile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, stderr := calibrateAlone(t, "--profile", prof,
+		"--beside-trace", "../docs/runs/h200-2026-12-03d/r2/grid/traces-gpu-f15-140GiB/trace-split-w2.json.gz")
 	if d := p.Device; d.PoolSlowdownKernel != 0.495 || !strings.HasPrefix(d.Source, "fitted from the profile's calibration traces: pool_slowdown_kernel (24 ops)") {
 		t.Fatalf("slowdown %g, source %q\n%s", d.PoolSlowdownKernel, d.Source, stderr)
 	}
@@ -233,16 +232,7 @@ func TestSimCalibrateLatencyOnly(t *testing.T) {
 	if err := os.WriteFile(tr, []byte(`{"traceEvents":[`+strings.Join(ev, ",")+`]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "profile.json")
-	_, stderr, err := run(t, "sim", "calibrate", "--profile", "../docs/predictions/contention/h200-contention-base.json",
-		"--latency-trace", tr, "--out", out)
-	if err != nil {
-		t.Fatalf("sim calibrate --latency-trace: %v\n%s", err, stderr)
-	}
-	p, err := sim.LoadProfile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, stderr := calibrateAlone(t, "--profile", "../docs/predictions/contention/h200-contention-base.json", "--latency-trace", tr)
 	l := p.Host.CompletionLatency
 	if l == nil || l.Calls["stream_sync"].P50Us != 42.5 || l.Waited != l.Calls["stream_sync"] ||
 		!strings.Contains(stderr, "host.completion_latency.calls.stream_sync.p50_us") {

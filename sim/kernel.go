@@ -158,7 +158,9 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 	start := k.now
 	k.faults.noteStart(self)
 	_, cpuWork := w.(actors.StageWork)
-	finish := func(res gpu.Result, err error) {
+	// finishLate reports the work done now, its worker hearing of it late
+	// (host.completion_latency; WorkDone's At and Took stay the work's).
+	finishLate := func(res gpu.Result, err error, late time.Duration) {
 		// A crash is delivered through CPU work only: failing a device op
 		// whose effect (an allocation) already happened would leak it behind
 		// the worker's back, which is a different fault.
@@ -166,8 +168,14 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			err = ErrWorkerCrash
 			res.Err = err
 		}
-		k.send(self, actors.WorkDone{Token: token, Work: w, Result: res, Err: err, Took: k.now - start, At: k.now})
+		m := actors.WorkDone{Token: token, Work: w, Result: res, Err: err, Took: k.now - start, At: k.now}
+		if late <= 0 {
+			k.send(self, m)
+			return
+		}
+		k.At(k.now+late, func() { k.send(self, m) })
 	}
+	finish := func(res gpu.Result, err error) { finishLate(res, err, 0) }
 	switch w := w.(type) {
 	case actors.StageWork:
 		cost, err := k.profile.stageCost(w.Stage, w.Size)
@@ -182,19 +190,7 @@ func (k *Kernel) Start(self *actor.PID, token uint64, w actors.Work) {
 			k.At(k.now, func() { finish(gpu.Result{Err: err}, err) })
 			return
 		}
-		k.devices[w.Device].Submit(w.Op, func(r gpu.Result) {
-			late := k.completionLatency(w.Op, r)
-			if late <= 0 {
-				finish(r, r.Err)
-				return
-			}
-			// The call ended now (WorkDone's At and Took say so); its
-			// worker hears of it late, as the card's trace's late_us.
-			took, at := k.now-start, k.now
-			k.At(k.now+late, func() {
-				k.send(self, actors.WorkDone{Token: token, Work: w, Result: r, Err: r.Err, Took: took, At: at})
-			})
-		})
+		k.devices[w.Device].Submit(w.Op, func(r gpu.Result) { finishLate(r, r.Err, k.completionLatency(w.Op, r)) })
 	default:
 		err := fmt.Errorf("unknown work %T", w)
 		k.At(k.now, func() { finish(gpu.Result{}, err) })
