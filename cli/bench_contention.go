@@ -41,30 +41,39 @@ func benchContentionCommand() *cli.Command {
 			"same table on the simulator from --profile (a profile `cuzk sim calibrate` fitted to a one-worker\n" +
 			"run of this bench): its stage costs stand for --kernel, --before and --after, the flags give the\n" +
 			"partition's memory, the limit and the items.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
+		Flags: append(contentionPartitionFlags(),
 			&cli.StringFlag{Name: "profile", Usage: "sim: the calibrated profile (`FILE` or embedded name)"},
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "sim: predict each row as the mean of the runs of seeds 1..N (counts: their median)", Action: intAtLeast("seeds", 1)},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "emu, gpu: run each row N times and print their mean (counts: their median), each row's range on stderr; a row whose designs race (split-devsync at 3-4 workers) needs about ten for its mean", Action: intAtLeast("runs", 1)},
-			&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "lock designs to run, comma separated"},
 			&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "worker counts to run, comma separated"},
-			&cli.IntFlag{Name: "items", Value: 30, Usage: "synthetic partitions per run", Action: intAtLeast("items", 1)},
-			&cli.DurationFlag{Name: "kernel", Value: 200 * time.Millisecond, Usage: "how long one partition's kernel runs alone"},
-			&cli.DurationFlag{Name: "before", Value: 100 * time.Millisecond, Usage: "the CPU stage before the device part (the synthesize stage)"},
-			&cli.DurationFlag{Name: "after", Value: 50 * time.Millisecond, Usage: "the CPU stage after it (the finalize stage)"},
-			&cli.StringFlag{Name: "staged", Value: "4GiB", Usage: "device memory one partition holds from staging to the end of its kernel"},
-			&cli.StringFlag{Name: "copy", Value: "1GiB", Usage: "of that, the bytes copied from the host (at most --staged)"},
-			&cli.StringFlag{Name: "scratch", Value: "0", Usage: "pool memory the kernel takes while it runs (declared with the job: the budget design keeps room for one kernel's)"},
-			&cli.StringFlag{Name: "headroom", Value: "0", Usage: "memory left out of what the designs' ledger sees (for what allocates behind its back)"},
-			&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
-			&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
-			&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
-			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
-			&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "write a trace per run into `DIR` (trace-<design>-w<workers>.json; run i of --runs, seed i of --seeds: -r<i>, -s<i> before .json)"},
-		},
-		Action: runBenchContention,
+		),
+		Subcommands: []*cli.Command{contentionCalibrateCommand(contentionPartitionFlags())},
+		Action:      runBenchContention,
+	}
+}
+
+// contentionPartitionFlags are the flags of a bench's device, its synthetic
+// partition and its costs, which bench contention and its calibrate share
+// (made anew for each command: a flag keeps what it was set to).
+func contentionPartitionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "backend", Value: "emu", Usage: "emu: the emulated device; gpu: the real one (the kernel library must load); sim: the simulator's prediction (needs --profile)"},
+		&cli.IntFlag{Name: "device", Value: 0, Usage: "gpu: the CUDA device index"},
+		&cli.IntFlag{Name: "items", Value: 30, Usage: "synthetic partitions per run", Action: intAtLeast("items", 1)},
+		&cli.DurationFlag{Name: "kernel", Value: 200 * time.Millisecond, Usage: "how long one partition's kernel runs alone"},
+		&cli.DurationFlag{Name: "before", Value: 100 * time.Millisecond, Usage: "the CPU stage before the device part (the synthesize stage)"},
+		&cli.DurationFlag{Name: "after", Value: 50 * time.Millisecond, Usage: "the CPU stage after it (the finalize stage)"},
+		&cli.StringFlag{Name: "staged", Value: "4GiB", Usage: "device memory one partition holds from staging to the end of its kernel"},
+		&cli.StringFlag{Name: "copy", Value: "1GiB", Usage: "of that, the bytes copied from the host (at most --staged)"},
+		&cli.StringFlag{Name: "scratch", Value: "0", Usage: "pool memory the kernel takes while it runs (declared with the job: the budget design keeps room for one kernel's)"},
+		&cli.StringFlag{Name: "headroom", Value: "0", Usage: "memory left out of what the designs' ledger sees (for what allocates behind its back)"},
+		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
+		&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
+		&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
+		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
+		&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
 	}
 }
 

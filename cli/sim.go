@@ -73,142 +73,181 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
-		Action: func(c *cli.Context) error {
-			base, err := sim.LoadProfile(c.String("profile"))
-			if err != nil {
-				return err
-			}
-			traces, err := readSimTraces("trace", c.StringSlice("trace"))
-			if err != nil {
-				return err
-			}
-			var p *sim.Profile
-			var fits []sim.StageFit
-			var devFits []sim.DeviceFit
-			var n int
-			if len(traces) > 0 {
-				if n, err = parseCount(c.String("constraints")); err != nil {
-					return fmt.Errorf("--constraints: %w", err)
-				}
-			}
-			switch sc := c.String("fit-scenario"); {
-			case len(traces) == 0:
-				// Only what the other kinds of trace fit, added to the
-				// profile as it is.
-				if len(c.StringSlice("race-trace")) == 0 && len(c.StringSlice("ballast-trace")) == 0 && len(c.StringSlice("beside-trace")) == 0 &&
-					len(c.StringSlice("latency-trace")) == 0 {
-					return errors.New("--trace: give one or more (or --race-trace, --ballast-trace, --beside-trace or --latency-trace alone, to add what they fit to --profile)")
-				}
-				if sc != "" {
-					return errors.New("--fit-scenario needs --trace")
-				}
-				p = base
-			case sc != "":
-				s, err := sim.LoadScenario(sc)
-				if err != nil {
-					return fmt.Errorf("--fit-scenario: %w", err)
-				}
-				if p, devFits, err = sim.CalibrateDevice(base, n, traces...); err != nil {
-					return err
-				}
-				o := sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
-				if p, fits, err = sim.FitThrough(p, s, o, traces[0].JSON, traces[0].Name, n); err != nil {
-					return err
-				}
-			default:
-				if p, fits, err = sim.Calibrate(base, traces[0].JSON, n, traces[0].Name); err != nil {
-					return err
-				}
-				if p, devFits, err = sim.CalibrateDevice(p, n, traces...); err != nil {
-					return err
-				}
-			}
-			ballast, err := readSimTraces("ballast-trace", c.StringSlice("ballast-trace"))
-			if err != nil {
-				return err
-			}
-			if len(ballast) > 0 {
-				var limit int64
-				if s := c.String("ballast-limit"); s != "" {
-					if limit, err = parseBytes(s); err != nil || limit <= 0 {
-						return fmt.Errorf("--ballast-limit %q: want a size such as 16GiB", s)
-					}
-				}
-				var bf []sim.DeviceFit
-				if p, bf, err = sim.CalibrateBallast(p, limit, ballast...); err != nil {
-					return err
-				}
-				if len(bf) == 0 {
-					return errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), no cudaMalloc that waited for the bytes of the cudaFree before it (run single without CPU stages), and no cudaMemGetInfo with its free bytes for --ballast-limit")
-				}
-				devFits = append(devFits, bf...)
-			}
-			beside, err := readSimTraces("beside-trace", c.StringSlice("beside-trace"))
-			if err != nil {
-				return err
-			}
-			if len(beside) > 0 {
-				var bf sim.PoolBesideFit
-				if p, bf, err = sim.CalibratePoolBeside(p, beside...); err != nil {
-					return err
-				}
-				devFits = append(devFits, sim.DeviceFit{Field: "device.pool_slowdown_kernel", Count: bf.Beside, Value: bf.Slowdown})
-			}
-			race, err := readSimTraces("race-trace", c.StringSlice("race-trace"))
-			if err != nil {
-				return err
-			}
-			if len(race) > 0 {
-				var rf sim.RaceFit
-				if p, rf, err = sim.CalibrateRace(p, race...); err != nil {
-					return err
-				}
-				devFits = append(devFits, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
-			}
-			latency, err := readSimTraces("latency-trace", c.StringSlice("latency-trace"))
-			if err != nil {
-				return err
-			}
-			if len(latency) > 0 {
-				var lf []sim.DeviceFit
-				if p, lf, err = sim.CalibrateCompletionLatency(p, latency...); err != nil {
-					return err
-				}
-				devFits = append(devFits, lf...)
-			}
-			if name := c.String("name"); name != "" {
-				p.Name = name
-			}
-			sim.NoteDeviceFits(p, devFits)
-			for _, f := range fits {
-				sp := p.Stages[f.Stage]
-				var simulated, jitter string
-				if f.SimMs > 0 {
-					simulated = fmt.Sprintf(" (simulated %9.3f)", f.SimMs)
-				}
-				if sp.Jitter != nil {
-					jitter = fmt.Sprintf(", jitter %g", *sp.Jitter)
-				}
-				fmt.Fprintf(c.App.ErrWriter, "%-10s %3d spans, mean %9.3f ms%s → %.4f ns per constraint%s\n", f.Stage, f.Count, f.MeanMs, simulated, sp.PerConstraintNs, jitter)
-			}
-			if p.Jitter != base.Jitter {
-				fmt.Fprintf(c.App.ErrWriter, "jitter     the other stages' run-to-run variation (the root mean square of those above) → %g\n", p.Jitter)
-			}
-			for _, f := range devFits {
-				fmt.Fprintf(c.App.ErrWriter, "%-20s %3d ops → %g\n", f.Field, f.Count, f.Value)
-			}
-			b, err := json.MarshalIndent(p, "", "  ")
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
-			if out := c.String("out"); out != "" {
-				return os.WriteFile(out, b, 0o644)
-			}
-			_, err = c.App.Writer.Write(b)
-			return err
-		},
+		Action: runSimCalibrate,
 	}
+}
+
+// calibration is what a profile is fitted from: the base profile, the
+// partition size of the --trace runs, and each kind of trace sim calibrate
+// reads (any may be empty, but not all).
+type calibration struct {
+	base         *sim.Profile
+	constraints  int
+	traces       []sim.Trace // the first gives the stage costs
+	ballast      []sim.Trace
+	ballastLimit int64
+	beside       []sim.Trace
+	race         []sim.Trace
+	latency      []sim.Trace
+	// fitScenario, when set, fits the stage costs through the simulator on
+	// the first trace's run (fitOptions: its design and workers).
+	fitScenario *sim.Scenario
+	fitOptions  sim.Options
+	name        string // the new profile's name; "" keeps the base's
+}
+
+// fitted is a profile calibration made, with what each figure came from.
+type fitted struct {
+	profile *sim.Profile
+	stages  []sim.StageFit
+	device  []sim.DeviceFit
+}
+
+func runSimCalibrate(c *cli.Context) error {
+	base, err := sim.LoadProfile(c.String("profile"))
+	if err != nil {
+		return err
+	}
+	in := calibration{base: base, name: c.String("name")}
+	for _, f := range []struct {
+		flag string
+		to   *[]sim.Trace
+	}{{"trace", &in.traces}, {"ballast-trace", &in.ballast}, {"beside-trace", &in.beside}, {"race-trace", &in.race}, {"latency-trace", &in.latency}} {
+		if *f.to, err = readSimTraces(f.flag, c.StringSlice(f.flag)); err != nil {
+			return err
+		}
+	}
+	if len(in.traces) > 0 {
+		if in.constraints, err = parseCount(c.String("constraints")); err != nil {
+			return fmt.Errorf("--constraints: %w", err)
+		}
+	}
+	if sc := c.String("fit-scenario"); sc != "" {
+		if len(in.traces) == 0 {
+			return errors.New("--fit-scenario needs --trace")
+		}
+		if in.fitScenario, err = sim.LoadScenario(sc); err != nil {
+			return fmt.Errorf("--fit-scenario: %w", err)
+		}
+		in.fitOptions = sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
+	}
+	if s := c.String("ballast-limit"); s != "" && len(in.ballast) > 0 {
+		if in.ballastLimit, err = parseBytes(s); err != nil || in.ballastLimit <= 0 {
+			return fmt.Errorf("--ballast-limit %q: want a size such as 16GiB", s)
+		}
+	}
+	f, err := in.fit()
+	if err != nil {
+		return err
+	}
+	f.print(c.App.ErrWriter, base)
+	return writeProfile(c.App.Writer, c.String("out"), f.profile)
+}
+
+// fit fits the profile: the stage costs from the first trace (or through the
+// simulator), the device's figures from every trace, then what each other
+// kind of trace fits, in sim calibrate's order.
+func (in calibration) fit() (fitted, error) {
+	var f fitted
+	var err error
+	p := in.base
+	switch {
+	case len(in.traces) == 0:
+		// Only what the other kinds of trace fit, added to the profile
+		// as it is.
+		if len(in.race) == 0 && len(in.ballast) == 0 && len(in.beside) == 0 && len(in.latency) == 0 {
+			return f, errors.New("--trace: give one or more (or --race-trace, --ballast-trace, --beside-trace or --latency-trace alone, to add what they fit to --profile)")
+		}
+	case in.fitScenario != nil:
+		if p, f.device, err = sim.CalibrateDevice(p, in.constraints, in.traces...); err != nil {
+			return f, err
+		}
+		if p, f.stages, err = sim.FitThrough(p, in.fitScenario, in.fitOptions, in.traces[0].JSON, in.traces[0].Name, in.constraints); err != nil {
+			return f, err
+		}
+	default:
+		if p, f.stages, err = sim.Calibrate(p, in.traces[0].JSON, in.constraints, in.traces[0].Name); err != nil {
+			return f, err
+		}
+		if p, f.device, err = sim.CalibrateDevice(p, in.constraints, in.traces...); err != nil {
+			return f, err
+		}
+	}
+	if len(in.ballast) > 0 {
+		var bf []sim.DeviceFit
+		if p, bf, err = sim.CalibrateBallast(p, in.ballastLimit, in.ballast...); err != nil {
+			return f, err
+		}
+		if len(bf) == 0 {
+			return f, errors.New("--ballast-trace: no pool regrowth after a trim in the traces (run a design that trims, such as split), no cudaMalloc that waited for the bytes of the cudaFree before it (run single without CPU stages), and no cudaMemGetInfo with its free bytes for --ballast-limit")
+		}
+		f.device = append(f.device, bf...)
+	}
+	if len(in.beside) > 0 {
+		var bf sim.PoolBesideFit
+		if p, bf, err = sim.CalibratePoolBeside(p, in.beside...); err != nil {
+			return f, err
+		}
+		f.device = append(f.device, sim.DeviceFit{Field: "device.pool_slowdown_kernel", Count: bf.Beside, Value: bf.Slowdown})
+	}
+	if len(in.race) > 0 {
+		var rf sim.RaceFit
+		if p, rf, err = sim.CalibrateRace(p, in.race...); err != nil {
+			return f, err
+		}
+		f.device = append(f.device, sim.DeviceFit{Field: "host.handoff.later_first", Count: rf.Ties, Value: p.Host.Handoff.LaterFirst})
+	}
+	if len(in.latency) > 0 {
+		var lf []sim.DeviceFit
+		if p, lf, err = sim.CalibrateCompletionLatency(p, in.latency...); err != nil {
+			return f, err
+		}
+		f.device = append(f.device, lf...)
+	}
+	if in.name != "" {
+		p.Name = in.name
+	}
+	sim.NoteDeviceFits(p, f.device)
+	f.profile = p
+	return f, nil
+}
+
+// print writes what each figure was fitted from, one line a stage and a
+// device figure.
+func (f fitted) print(w io.Writer, base *sim.Profile) {
+	p := f.profile
+	for _, s := range f.stages {
+		sp := p.Stages[s.Stage]
+		var simulated, jitter string
+		if s.SimMs > 0 {
+			simulated = fmt.Sprintf(" (simulated %9.3f)", s.SimMs)
+		}
+		if sp.Jitter != nil {
+			jitter = fmt.Sprintf(", jitter %g", *sp.Jitter)
+		}
+		fmt.Fprintf(w, "%-10s %3d spans, mean %9.3f ms%s → %.4f ns per constraint%s\n", s.Stage, s.Count, s.MeanMs, simulated, sp.PerConstraintNs, jitter)
+	}
+	if p.Jitter != base.Jitter {
+		fmt.Fprintf(w, "jitter     the other stages' run-to-run variation (the root mean square of those above) → %g\n", p.Jitter)
+	}
+	for _, d := range f.device {
+		fmt.Fprintf(w, "%-20s %3d ops → %g\n", d.Field, d.Count, d.Value)
+	}
+}
+
+// writeProfile writes p as indented JSON to the file out, or to w when out
+// is empty.
+func writeProfile(w io.Writer, out string, p *sim.Profile) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if out != "" {
+		return os.WriteFile(out, b, 0o644)
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // readSimTraces reads the traces a repeated flag names (.json or .json.gz).

@@ -58,6 +58,20 @@ func parseBytes(s string) (int64, error) {
 	return int64(f * float64(mult)), nil
 }
 
+// flagBytes writes n as a size parseBytes reads back as n: in the largest
+// binary unit that divides it.
+func flagBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprint(n)
+}
+
 // intsIn reads a comma-separated list of integers, each in [lo, hi]; a
 // blank list is none. On an entry that is not such an integer it returns
 // that entry as given and false.

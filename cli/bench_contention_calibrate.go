@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpu"
+	"github.com/cuzk/cuzk/sim"
+)
+
+// contentionCalibrateCommand is `cuzk bench contention calibrate`: the
+// one-worker runs a contention profile is fitted from, and the fit.
+func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:  "calibrate",
+		Usage: "run the one-worker calibration of the simulator on a device and fit its profile",
+		Description: "Runs, with one worker and the partition of the flags, the runs a profile is fitted from:\n" +
+			"  designs/        every design (--designs) with the CPU stages, on the whole card (--card);\n" +
+			"  probe/          single without CPU stages on the whole card (each copy right after the\n" +
+			"                  previous item's cudaFree: the work a free leaves on the copy engine);\n" +
+			"  ballast/        split under --vram-limit (pool growth and trims beside the limit's ballast);\n" +
+			"  probe-ballast/  single without CPU stages under --vram-limit (a cudaMalloc right after a\n" +
+			"                  cudaFree: how long it waits for the freed bytes);\n" +
+			"each --runs times, their tables and traces under --dir. Then it fits the profile as `cuzk sim\n" +
+			"calibrate` does: the stage costs and the partition's memory from single's first run, the device's\n" +
+			"figures from every run, the pool's costs under the ballast from the limited runs; the rest (the CPU\n" +
+			"model, the actors' handoff, the device's rules) from --base. `cuzk bench contention --backend sim\n" +
+			"--profile` with the same partition flags then predicts any number of workers, any design and limit.\n" +
+			"--fit-only fits again from the traces already in --dir (with another --base, say) without running.",
+		Flags: append(partition,
+			&cli.StringFlag{Name: "dir", Required: true, Usage: "where the runs' tables and traces go (`DIR`; with --fit-only, where they are)"},
+			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: DIR/profile.json)"},
+			&cli.StringFlag{Name: "base", Value: "h200-contention-base", Usage: "the profile the fit starts from: embedded name or `FILE`"},
+			&cli.StringFlag{Name: "name", Value: "contention", Usage: "the new profile's name"},
+			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "the designs of the one-worker runs with CPU stages (single is always run: it gives the stage costs)"},
+			&cli.IntFlag{Name: "runs", Value: 3, Usage: "runs of each: a one-worker run is one draw of the device's copy and pool costs, which move by several per cent between runs", Action: intAtLeast("runs", 1)},
+			&cli.StringFlag{Name: "card", Value: "140GiB", Usage: "the memory of the whole-card runs: on the GPU any size at or above its free memory runs them without a ballast; the emulated device's capacity"},
+			&cli.BoolFlag{Name: "fit-only", Usage: "fit from the traces already in --dir, without running"},
+		),
+		Action: runContentionCalibrate,
+	}
+}
+
+// contentionCalibrationRun is one of the calibration's runs: its directory
+// under --dir, what it is for, and how it changes the partition's spec.
+type contentionCalibrationRun struct {
+	dir, about string
+	designs    []string
+	whole      bool // on the whole card (--card), else under --vram-limit
+	noStages   bool // without the CPU stages before and after the kernel
+}
+
+// contentionCalibrationRuns are the runs contention_calibrate.sh makes for a
+// family, under the names calibrate reads them by.
+func contentionCalibrationRuns(designs []string) []contentionCalibrationRun {
+	return []contentionCalibrationRun{
+		{dir: "designs", about: "every design with the CPU stages, whole card", designs: designs, whole: true},
+		{dir: "probe", about: "single without CPU stages, whole card", designs: []string{"single"}, whole: true, noStages: true},
+		{dir: "ballast", about: "split under the limit", designs: []string{"split"}},
+		{dir: "probe-ballast", about: "single without CPU stages under the limit", designs: []string{"single"}, noStages: true},
+	}
+}
+
+func runContentionCalibrate(c *cli.Context) error {
+	spec, err := contentionSpecFrom(c)
+	if err != nil {
+		return err
+	}
+	card, err := parseBytes(c.String("card"))
+	if err != nil || card <= 0 {
+		return fmt.Errorf("--card %q: want a size such as 140GiB", c.String("card"))
+	}
+	if spec.limit >= card {
+		return fmt.Errorf("--vram-limit %s: the limited runs need a limit below the whole card's --card %s", gpu.FormatBytes(spec.limit), gpu.FormatBytes(card))
+	}
+	if spec.headroom >= card {
+		return fmt.Errorf("--headroom %s leaves nothing of the %s card to the designs", gpu.FormatBytes(spec.headroom), gpu.FormatBytes(card))
+	}
+	designs := []string{"single"}
+	for _, d := range strings.Split(c.String("designs"), ",") {
+		if _, err := actors.LookupDesign(d); err != nil {
+			return fmt.Errorf("--designs: %w", err)
+		}
+		if !slices.Contains(designs, d) {
+			designs = append(designs, d)
+		}
+	}
+	base, err := sim.LoadProfile(c.String("base"))
+	if err != nil {
+		return fmt.Errorf("--base: %w", err)
+	}
+	dir := c.String("dir")
+	runs := contentionCalibrationRuns(designs)
+	if !c.Bool("fit-only") {
+		if c.String("backend") != "emu" && c.String("backend") != "gpu" {
+			return fmt.Errorf("bench contention calibrate --backend %s: want emu or gpu", c.String("backend"))
+		}
+		if err := runContentionCalibration(c, spec, card, dir, runs); err != nil {
+			return err
+		}
+	}
+	in, err := contentionCalibrationTraces(dir, runs, spec, base, c.String("name"))
+	if err != nil {
+		return err
+	}
+	f, err := in.fit()
+	if err != nil {
+		return err
+	}
+	f.print(c.App.ErrWriter, base)
+	out := c.String("out")
+	if out == "" {
+		out = filepath.Join(dir, "profile.json")
+	}
+	if err := writeProfile(c.App.Writer, out, f.profile); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "profile %s written to %s; predict with\n  cuzk bench contention --backend sim --profile %s --seeds 16 %s\n",
+		f.profile.Name, out, out, contentionSpecFlags(spec))
+	return nil
+}
+
+// runContentionCalibration makes each of runs in its directory under dir:
+// every design it names with one worker, --runs times, its table in
+// <dir>.txt, progress on stderr.
+func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, dir string, runs []contentionCalibrationRun) error {
+	for i, r := range runs {
+		s := spec
+		if r.whole {
+			s.limit = card
+		}
+		if r.noStages {
+			s.before, s.after = 0, 0
+		}
+		sub := filepath.Join(dir, r.dir)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return fmt.Errorf("--dir: %w", err)
+		}
+		open := contentionOpener(c, s)
+		t0 := time.Now()
+		var rows []contentionRow
+		for _, d := range r.designs {
+			row, err := runContentionDraws(c.Context, open, s, d, 1, c.Int("runs"), filepath.Join(sub, fmt.Sprintf("trace-%s-w1.json", d)))
+			if err != nil {
+				return fmt.Errorf("calibration %s, %s: %w", r.dir, d, err)
+			}
+			printContentionErrors(c.App.ErrWriter, row)
+			rows = append(rows, row)
+		}
+		if err := writeContentionTable(filepath.Join(dir, r.dir+".txt"), s, rows); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "calibration %d/%d %-14s %s (%s limit): %d runs in %.1f s\n", i+1, len(runs), r.dir, r.about,
+			gpu.FormatBytes(s.limit), len(r.designs)*c.Int("runs"), time.Since(t0).Seconds())
+	}
+	return nil
+}
+
+// writeContentionTable writes a calibration run's table, headed by its spec,
+// to path.
+func writeContentionTable(path string, s contentionSpec, rows []contentionRow) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "one worker, %s\n", contentionSpecFlags(s))
+	printContention(f, rows)
+	return f.Close()
+}
+
+// contentionCalibrationTraces gathers the fit's traces from dir, as
+// contention_fit.sh does: single's first run with the CPU stages gives the
+// stage costs, every whole-card run the device's figures, the limited runs
+// the pool's costs under the ballast.
+func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, spec contentionSpec, base *sim.Profile, name string) (calibration, error) {
+	in := calibration{base: base, constraints: spec.size, ballastLimit: spec.limit, name: name}
+	// trace is run i's trace of design d in sub, gzipped or not; "" when
+	// there is none.
+	trace := func(sub, d string, i int) string {
+		p := drawTracePath(filepath.Join(dir, sub, fmt.Sprintf("trace-%s-w1.json", d)), "r", i)
+		for _, q := range []string{p, p + ".gz"} {
+			if _, err := os.Stat(q); err == nil {
+				return q
+			}
+		}
+		return ""
+	}
+	first := trace(runs[0].dir, "single", 1)
+	if first == "" {
+		return in, fmt.Errorf("--dir %s: no calibration there (no %s/trace-single-w1.json); run without --fit-only first", dir, runs[0].dir)
+	}
+	paths := []string{first}
+	var ballast []string
+	for _, r := range runs {
+		for _, d := range r.designs {
+			// A run's first trace, then run i's (-r<i>) in order.
+			for i := 1; ; i++ {
+				p := trace(r.dir, d, i)
+				if p == "" {
+					break
+				}
+				switch {
+				case !r.whole:
+					ballast = append(ballast, p)
+				case p != first:
+					paths = append(paths, p)
+				}
+			}
+		}
+	}
+	var err error
+	if in.traces, err = readSimTraces("trace", paths); err != nil {
+		return in, err
+	}
+	if in.ballast, err = readSimTraces("ballast-trace", ballast); err != nil {
+		return in, err
+	}
+	if len(in.ballast) == 0 {
+		return in, errors.New("--dir: no run under the limit (ballast/, probe-ballast/) to fit the pool's costs under it from")
+	}
+	return in, nil
+}
+
+// contentionSpecFlags are the bench contention flags that give spec's
+// partition, costs and limit.
+func contentionSpecFlags(s contentionSpec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--kernel %v --before %v --after %v --staged %s --copy %s", s.kernel, s.before, s.after, flagBytes(s.staged), flagBytes(s.copy))
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"scratch", s.scratch}, {"headroom", s.headroom}} {
+		if f.v > 0 {
+			fmt.Fprintf(&b, " --%s %s", f.name, flagBytes(f.v))
+		}
+	}
+	fmt.Fprintf(&b, " --vram-limit %s --items %d --constraints %d", flagBytes(s.limit), s.items, s.size)
+	return b.String()
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cuzk/cuzk/sim"
+)
+
+// bench contention calibrate on the emulated device: the four one-worker
+// runs land in their directories, the fitted profile holds the partition and
+// the device's figures, the same partition flags then predict three workers
+// on the simulator as the bench measures them, and --fit-only fits the same
+// profile again from the traces.
+func TestBenchContentionCalibrate(t *testing.T) {
+	dir := t.TempDir()
+	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
+		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5", "--free-copy-work", "2450us"}
+	out, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1"}, partition...)...)
+	if err != nil {
+		t.Fatalf("calibrate: %v\n%s", err, stderr)
+	}
+	for _, f := range []string{"designs/trace-single-w1.json", "designs/trace-budget-w1.json", "designs/trace-split-devsync-w1.json",
+		"probe/trace-single-w1.json", "ballast/trace-split-w1.json", "probe-ballast/trace-single-w1.json", "designs.txt", "probe-ballast.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("calibration left no %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(stderr, "calibration 4/4 probe-ballast") || !strings.Contains(stderr, "device.h2d_gbps") {
+		t.Errorf("no progress or fit on stderr:\n%s", stderr)
+	}
+	profile := filepath.Join(dir, "profile.json")
+	if !strings.Contains(out, "--profile "+profile) {
+		t.Errorf("the output does not say how to predict with %s:\n%s", profile, out)
+	}
+	p, err := sim.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "contention" || p.Partition.VRAMGiB != 6 || p.Partition.CopyGiB != 1 || p.Device.H2DGBps < 20 || p.Device.H2DGBps > 70 ||
+		p.Device.FreeCopyWorkMsPerGiB < 1.5 || p.Device.FreeCopyWorkMsPerGiB > 3.5 || !p.Device.PoolOpsSerialize {
+		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
+			p.Name, p.Partition, p.Device)
+	}
+	// The hint's flags predict the partition the runs had.
+	var hint []string
+	for _, ln := range strings.Split(out, "\n") {
+		if strings.Contains(ln, "--backend sim") {
+			hint = strings.Fields(ln)[1:]
+		}
+	}
+	if len(hint) == 0 {
+		t.Fatalf("no prediction command in:\n%s", out)
+	}
+	predicted, stderr, err := run(t, append(hint, "--designs", "single,split,budget", "--workers", "3", "--seeds", "4")...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", hint, err, stderr)
+	}
+	measured, stderr, err := run(t, append([]string{"bench", "contention", "--designs", "single,split,budget", "--workers", "3"}, partition...)...)
+	if err != nil {
+		t.Fatalf("bench contention: %v\n%s", err, stderr)
+	}
+	pr, mr := contentionRows(t, predicted), contentionRows(t, measured)
+	for _, d := range []string{"single", "split", "budget"} {
+		pv, _ := strconv.ParseFloat(pr[d+"/3"][2], 64)
+		mv, _ := strconv.ParseFloat(mr[d+"/3"][2], 64)
+		t.Logf("%s × 3: predicted %.2f items/s, measured %.2f", d, pv, mv)
+		if mv <= 0 || !closeEnough(pv, mv) {
+			t.Errorf("%s × 3: predicted %.2f items/s from the calibration, measured %.2f", d, pv, mv)
+		}
+	}
+	// Fitted again from the same traces, with another name and base.
+	again := filepath.Join(dir, "again.json")
+	if _, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--fit-only", "--name", "again",
+		"--out", again}, partition...)...); err != nil {
+		t.Fatalf("--fit-only: %v\n%s", err, stderr)
+	}
+	q, err := sim.LoadProfile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Name != "again" || q.Stages["compute"].PerConstraintNs != p.Stages["compute"].PerConstraintNs || q.Device.H2DGBps != p.Device.H2DGBps {
+		t.Errorf("--fit-only: %s compute %g ns, %g GB/s; the run's fit: %g ns, %g GB/s", q.Name, q.Stages["compute"].PerConstraintNs,
+			q.Device.H2DGBps, p.Stages["compute"].PerConstraintNs, p.Device.H2DGBps)
+	}
+}
+
+func TestBenchContentionCalibrateBadInput(t *testing.T) {
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"--backend", "sim"},
+		{"--vram-limit", "16GiB", "--card", "16GiB"},
+		{"--card", "lots"},
+		{"--designs", "nope"},
+		{"--base", "no-such-profile"},
+		{"--fit-only"}, // nothing in --dir
+	} {
+		_, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", empty, "--items", "1"}, args...)...)
+		if err == nil {
+			t.Errorf("calibrate %v: accepted", args)
+		} else if strings.Contains(stderr, "panic") {
+			t.Errorf("calibrate %v: %s", args, stderr)
+		}
+	}
+}
