@@ -34,6 +34,8 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 			"figures from every run, the pool's costs under the ballast from the limited runs; the rest (the CPU\n" +
 			"model, the actors' handoff, the device's rules) from --base. `cuzk bench contention --backend sim\n" +
 			"--profile` with the same partition flags then predicts any number of workers, any design and limit.\n" +
+			"--race N adds the one input that needs several workers: split-devsync at 3 and 4 workers, whose\n" +
+			"launch/device-sync ties give the share the syncing worker wins on this host (race/).\n" +
 			"--fit-only fits again from the traces already in --dir (with another --base, say) without running.",
 		Flags: append(partition,
 			&cli.StringFlag{Name: "dir", Required: true, Usage: "where the runs' tables and traces go (`DIR`; with --fit-only, where they are)"},
@@ -43,6 +45,7 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "designs", Value: strings.Join(actors.Designs, ","), Usage: "the designs of the one-worker runs with CPU stages (single is always run: it gives the stage costs)"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "runs of each: a one-worker run is one draw of the device's copy and pool costs, which move by several per cent between runs", Action: intAtLeast("runs", 1)},
 			&cli.StringFlag{Name: "card", Value: "140GiB", Usage: "the memory of the whole-card runs: on the GPU any size at or above its free memory runs them without a ballast; the emulated device's capacity"},
+			&cli.IntFlag{Name: "race", Usage: "also run split-devsync with 3 and 4 workers on the whole card `N` times each (race/) and fit host.handoff.later_first from their launch/device-sync ties (the base's is the H200 host's, 16 cores: on a host with other cores or another scheduler the share of ties the syncing worker wins differs); 0: the base's", Action: intAtLeast("race", 0)},
 			&cli.BoolFlag{Name: "fit-only", Usage: "fit from the traces already in --dir, without running"},
 		),
 		Action: runContentionCalibrate,
@@ -54,19 +57,36 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 type contentionCalibrationRun struct {
 	dir, about string
 	designs    []string
-	whole      bool // on the whole card (--card), else under --vram-limit
-	noStages   bool // without the CPU stages before and after the kernel
+	workers    []int // one worker unless set
+	whole      bool  // on the whole card (--card), else under --vram-limit
+	noStages   bool  // without the CPU stages before and after the kernel
+	race       bool  // its traces fit the handoff's ties (sim calibrate --race-trace)
+	runs       int   // how many times each; --runs unless set
 }
 
 // contentionCalibrationRuns are the runs contention_calibrate.sh makes for a
-// family, under the names calibrate reads them by.
-func contentionCalibrationRuns(designs []string) []contentionCalibrationRun {
-	return []contentionCalibrationRun{
+// family, under the names calibrate reads them by, and with race > 0 the
+// racing runs, race times each.
+func contentionCalibrationRuns(designs []string, race int) []contentionCalibrationRun {
+	runs := []contentionCalibrationRun{
 		{dir: "designs", about: "every design with the CPU stages, whole card", designs: designs, whole: true},
 		{dir: "probe", about: "single without CPU stages, whole card", designs: []string{"single"}, whole: true, noStages: true},
 		{dir: "ballast", about: "split under the limit", designs: []string{"split"}},
 		{dir: "probe-ballast", about: "single without CPU stages under the limit", designs: []string{"single"}, noStages: true},
 	}
+	if race > 0 {
+		runs = append(runs, contentionCalibrationRun{dir: "race", about: "split-devsync at 3 and 4 workers, whole card",
+			designs: []string{"split-devsync"}, workers: []int{3, 4}, whole: true, race: true, runs: race})
+	}
+	return runs
+}
+
+// workerCounts are the worker counts r runs: one unless it names others.
+func (r contentionCalibrationRun) workerCounts() []int {
+	if len(r.workers) == 0 {
+		return []int{1}
+	}
+	return r.workers
 }
 
 func runContentionCalibrate(c *cli.Context) error {
@@ -98,7 +118,11 @@ func runContentionCalibrate(c *cli.Context) error {
 		return fmt.Errorf("--base: %w", err)
 	}
 	dir := c.String("dir")
-	runs := contentionCalibrationRuns(designs)
+	race := c.Int("race")
+	if c.Bool("fit-only") {
+		race = 1 // the racing runs' traces, where the calibration has them
+	}
+	runs := contentionCalibrationRuns(designs, race)
 	if !c.Bool("fit-only") {
 		if c.String("backend") != "emu" && c.String("backend") != "gpu" {
 			return fmt.Errorf("bench contention calibrate --backend %s: want emu or gpu", c.String("backend"))
@@ -129,8 +153,8 @@ func runContentionCalibrate(c *cli.Context) error {
 }
 
 // runContentionCalibration makes each of runs in its directory under dir:
-// every design it names with one worker, --runs times, its table in
-// <dir>.txt, progress on stderr.
+// every design it names with its workers (one unless it names others), its
+// runs or --runs times, its table in <dir>.txt, progress on stderr.
 func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, dir string, runs []contentionCalibrationRun) error {
 	for i, r := range runs {
 		s := spec
@@ -147,19 +171,25 @@ func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, d
 		open := contentionOpener(c, s)
 		t0 := time.Now()
 		var rows []contentionRow
+		n := r.runs
+		if n == 0 {
+			n = c.Int("runs")
+		}
 		for _, d := range r.designs {
-			row, err := runContentionDraws(c.Context, open, s, d, 1, c.Int("runs"), filepath.Join(sub, fmt.Sprintf("trace-%s-w1.json", d)))
-			if err != nil {
-				return fmt.Errorf("calibration %s, %s: %w", r.dir, d, err)
+			for _, w := range r.workerCounts() {
+				row, err := runContentionDraws(c.Context, open, s, d, w, n, filepath.Join(sub, fmt.Sprintf("trace-%s-w%d.json", d, w)))
+				if err != nil {
+					return fmt.Errorf("calibration %s, %s × %d: %w", r.dir, d, w, err)
+				}
+				printContentionErrors(c.App.ErrWriter, row)
+				rows = append(rows, row)
 			}
-			printContentionErrors(c.App.ErrWriter, row)
-			rows = append(rows, row)
 		}
 		if err := writeContentionTable(filepath.Join(dir, r.dir+".txt"), s, rows); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "calibration %d/%d %-14s %s (%s limit): %d runs in %.1f s\n", i+1, len(runs), r.dir, r.about,
-			gpu.FormatBytes(s.limit), len(r.designs)*c.Int("runs"), time.Since(t0).Seconds())
+			gpu.FormatBytes(s.limit), len(rows)*n, time.Since(t0).Seconds())
 	}
 	return nil
 }
@@ -171,7 +201,7 @@ func writeContentionTable(path string, s contentionSpec, rows []contentionRow) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f, "one worker, %s\n", contentionSpecFlags(s))
+	fmt.Fprintf(f, "%s\n", contentionSpecFlags(s))
 	printContention(f, rows)
 	return f.Close()
 }
@@ -179,13 +209,14 @@ func writeContentionTable(path string, s contentionSpec, rows []contentionRow) e
 // contentionCalibrationTraces gathers the fit's traces from dir, as
 // contention_fit.sh does: single's first run with the CPU stages gives the
 // stage costs, every whole-card run the device's figures, the limited runs
-// the pool's costs under the ballast.
+// the pool's costs under the ballast; the racing runs, where there are any,
+// the handoff's ties.
 func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, spec contentionSpec, base *sim.Profile, name string) (calibration, error) {
 	in := calibration{base: base, constraints: spec.size, ballastLimit: spec.limit, name: name}
 	// trace is run i's trace of design d in sub, gzipped or not; "" when
 	// there is none.
-	trace := func(sub, d string, i int) string {
-		p := drawTracePath(filepath.Join(dir, sub, fmt.Sprintf("trace-%s-w1.json", d)), "r", i)
+	trace := func(sub, d string, w, i int) string {
+		p := drawTracePath(filepath.Join(dir, sub, fmt.Sprintf("trace-%s-w%d.json", d, w)), "r", i)
 		for _, q := range []string{p, p + ".gz"} {
 			if _, err := os.Stat(q); err == nil {
 				return q
@@ -193,25 +224,29 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 		}
 		return ""
 	}
-	first := trace(runs[0].dir, "single", 1)
+	first := trace(runs[0].dir, "single", 1, 1)
 	if first == "" {
 		return in, fmt.Errorf("--dir %s: no calibration there (no %s/trace-single-w1.json); run without --fit-only first", dir, runs[0].dir)
 	}
 	paths := []string{first}
-	var ballast []string
+	var ballast, race []string
 	for _, r := range runs {
 		for _, d := range r.designs {
-			// A run's first trace, then run i's (-r<i>) in order.
-			for i := 1; ; i++ {
-				p := trace(r.dir, d, i)
-				if p == "" {
-					break
-				}
-				switch {
-				case !r.whole:
-					ballast = append(ballast, p)
-				case p != first:
-					paths = append(paths, p)
+			for _, w := range r.workerCounts() {
+				// A run's first trace, then run i's (-r<i>) in order.
+				for i := 1; ; i++ {
+					p := trace(r.dir, d, w, i)
+					if p == "" {
+						break
+					}
+					switch {
+					case r.race:
+						race = append(race, p)
+					case !r.whole:
+						ballast = append(ballast, p)
+					case p != first:
+						paths = append(paths, p)
+					}
 				}
 			}
 		}
@@ -221,6 +256,9 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 		return in, err
 	}
 	if in.ballast, err = readSimTraces("ballast-trace", ballast); err != nil {
+		return in, err
+	}
+	if in.race, err = readSimTraces("race-trace", race); err != nil {
 		return in, err
 	}
 	if len(in.ballast) == 0 {

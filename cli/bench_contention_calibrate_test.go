@@ -11,25 +11,27 @@ import (
 )
 
 // bench contention calibrate on the emulated device: the four one-worker
-// runs land in their directories, the fitted profile holds the partition and
-// the device's figures, the same partition flags then predict three workers
-// on the simulator as the bench measures them, and --fit-only fits the same
-// profile again from the traces.
+// runs and the racing ones (--race) land in their directories, the fitted
+// profile holds the partition, the device's figures and the ties' share, the
+// same partition flags then predict three workers on the simulator as the
+// bench measures them, and --fit-only fits the same profile again from the
+// traces.
 func TestBenchContentionCalibrate(t *testing.T) {
 	dir := t.TempDir()
 	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
 		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5", "--free-copy-work", "2450us"}
-	out, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1"}, partition...)...)
+	out, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1", "--race", "1"}, partition...)...)
 	if err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, stderr)
 	}
 	for _, f := range []string{"designs/trace-single-w1.json", "designs/trace-budget-w1.json", "designs/trace-split-devsync-w1.json",
-		"probe/trace-single-w1.json", "ballast/trace-split-w1.json", "probe-ballast/trace-single-w1.json", "designs.txt", "probe-ballast.txt"} {
+		"probe/trace-single-w1.json", "ballast/trace-split-w1.json", "probe-ballast/trace-single-w1.json", "designs.txt", "probe-ballast.txt",
+		"race/trace-split-devsync-w3.json", "race/trace-split-devsync-w4.json", "race.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("calibration left no %s: %v", f, err)
 		}
 	}
-	if !strings.Contains(stderr, "calibration 4/4 probe-ballast") || !strings.Contains(stderr, "device.h2d_gbps") {
+	if !strings.Contains(stderr, "calibration 5/5 race") || !strings.Contains(stderr, "device.h2d_gbps") || !strings.Contains(stderr, "host.handoff.later_first") {
 		t.Errorf("no progress or fit on stderr:\n%s", stderr)
 	}
 	profile := filepath.Join(dir, "profile.json")
@@ -44,6 +46,9 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		p.Device.FreeCopyWorkMsPerGiB < 1.5 || p.Device.FreeCopyWorkMsPerGiB > 3.5 || !p.Device.PoolOpsSerialize {
 		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
 			p.Name, p.Partition, p.Device)
+	}
+	if h := p.Host.Handoff; h == nil || !strings.Contains(h.Source, "ties between a launch and another worker's device sync") {
+		t.Errorf("the racing runs' ties did not reach the profile: %+v", h)
 	}
 	// The hint's flags predict the partition the runs had.
 	var hint []string
@@ -82,9 +87,10 @@ func TestBenchContentionCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Name != "again" || q.Stages["compute"].PerConstraintNs != p.Stages["compute"].PerConstraintNs || q.Device.H2DGBps != p.Device.H2DGBps {
-		t.Errorf("--fit-only: %s compute %g ns, %g GB/s; the run's fit: %g ns, %g GB/s", q.Name, q.Stages["compute"].PerConstraintNs,
-			q.Device.H2DGBps, p.Stages["compute"].PerConstraintNs, p.Device.H2DGBps)
+	if q.Name != "again" || q.Stages["compute"].PerConstraintNs != p.Stages["compute"].PerConstraintNs || q.Device.H2DGBps != p.Device.H2DGBps ||
+		q.Host.Handoff.LaterFirst != p.Host.Handoff.LaterFirst {
+		t.Errorf("--fit-only: %s compute %g ns, %g GB/s, later_first %g; the run's fit: %g ns, %g GB/s, %g", q.Name, q.Stages["compute"].PerConstraintNs,
+			q.Device.H2DGBps, q.Host.Handoff.LaterFirst, p.Stages["compute"].PerConstraintNs, p.Device.H2DGBps, p.Host.Handoff.LaterFirst)
 	}
 }
 
@@ -97,6 +103,7 @@ func TestBenchContentionCalibrateBadInput(t *testing.T) {
 		{"--designs", "nope"},
 		{"--base", "no-such-profile"},
 		{"--fit-only"}, // nothing in --dir
+		{"--race", "-1"},
 	} {
 		_, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", empty, "--items", "1"}, args...)...)
 		if err == nil {
