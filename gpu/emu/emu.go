@@ -12,14 +12,14 @@
 // of another stream to an allocation that does not otherwise fit, making the
 // allocating stream wait (docs/cuda-facts.md). This driver adds the wall
 // clock: a goroutine runs each piece of work the model starts, kernels of all
-// streams take turns on one compute engine, copies sleep for their bandwidth,
-// and growing the pool keeps the host waiting.
+// streams take turns on one compute engine, copies of all streams take turns
+// on one copy engine in the order they start (behind the work a cudaFree left
+// on it), each for its bytes at the bandwidth, and growing the pool keeps the
+// host waiting.
 //
-// What it leaves out: copy engines are unlimited (copies of different streams
-// run in parallel, and a copy waits for the work a cudaFree left on the copy
-// engine rather than sharing the engine with it), kernels run one at a time rather than sharing the engine,
-// blocks are byte counts rather than address ranges (no fragmentation), and
-// the default stream is not special.
+// What it leaves out: kernels run one at a time rather than sharing the
+// engine, blocks are byte counts rather than address ranges (no
+// fragmentation), and the default stream is not special.
 package emu
 
 import (
@@ -39,8 +39,10 @@ type Options struct {
 	Name     string // default "emu"
 	Capacity int64  // bytes of device memory
 	Pool     gpu.PoolPolicy
-	// CopyBandwidth is host→device bytes per second; 0 makes copies instant
-	// (they still wait their turn on the stream).
+	// CopyBandwidth is host→device bytes per second of the one copy engine,
+	// which serves copies one at a time in the order they start on their
+	// streams; 0 makes copies instant (they still wait their turn on the
+	// stream and on the engine).
 	CopyBandwidth float64
 	// PoolGrowCost is how long a MallocAsync that grows the pool keeps the
 	// host waiting, whatever it grows by (docs/cuda-facts.md: about 10 ms a
@@ -83,9 +85,12 @@ type Device struct {
 	m      *model.Device
 	closed bool
 	wg     sync.WaitGroup
-	// freeWorkUntil is when the work the last cudaFrees left on the copy
-	// engine is done.
-	freeWorkUntil time.Time
+	// copyEngineFree is when the one copy engine is done with what it has
+	// been given: the copies started so far and the work cudaFrees left on
+	// it, one after another in the order given, as the H200's serves them
+	// (docs/cuda-facts.md: four copies issued at once end one copy's time
+	// apart).
+	copyEngineFree time.Time
 }
 
 var _ gpu.Device = (*Device)(nil)
@@ -215,10 +220,21 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 		switch o.Kind {
 		case model.OutStart:
 			it := o.Item
+			// A copy takes its turn on the engine when it starts on its
+			// stream: it ends its own time after what the engine had
+			// before it.
+			var copyEnd time.Time
+			if it.Op.Kind == gpu.OpCopyIn {
+				copyEnd = later(d.copyEngineFree, time.Now())
+				if bw := d.opt.CopyBandwidth; bw > 0 {
+					copyEnd = copyEnd.Add(time.Duration(float64(it.Op.Bytes) / bw * float64(time.Second)))
+				}
+				d.copyEngineFree = copyEnd
+			}
 			d.wg.Add(1)
 			starts = append(starts, func() {
 				defer d.wg.Done()
-				d.runItem(it)
+				d.runItem(it, copyEnd)
 			})
 		case model.OutComplete:
 			w := o.Item.Tag.(*work)
@@ -232,7 +248,7 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 			r := d.m.Return(o.Wait)
 			if r.Err == nil && r.Released > 0 && d.opt.FreeCopyWorkPerGiB > 0 {
 				work := time.Duration(float64(d.opt.FreeCopyWorkPerGiB) * float64(r.Released) / (1 << 30))
-				d.freeWorkUntil = later(d.freeWorkUntil, time.Now()).Add(work)
+				d.copyEngineFree = later(d.copyEngineFree, time.Now()).Add(work)
 			}
 			calls = append(calls, func() { done(r) })
 		}
@@ -240,21 +256,14 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 	return calls, starts
 }
 
-// runItem performs a started copy or kernel, then reports it to the model.
-func (d *Device) runItem(it *model.Item) {
+// runItem performs a started copy (which the copy engine finishes at
+// copyEnd) or kernel, then reports it to the model.
+func (d *Device) runItem(it *model.Item, copyEnd time.Time) {
 	var err error
 	switch k := it.Op.Kernel; it.Op.Kind {
 	case gpu.OpCopyIn:
-		// A free's work left on the copy engine is done first; copies
-		// themselves run side by side here.
-		d.mu.Lock()
-		until := d.freeWorkUntil
-		d.mu.Unlock()
-		if wait := time.Until(until); wait > 0 {
+		if wait := time.Until(copyEnd); wait > 0 {
 			time.Sleep(wait)
-		}
-		if bw := d.opt.CopyBandwidth; bw > 0 {
-			time.Sleep(time.Duration(float64(it.Op.Bytes) / bw * float64(time.Second)))
 		}
 		// The partition's own staging, if its kernel has one, runs in the
 		// copy's place on the stream, as on a real device.

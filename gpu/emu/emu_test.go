@@ -361,3 +361,52 @@ func TestAsyncLaunchReturnsAtEnqueue(t *testing.T) {
 		t.Fatalf("a second sync reported the error again: %v", r.Err)
 	}
 }
+
+// One copy engine serves the copies of every stream one at a time in the
+// order they start, as the H200's does: four 1 GiB copies issued at once on
+// four streams at 20 GiB/s end about 50 ms apart (at 50, 100, 150 and 200 ms),
+// not all together; a cudaFree's work on the engine delays the copy issued
+// after it by all of itself.
+func TestCopiesTakeTurnsOnOneEngine(t *testing.T) {
+	const bw = 20 << 30 // bytes a second: 50 ms a GiB
+	d, err := New(Options{Capacity: 16 * gib, CopyBandwidth: bw, FreeCopyWorkPerGiB: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	var bufs []gpu.Buffer
+	var streams []gpu.Stream
+	for range 4 {
+		s := d.NewStream()
+		r := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Stream: s, Bytes: gib})
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		bufs, streams = append(bufs, r.Buffer), append(streams, s)
+	}
+	start := time.Now()
+	var chs []chan gpu.Result
+	for i := range 4 {
+		chs = append(chs, submit(d, gpu.Op{Kind: gpu.OpCopyIn, Stream: streams[i], Buffer: bufs[i], Bytes: gib}))
+	}
+	var ends []time.Duration
+	for _, ch := range chs {
+		<-ch
+		ends = append(ends, time.Since(start))
+	}
+	for i, e := range ends {
+		want := time.Duration(i+1) * 50 * time.Millisecond
+		if e < want-5*time.Millisecond || e > want+40*time.Millisecond {
+			t.Errorf("copy %d ended at %v; one engine in order ends it at %v (all: %v)", i+1, e, want, ends)
+		}
+	}
+	// A free of 1 GiB leaves 40 ms on the engine: the next copy takes 90.
+	if r := call(t, d, gpu.Op{Kind: gpu.OpFree, Buffer: bufs[0]}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	start = time.Now()
+	call(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: streams[1], Buffer: bufs[1], Bytes: gib})
+	if e := time.Since(start); e < 85*time.Millisecond || e > 130*time.Millisecond {
+		t.Errorf("a copy right after a free of 1 GiB took %v; want about 90 ms (40 of the free's work, 50 its own)", e)
+	}
+}
