@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,5 +112,35 @@ func TestBenchContentionCalibrateBadInput(t *testing.T) {
 		} else if strings.Contains(stderr, "panic") {
 			t.Errorf("calibrate %v: %s", args, stderr)
 		}
+	}
+}
+
+// The gpu backend's calibration over the stand-in kernel library (host memory
+// behind the C ABI, 512 MiB): the whole-card runs without a ballast (--card at
+// or above the device's memory), the limited ones under --vram-limit's, and
+// a profile whose partition is the flags'.
+func TestBenchContentionCalibrateOnTheStandInLibrary(t *testing.T) {
+	useStandIn(t)
+	dir := t.TempDir()
+	_, stderr, err := run(t, "bench", "contention", "calibrate", "--backend", "gpu", "--dir", dir, "--runs", "1", "--items", "3",
+		"--designs", "single,split", "--kernel", "10ms", "--before", "5ms", "--after", "5ms", "--staged", "64MiB", "--copy", "16MiB",
+		"--scratch", "16MiB", "--vram-limit", "256MiB", "--card", "512MiB")
+	if err != nil {
+		t.Fatalf("calibrate on the stand-in: %v\n%s", err, stderr)
+	}
+	for _, run := range []string{"designs        every design with the CPU stages, whole card (512.00 MiB limit)", "ballast        split under the limit (256.00 MiB limit)"} {
+		if !strings.Contains(stderr, run) {
+			t.Errorf("no %q on stderr:\n%s", run, stderr)
+		}
+	}
+	p, err := sim.LoadProfile(filepath.Join(dir, "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.Partition.VRAMGiB-64.0/1024) > 1e-3 || math.Abs(p.Partition.CopyGiB-16.0/1024) > 1e-3 {
+		t.Errorf("partition %+v: want 64 MiB held, 16 MiB copied", p.Partition)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "designs", "trace-split-w1.json")); err != nil {
+		t.Errorf("no split run among the designs: %v", err)
 	}
 }
