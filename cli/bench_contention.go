@@ -164,7 +164,7 @@ func runBenchContention(c *cli.Context) error {
 		for _, n := range workers {
 			tracePath := ""
 			if traceDir != "" {
-				tracePath = filepath.Join(traceDir, fmt.Sprintf("trace-%s-w%d.json", d, n))
+				tracePath = filepath.Join(traceDir, contentionTraceName(d, n))
 			}
 			var row contentionRow
 			if simulated != nil {
@@ -349,6 +349,12 @@ func runContentionDraws(ctx context.Context, open func() (contentionDevice, erro
 		}
 		return row, err
 	})
+}
+
+// contentionTraceName is the file a run of design with n workers writes its
+// trace to (its first draw's; drawTracePath gives the others').
+func contentionTraceName(design string, n int) string {
+	return fmt.Sprintf("trace-%s-w%d.json", design, n)
 }
 
 // drawTracePath is where draw i of a configuration writes its trace: the

@@ -177,7 +177,7 @@ func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, d
 		}
 		for _, d := range r.designs {
 			for _, w := range r.workerCounts() {
-				row, err := runContentionDraws(c.Context, open, s, d, w, n, filepath.Join(sub, fmt.Sprintf("trace-%s-w%d.json", d, w)))
+				row, err := runContentionDraws(c.Context, open, s, d, w, n, filepath.Join(sub, contentionTraceName(d, w)))
 				if err != nil {
 					return fmt.Errorf("calibration %s, %s × %d: %w", r.dir, d, w, err)
 				}
@@ -216,7 +216,7 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 	// trace is run i's trace of design d in sub, gzipped or not; "" when
 	// there is none.
 	trace := func(sub, d string, w, i int) string {
-		p := drawTracePath(filepath.Join(dir, sub, fmt.Sprintf("trace-%s-w%d.json", d, w)), "r", i)
+		p := drawTracePath(filepath.Join(dir, sub, contentionTraceName(d, w)), "r", i)
 		for _, q := range []string{p, p + ".gz"} {
 			if _, err := os.Stat(q); err == nil {
 				return q
