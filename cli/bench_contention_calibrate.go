@@ -139,7 +139,10 @@ func runContentionCalibrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// No trace carries the kernel's scratch; the runs had the flag's.
+	f.profile.Partition.ScratchGiB = float64(spec.scratch) / (1 << 30)
 	f.print(c.App.ErrWriter, base)
+	fmt.Fprintf(c.App.ErrWriter, "partition.scratch_gib  from --scratch → %g\n", f.profile.Partition.ScratchGiB)
 	out := c.String("out")
 	if out == "" {
 		out = filepath.Join(dir, "profile.json")

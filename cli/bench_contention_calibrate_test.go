@@ -43,9 +43,9 @@ func TestBenchContentionCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name != "contention" || p.Partition.VRAMGiB != 6 || p.Partition.CopyGiB != 1 || p.Device.H2DGBps < 20 || p.Device.H2DGBps > 70 ||
+	if p.Name != "contention" || p.Partition.VRAMGiB != 6 || p.Partition.CopyGiB != 1 || p.Partition.ScratchGiB != 0.5 || p.Device.H2DGBps < 20 || p.Device.H2DGBps > 70 ||
 		p.Device.FreeCopyWorkMsPerGiB < 1.5 || p.Device.FreeCopyWorkMsPerGiB > 3.5 || !p.Device.PoolOpsSerialize {
-		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
+		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, 0.5 GiB of scratch, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
 			p.Name, p.Partition, p.Device)
 	}
 	if h := p.Host.Handoff; h == nil || !strings.Contains(h.Source, "ties between a launch and another worker's device sync") {
