@@ -10,20 +10,14 @@
 # usage: [LAT=1] [HOP=us] bash exp-latency.sh TAG
 set -u
 T=/tmp/expout/$1; rm -rf $T; mkdir -p $T
-P=docs/predictions/contention/deferred-trace
 R=docs/runs/h200-2026-12-04e
-. gpuprove/contention_families.sh
-for f in f10 f22 f24 f25; do
-  family $f
-  src=$P/next/later-0.01/h200-contention-$f.json
-  [ -f $src ] || src=$P/v3/h200-contention-$f.json
-  cp $src $T/p-$f.json
-  [ -n "${LAT:-}" ] && python3 docs/predictions/contention/setfield.py $T/p-$f.json $T/p-$f.json device.mem_info_ms 0.001 >/dev/null
-  for l in 140GiB 16GiB; do
-    CUZK_EXP_LAT=${LAT:-} CUZK_EXP_HOP=${HOP:-} "$CUZK" bench contention --backend sim --profile $T/p-$f.json $MEM --vram-limit $l \
-      --designs split-devsync --workers 3,4 --seeds 16 --trace-dir $T/traces-sim-$f-$l > $T/sim-$f-$l.txt 2>/dev/null
-  done
-done
-echo "== $1: LAT=${LAT:-} HOP=${HOP:-}"
 . $R/racing-read.sh
+# The patched build reads these.
+export CUZK_EXP_LAT=${LAT:-} CUZK_EXP_HOP=${HOP:-}
+prepare() { # family, source, profile
+  [ -n "${LAT:-}" ] && python3 docs/predictions/contention/setfield.py $3 $3 device.mem_info_ms 0.001 >/dev/null
+  return 0
+}
+predict_racing $T "$CUZK" prepare
+echo "== $1: LAT=${LAT:-} HOP=${HOP:-}"
 read_racing $T "$CARD"

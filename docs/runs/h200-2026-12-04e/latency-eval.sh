@@ -10,24 +10,16 @@
 # usage: [LAT=1] [WAITED=us] R3=DIR CARD=DIR bash latency-eval.sh TAG   (CUZK, default build/cuzk)
 set -u
 T=${OUTDIR:-/tmp/latency-eval}/$1; rm -rf $T; mkdir -p $T
-P=docs/predictions/contention/deferred-trace
 R=docs/runs/h200-2026-12-04e
 CUZK=${CUZK:-build/cuzk}
 LT=$(for f in "$R3"/traces-*/trace-*-w1*.json*; do printf -- '--latency-trace %s ' "$f"; done)
-. gpuprove/contention_families.sh
-for f in f10 f22 f24 f25; do
-  family $f
-  src=$P/next/later-0.01/h200-contention-$f.json
-  [ -f $src ] || src=$P/v3/h200-contention-$f.json
-  cp $src $T/p-$f.json
-  [ "${LAT:-}" = 1 ] && "$CUZK" sim calibrate --profile $src $LT --out $T/p-$f.json 2>/dev/null
-  [ -n "${WAITED:-}" ] && python3 docs/predictions/contention/setfield.py $T/p-$f.json $T/p-$f.json \
-    host.completion_latency.waited_device_sync.p50_us "$WAITED" >/dev/null
-  for l in 140GiB 16GiB; do
-    "$CUZK" bench contention --backend sim --profile $T/p-$f.json $MEM --vram-limit $l \
-      --designs split-devsync --workers 3,4 --seeds 16 --trace-dir $T/traces-sim-$f-$l > $T/sim-$f-$l.txt 2>/dev/null
-  done
-done
-echo "== $1: LAT=${LAT:-} WAITED=${WAITED:-}"
 . $R/racing-read.sh
+prepare() { # family, source, profile
+  [ "${LAT:-}" = 1 ] && "$CUZK" sim calibrate --profile $2 $LT --out $3 2>/dev/null
+  [ -n "${WAITED:-}" ] && python3 docs/predictions/contention/setfield.py $3 $3 \
+    host.completion_latency.waited_device_sync.p50_us "$WAITED" >/dev/null
+  return 0
+}
+predict_racing $T "$CUZK" prepare
+echo "== $1: LAT=${LAT:-} WAITED=${WAITED:-}"
 read_racing $T "$CARD"

@@ -1,8 +1,31 @@
-# Reads a directory of simulated split-devsync grids at 3-4 workers (sim-<g>.txt
-# and traces-sim-<g>/, g = f10|f22|f24|f25 - 16GiB|140GiB) as exp-latency.sh and
-# latency-eval.sh do: the ties by outcome, the lost ties' outcomes, the fast and
-# slow orders, and the racing rows against every card draw under $2.
-# usage: . racing-read.sh; read_racing SIM_DIR CARD_DIR
+# The racing rows as exp-latency.sh and latency-eval.sh predict and read them.
+# predict_racing writes a directory of simulated split-devsync grids at 3-4
+# workers (sim-<g>.txt and traces-sim-<g>/, g = f10|f22|f24|f25 - 16GiB|140GiB);
+# read_racing reads one: the ties by outcome, the lost ties' outcomes, the fast
+# and slow orders, and the racing rows against every card draw under $2.
+# usage: . racing-read.sh; predict_racing SIM_DIR CUZK PREPARE; read_racing SIM_DIR CARD_DIR
+
+# predict_racing SIM_DIR CUZK PREPARE: each family's prediction profile
+# (deferred-trace's next/later-0.01, else v3) copied to SIM_DIR/p-<family>.json
+# and handed to the shell function PREPARE (family, the profile's source, the
+# copy) to change, then split-devsync at 3-4 workers on both limits, 16 seeds,
+# with a trace of every seed.
+predict_racing() {
+  local T=$1 CUZK=$2 prepare=$3 P=docs/predictions/contention/deferred-trace f l src
+  . gpuprove/contention_families.sh
+  for f in f10 f22 f24 f25; do
+    family $f
+    src=$P/next/later-0.01/h200-contention-$f.json
+    [ -f $src ] || src=$P/v3/h200-contention-$f.json
+    cp $src $T/p-$f.json
+    $prepare $f $src $T/p-$f.json
+    for l in 140GiB 16GiB; do
+      "$CUZK" bench contention --backend sim --profile $T/p-$f.json $MEM --vram-limit $l \
+        --designs split-devsync --workers 3,4 --seeds 16 --trace-dir $T/traces-sim-$f-$l > $T/sim-$f-$l.txt 2>/dev/null
+    done
+  done
+}
+
 read_racing() {
   local T=$1 CARD=$2 R=docs/runs/h200-2026-12-04e g
   python3 docs/runs/h200-2026-12-04b/ties.py $T/traces-*/*.json 2>/dev/null | grep 'all:'
