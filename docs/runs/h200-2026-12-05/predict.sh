@@ -1,0 +1,25 @@
+# Predicts a call's grids from its one-worker calibration alone (fixed before
+# the round, README.md "Checks") and reads them against the call's draws:
+#   `cuzk bench contention calibrate --fit-only` on cal-<family>/ without race/
+#   (the base: the embedded h200-contention-base, newest_first 0.973,
+#   later_first 0.01), then BACKEND=sim contention_grid.sh, 16 seeds, and
+#   draws/compare.py against RUN/d*/gpu-<family>-<limit>.txt.
+# usage: predict.sh RUN OUT   (FAMS, default "f24 f25"; CUZK, default build/cuzk)
+set -eu
+RUN=$1 OUT=$2
+CUZK=${CUZK:-build/cuzk}
+mkdir -p "$OUT"
+for fam in ${FAMS:-f24 f25}; do
+  [ -d "$RUN/cal-$fam" ] || continue
+  cal=$OUT/cal-$fam; rm -rf "$cal"; mkdir -p "$cal"
+  for d in designs probe ballast probe-ballast; do ln -s "$(realpath "$RUN/cal-$fam/$d")" "$cal/$d"; done
+  "$CUZK" bench contention calibrate --fit-only --dir "$cal" --name h200-contention-$fam \
+    --out "$OUT/h200-contention-$fam.json" > "$OUT/fit-$fam.txt"
+  OUT=$OUT BACKEND=sim PROFILES=$OUT FAMILIES=$fam SEEDS=16 CUZK=$CUZK gpuprove/contention_grid.sh > /dev/null
+  for lim in 16GiB 140GiB; do
+    draws=$(ls "$RUN"/d*/gpu-$fam-$lim.txt 2>/dev/null || true)
+    [ -n "$draws" ] || continue
+    echo "== $fam $lim"
+    python3 docs/predictions/contention/draws/compare.py "$OUT/sim-$fam-$lim.txt" $draws
+  done
+done
