@@ -4,16 +4,19 @@
 #   (the base: the embedded h200-contention-base, newest_first 0.973,
 #   later_first 0.01), then BACKEND=sim contention_grid.sh, 16 seeds, and
 #   draws/compare.py against RUN/d*/gpu-<family>-<limit>.txt.
+# The partition's flags are the family's (the scratch is in no trace).
 # usage: predict.sh RUN OUT   (FAMS, default "f24 f25"; CUZK, default build/cuzk)
 set -eu
 RUN=$1 OUT=$2
 CUZK=${CUZK:-build/cuzk}
+. gpuprove/contention_families.sh
 mkdir -p "$OUT"
 for fam in ${FAMS:-f24 f25}; do
   [ -d "$RUN/cal-$fam" ] || continue
+  family "$fam"
   cal=$OUT/cal-$fam; rm -rf "$cal"; mkdir -p "$cal"
   for d in designs probe ballast probe-ballast; do ln -s "$(realpath "$RUN/cal-$fam/$d")" "$cal/$d"; done
-  "$CUZK" bench contention calibrate --fit-only --dir "$cal" --name h200-contention-$fam \
+  "$CUZK" bench contention calibrate --fit-only $COSTS $MEM --dir "$cal" --name h200-contention-$fam \
     --out "$OUT/h200-contention-$fam.json" > "$OUT/fit-$fam.txt"
   OUT=$OUT BACKEND=sim PROFILES=$OUT FAMILIES=$fam SEEDS=16 CUZK=$CUZK gpuprove/contention_grid.sh > /dev/null
   for lim in 16GiB 140GiB; do
