@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -607,8 +608,12 @@ var anyPartition = regexp.MustCompile(`\b(bench)/[0-9]+\b`)
 // reasons first, so that a failed row is never a bare number.
 func printContentionErrors(w io.Writer, r contentionRow) {
 	if r.Draws > 1 {
-		fmt.Fprintf(w, "%s × %d: %d %s, items/s %.2f to %.2f (sd %.2f), an OOM in %d of them\n",
-			r.Design, r.Workers, r.Draws, r.DrawNoun, r.DrawRange[0], r.DrawRange[1], r.DrawSD, r.DrawsOOM)
+		// The mean's own standard error: where the designs race, one
+		// draw's outcome is one of two orders, and a mean of few draws
+		// (or seeds) moves by several per cent.
+		fmt.Fprintf(w, "%s × %d: %d %s, items/s %.2f to %.2f (sd %.2f), an OOM in %d of them; the mean's standard error %.2f items/s\n",
+			r.Design, r.Workers, r.Draws, r.DrawNoun, r.DrawRange[0], r.DrawRange[1], r.DrawSD, r.DrawsOOM,
+			r.DrawSD/math.Sqrt(float64(r.Draws)))
 	}
 	msgs := slices.Collect(maps.Keys(r.Errors))
 	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(r.Errors[b]-r.Errors[a], strings.Compare(a, b)) })

@@ -150,7 +150,7 @@ func runContentionCalibrate(c *cli.Context) error {
 	if err := writeProfile(c.App.Writer, out, f.profile); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "profile %s written to %s; predict with\n  cuzk bench contention --backend sim --profile %s --seeds 16 %s\n",
+	fmt.Fprintf(c.App.Writer, "profile %s written to %s; predict with\n  cuzk bench contention --backend sim --profile %s --seeds 64 %s\n",
 		f.profile.Name, out, out, contentionSpecFlags(spec))
 	return nil
 }

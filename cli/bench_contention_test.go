@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,9 +121,20 @@ func TestBenchContentionCalibratesTheSimulator(t *testing.T) {
 	}
 	// Each seed leaves its own trace, as each run on a device does.
 	seedDir := t.TempDir()
-	if _, stderr, err := run(t, append(common, "--backend", "sim", "--profile", profile, "--designs", "split-devsync", "--workers", "2",
-		"--items", "4", "--seeds", "3", "--trace-dir", seedDir)...); err != nil {
-		t.Fatalf("bench contention --backend sim --seeds 3: %v\n%s", err, stderr)
+	_, seedErr, err := run(t, append(common, "--backend", "sim", "--profile", profile, "--designs", "split-devsync", "--workers", "2",
+		"--items", "4", "--seeds", "3", "--trace-dir", seedDir)...)
+	if err != nil {
+		t.Fatalf("bench contention --backend sim --seeds 3: %v\n%s", err, seedErr)
+	}
+	// The seeds' line gives the mean's standard error: sd / √3.
+	m := regexp.MustCompile(`split-devsync × 2: 3 seeds, items/s [\d.]+ to [\d.]+ \(sd ([\d.]+)\), an OOM in \d+ of them; the mean's standard error ([\d.]+) items/s`).FindStringSubmatch(seedErr)
+	if m == nil {
+		t.Fatalf("no seeds' line with the mean's standard error in:\n%s", seedErr)
+	}
+	sd, _ := strconv.ParseFloat(m[1], 64)
+	se, _ := strconv.ParseFloat(m[2], 64)
+	if math.Abs(se-sd/math.Sqrt(3)) > 0.006 {
+		t.Errorf("the mean's standard error %s with sd %s over 3 seeds, want sd/√3", m[2], m[1])
 	}
 	for _, name := range []string{"trace-split-devsync-w2.json", "trace-split-devsync-w2-s2.json", "trace-split-devsync-w2-s3.json"} {
 		if _, err := os.Stat(filepath.Join(seedDir, name)); err != nil {
