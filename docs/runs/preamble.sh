@@ -7,6 +7,9 @@
 #   say MESSAGE   a line with the seconds since the call began, printed and
 #                 appended to $OUT/summary.txt;
 #   left LIMIT    the seconds left of LIMIT since the call began (for timeout).
+# A call brings back a limited number of files from $OUT: put many files
+# (tables, traces) in one archive there (runs/h200-2026-12-05's racing.sh wrote
+# a table per draw to $OUT and got back the first draw's only).
 set -u
 C=.gpuprove-carry
 t0=$(date +%s)
