@@ -15,18 +15,9 @@ and for every other worker's cudaDeviceSynchronize whose call began within
 returned, between its return and the end of the scratch allocation (the
 kernel's work not yet enqueued), or after; and how many of each waited.
 """
-import collections, gzip, json, re, sys
+import collections, re, sys
 
-
-def load(path):
-    f = gzip.open(path, 'rt') if path.endswith('.gz') else open(path)
-    ev = json.load(f)
-    return ev['traceEvents'] if isinstance(ev, dict) else ev
-
-
-def pct(v, q):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))] if v else float('nan')
+from calls import began, is_call, load, pct, returned
 
 
 host = collections.defaultdict(list)
@@ -36,23 +27,22 @@ for path in sys.argv[1:]:
     m = re.search(r'-w(\d)', path.rsplit('/', 1)[-1])
     w = 'w' + (m.group(1) if m else '?')
     ev = load(path)
-    tid = {}
     launches, kh, sm, ds = {}, {}, {}, []
     for e in ev:
         a = e.get('args', {})
         n = e.get('name')
-        if n == 'compute' and 'took_us' in a:
+        if is_call(e, 'compute'):
             launches.setdefault(a['partition'], []).append(e)
         elif n == 'kernel_host':
             kh.setdefault(a['partition'], []).append(e)
         elif n == 'scratch_malloc':
             sm.setdefault(a['partition'], []).append(e)
-        elif n == 'device_sync' and 'took_us' in a:
+        elif is_call(e, 'device_sync'):
             ds.append(e)
     kernels = []  # (worker tid, launch return, scratch allocation's end)
     for p, ls in launches.items():
         for i, l in enumerate(ls):
-            ret = l['ts'] - l['args'].get('late_us', 0)
+            ret = returned(l)
             if i < len(kh.get(p, [])):
                 host[w].append(kh[p][i]['ts'] - ret)
             if i < len(sm.get(p, [])):
@@ -60,13 +50,12 @@ for path in sys.argv[1:]:
                 scratch[w + (' grew' if s['dur'] > 1000 else ' held')].append(s['dur'])
                 kernels.append((l['tid'], ret, s['ts'] + s['dur']))
     for d in ds:
-        a = d['args']
-        call = d['ts'] - a.get('late_us', 0) - a['took_us']
+        call = began(d)
         for tid_, ret, enq in kernels:
             if tid_ == d['tid'] or not -1000 <= call - ret <= 1000:
                 continue
             where = 'before return' if call < ret else ('before work' if call < enq else 'after work')
-            syncs[w][(where, a['waited'])] += 1
+            syncs[w][(where, d['args']['waited'])] += 1
 for w in sorted(host):
     print(f"{w}  host start: n={len(host[w])} p10 {pct(host[w], .1):.1f} p50 {pct(host[w], .5):.1f} p90 {pct(host[w], .9):.1f} us")
 for k in sorted(scratch):

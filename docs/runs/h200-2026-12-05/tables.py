@@ -12,13 +12,9 @@ than a call's files may bring back; its traces came back whole, its tables
 are made again here (on the draws whose tables came back, the same to the
 last digit of items/s and busy: see README.md).
 """
-import glob, gzip, json, os, re, sys
+import glob, os, re, sys
 
-
-def load(path):
-    f = gzip.open(path, 'rt') if path.endswith('.gz') else open(path)
-    ev = json.load(f)
-    return ev['traceEvents'] if isinstance(ev, dict) else ev
+from calls import load
 
 
 def union(spans):
@@ -42,7 +38,7 @@ def row(path):
         n, a = e.get('name', ''), e.get('args', {})
         if n.startswith('accepted '):
             acc = e['ts']
-        elif n.startswith('done ') and e.get('pid') == ev[0].get('pid'):
+        elif n.startswith('done '):  # the job's end ("done <job>"), not a partition's ("done")
             end = e['ts']
         elif n == 'done':
             proved += 1
@@ -59,8 +55,7 @@ def row(path):
                 oom_fall += 1
             else:
                 oom_pre += 1
-        elif n == 'compute' and e.get('ph') == 'X' and str(a.get('partition', '')).startswith('bench/') and 'dur' in e \
-                and e.get('tid', -1) >= 0 and 'took_us' not in a:
+        elif n == 'compute' and e.get('ph') == 'X':  # the compute stage (the launch is an instant)
             busy.append((e['ts'], e['ts'] + e['dur']))
         if 'took_us' in a and a.get('waited'):
             waited += 1

@@ -11,33 +11,38 @@ its compute lock's grant to its launch call, the syncing worker's from its
 mem lock's grant to its sync call, and the sync call's start less the
 launch call's (us).
 """
-import json,gzip,sys,collections,re
-def pct(v,q): v=sorted(v); return v[min(len(v)-1,int(q*len(v)))] if v else float('nan')
-out=collections.defaultdict(lambda: collections.defaultdict(list))
+import collections, sys
+
+from calls import began, is_call, load, pct
+
+out = collections.defaultdict(lambda: collections.defaultdict(list))
 for path in sys.argv[1:]:
-    lim='16' if '16GiB' in path else 'whole'
-    ev=json.load(gzip.open(path,'rt')); ev=ev['traceEvents'] if isinstance(ev,dict) else ev
-    ev=[e for e in ev if e.get('ph')!='M']
-    # lock grant spans: 'lock mem'/'lock compute' threads: X events named 'w<i> bench/<p>' with args worker
-    grants=[]
+    lim = '16' if '16GiB' in path else 'whole'
+    ev = [e for e in load(path) if e.get('ph') != 'M']
+    # A lock's grant is a span on its lock's thread named "w<worker> <partition>".
+    grants = collections.defaultdict(list)
     for e in ev:
-        a=e.get('args',{})
-        if e.get('ph')=='X' and e['name'].startswith('w') and 'worker' in a and ' bench/' in e['name']:
-            grants.append((e['ts'],a['worker'],e['tid'],a['partition']))
-    launches=[(e['ts']-e['args'].get('late_us',0)-e['args']['took_us'],e['tid'],e['args']['partition']) for e in ev if e.get('name')=='compute' and 'took_us' in e.get('args',{})]
-    syncs=[(e['ts']-e['args'].get('late_us',0)-e['args']['took_us'],e['tid'],e['args']['partition'],e['args']['waited']) for e in ev if e.get('name')=='device_sync' and 'took_us' in e.get('args',{})]
-    # grant lookup: for a worker's call, the latest grant to that worker's partition before the call
-    def lastgrant(part,t):
-        g=[x[0] for x in grants if x[3]==part and x[0]<=t]
+        a = e.get('args', {})
+        if e.get('ph') == 'X' and e['name'].startswith('w') and 'worker' in a and ' bench/' in e['name']:
+            grants[a['partition']].append(e['ts'])
+
+    def last_grant(e):
+        """The latest grant to e's partition before its call began."""
+        g = [t for t in grants[e['args']['partition']] if t <= began(e)]
         return max(g) if g else None
-    for lc,lt,lp in launches:
-        for sc,st,sp,w in syncs:
-            if st!=lt and abs(sc-lc)<300:
-                gl=lastgrant(lp,lc); gs=lastgrant(sp,sc)
-                if gl is None or gs is None: continue
-                k=lim+(' lost' if not w else ' won')
-                out[k]['grant->launch call']. append(lc-gl)
-                out[k]['grant->sync call'].append(sc-gs)
-                out[k]['sync call - launch call'].append(sc-lc)
+
+    launches = [e for e in ev if is_call(e, 'compute')]
+    syncs = [e for e in ev if is_call(e, 'device_sync')]
+    for l in launches:
+        for s in syncs:
+            if s['tid'] == l['tid'] or abs(began(s) - began(l)) >= 300:
+                continue
+            gl, gs = last_grant(l), last_grant(s)
+            if gl is None or gs is None:
+                continue
+            k = lim + (' won' if s['args']['waited'] else ' lost')
+            out[k]['grant->launch call'].append(began(l) - gl)
+            out[k]['grant->sync call'].append(began(s) - gs)
+            out[k]['sync call - launch call'].append(began(s) - began(l))
 for k in sorted(out):
-    print(k, ' | '.join(f"{n}: n={len(v)} p10 {pct(v,.1):.0f} p50 {pct(v,.5):.0f} p90 {pct(v,.9):.0f}" for n,v in out[k].items()))
+    print(k, ' | '.join(f"{n}: n={len(v)} p10 {pct(v, .1):.0f} p50 {pct(v, .5):.0f} p90 {pct(v, .9):.0f}" for n, v in out[k].items()))
