@@ -9,7 +9,9 @@
 #   left LIMIT    the seconds left of LIMIT since the call began (for timeout).
 # A call brings back a limited number of files from $OUT: put many files
 # (tables, traces) in one archive there (runs/h200-2026-12-05's racing.sh wrote
-# a table per draw to $OUT and got back the first draw's only).
+# a table per draw to $OUT and got back the first draw's only). A machine
+# kept warm from call to call keeps /tmp too: write each call's files to a
+# fresh directory (mktemp -d).
 set -u
 C=.gpuprove-carry
 t0=$(date +%s)

@@ -8,7 +8,7 @@
 #   OUT=$OUT bash docs/runs/h200-2026-12-05b/racing.sh
 . docs/runs/preamble.sh
 . gpuprove/contention_families.sh
-R=/tmp/racing; mkdir -p $R
+R=$(mktemp -d /tmp/racing.XXXX)  # a warm machine keeps /tmp from call to call
 say "$($K version | head -1) $(sha256sum $K | cut -c1-16); $(nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader)"
 for D in $(seq 1 ${DRAWS:-40}); do
   if [ $(left ${LIMIT:-520}) -lt ${NEED:-45} ]; then say "stopped before draw $D"; break; fi
@@ -19,4 +19,4 @@ for D in $(seq 1 ${DRAWS:-40}); do
   done; done
   say "draw $D"
 done
-gzip $R/*/*/*.json 2>/dev/null; tar czf $OUT/draws.tgz -C $R .
+gzip -f $R/*/*/*.json 2>/dev/null; tar czf $OUT/draws.tgz -C $R .
