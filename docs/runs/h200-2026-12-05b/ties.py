@@ -14,10 +14,10 @@ goroutine reaching the device after a sync granted later (later_first).
 Prints, by family, limit and workers, the ties, the lost ones, and each kind's count
 and share of the ties, then every lost tie's gap and delays (us).
 """
-import collections, re, sys
+import re, sys
 
 sys.path.insert(0, __file__.rsplit('/', 1)[0] + '/../h200-2026-12-05')
-from calls import began, is_call, load  # noqa: E402
+from calls import began, load, ties  # noqa: E402
 
 rows = []
 for path in sys.argv[1:]:
@@ -25,26 +25,9 @@ for path in sys.argv[1:]:
     lim = '16GiB' if '16GiB' in path else 'whole'
     w = re.search(r'-w(\d+)\.json', path).group(1)
     ev = [e for e in load(path) if e.get('ph') != 'M']
-    grants = collections.defaultdict(list)  # partition -> grant times (a lock's span "w<worker> <partition>")
-    for e in ev:
-        a = e.get('args', {})
-        if e.get('ph') == 'X' and e['name'].startswith('w') and 'worker' in a and ' bench/' in e['name']:
-            grants[a['partition']].append(e['ts'])
-
-    def last_grant(e):
-        g = [t for t in grants[e['args']['partition']] if t <= began(e)]
-        return max(g) if g else None
-
-    launches = [e for e in ev if is_call(e, 'compute')]
-    syncs = [e for e in ev if is_call(e, 'device_sync')]
-    for l in launches:
-        for s in syncs:
-            if s['tid'] == l['tid'] or abs(began(s) - began(l)) >= 300:
-                continue
-            gl, gs = last_grant(l), last_grant(s)
-            if gl is not None and gs is not None:
-                rows.append(dict(grid=(fam, lim, w), lost=not s['args']['waited'], gap=gs - gl,
-                                 launch=began(l) - gl, sync=began(s) - gs, path=path))
+    for l, s, gl, gs in ties(ev):
+        rows.append(dict(grid=(fam, lim, w), lost=not s['args']['waited'], gap=gs - gl,
+                         launch=began(l) - gl, sync=began(s) - gs, path=path))
 
 print('%-5s %-6s %2s %6s %6s %18s %18s' % ('fam', 'limit', 'w', 'ties', 'lost', 'mem lock first', 'launch late'))
 for g in sorted({r['grid'] for r in rows}):
