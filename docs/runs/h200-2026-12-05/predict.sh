@@ -5,7 +5,8 @@
 #   later_first 0.01), then BACKEND=sim contention_grid.sh, 16 seeds, and
 #   draws/compare.py against RUN/d*/gpu-<family>-<limit>.txt.
 # The partition's flags are the family's (the scratch is in no trace).
-# usage: predict.sh RUN OUT   (FAMS, default "f24 f25"; CUZK, default build/cuzk)
+# usage: predict.sh RUN OUT   (FAMS, default "f24 f25"; CUZK, default build/cuzk;
+#   SEEDS, default 16; COMPARE=0 predicts without reading RUN's draws)
 set -eu
 RUN=$1 OUT=$2
 CUZK=${CUZK:-build/cuzk}
@@ -22,7 +23,8 @@ for fam in ${FAMS:-f24 f25}; do
   # One run of each design is too few handoffs to fit newest_first: the base's.
   python3 docs/predictions/contention/setfield.py "$OUT/h200-contention-$fam.json" "$OUT/h200-contention-$fam.json" \
     host.handoff.newest_first "$nf" > /dev/null
-  OUT=$OUT BACKEND=sim PROFILES=$OUT FAMILIES=$fam SEEDS=16 CUZK=$CUZK gpuprove/contention_grid.sh > /dev/null
+  OUT=$OUT BACKEND=sim PROFILES=$OUT FAMILIES=$fam SEEDS=${SEEDS:-16} CUZK=$CUZK gpuprove/contention_grid.sh > /dev/null
+  [ "${COMPARE:-1}" = 1 ] || continue
   for lim in 16GiB 140GiB; do
     draws=$(ls "$RUN"/d*/gpu-$fam-$lim.txt 2>/dev/null || true)
     [ -n "$draws" ] || continue
