@@ -3,14 +3,18 @@ or the launching goroutine late.
 
     python3 ties.py TRACE.json.gz ...
 
-Card traces of split-devsync at 3-4 workers (a path names its family, f<N>,
-its limit, 16GiB or not, and its workers, -w<N>.json). A tie is a launch (the `compute` call) and
-another worker's cudaDeviceSynchronize whose calls began within 300 us of
-each other; it is lost when the sync did not wait for the kernel. Of each
-tie, the gap from the launching worker's compute-lock grant to the syncing
-worker's mem-lock grant: negative, the mem lock granted first (in the model,
-the handoff's 1 - newest_first); otherwise a lost tie is the launching
-goroutine reaching the device after a sync granted later (later_first).
+Card traces of split-devsync at 3-4 workers, or the simulator's (a path names
+its family, f<N>, its limit, 16GiB or not, and its workers, -w<N>.json, or
+-w<N>-s<seed>.json and -w<N>-r<run>.json as `bench contention` names its seeds
+and runs). A tie is a launch (the `compute` call) and another worker's
+cudaDeviceSynchronize whose calls began within 300 us of each other; it is
+lost when the sync did not wait for the kernel. Of each tie, the gap from the
+launching worker's compute-lock grant to the syncing worker's mem-lock grant:
+negative, the mem lock granted first (in the model, the handoff's
+1 - newest_first); otherwise a lost tie is the launching goroutine reaching
+the device after a sync granted later (later_first). In the simulator a
+handoff's two grants fall at one instant, whichever lock runs first, so its
+lost ties all count as the second kind.
 Prints, by family, limit and workers, the ties, the lost ones, and each kind's count
 and share of the ties, then every lost tie's gap and delays (us).
 """
@@ -23,7 +27,7 @@ rows = []
 for path in sys.argv[1:]:
     fam = re.search(r'(f\d+)', path).group(1)
     lim = '16GiB' if '16GiB' in path else 'whole'
-    w = re.search(r'-w(\d+)\.json', path).group(1)
+    w = re.search(r'-w(\d+)(-[rs]\d+)?\.json', path).group(1)
     ev = [e for e in load(path) if e.get('ph') != 'M']
     for l, s, gl, gs in ties(ev):
         rows.append(dict(grid=(fam, lim, w), lost=not s['args']['waited'], gap=gs - gl,
