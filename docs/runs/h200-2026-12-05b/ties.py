@@ -25,7 +25,7 @@ from calls import began, load, ties  # noqa: E402
 
 rows = []
 for path in sys.argv[1:]:
-    fam = re.search(r'(f\d+)', path).group(1)
+    fam = re.findall(r'f\d+', path)[-1]  # the last: a temporary directory's name may hold one too
     lim = '16GiB' if '16GiB' in path else 'whole'
     w = re.search(r'-w(\d+)(-[rs]\d+)?\.json', path).group(1)
     ev = [e for e in load(path) if e.get('ph') != 'M']
