@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -228,9 +227,7 @@ func runBenchInterference(c *cli.Context) error {
 		return err
 	}
 	if spec.json {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(c.App.Writer, rep)
 	}
 	printInterference(c.App.Writer, rep, b)
 	return nil

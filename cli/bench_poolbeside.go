@@ -116,9 +116,7 @@ func runBenchPoolBeside(c *cli.Context) error {
 		}
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(c.App.Writer, res)
 	}
 	printPoolBeside(c.App.Writer, c.String("backend"), spec, res)
 	return nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -105,9 +104,7 @@ func printJobsJSON(w io.Writer, jobs []store.JobSummary) error {
 			Created: j.Created, Status: status(j),
 		})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return printJSON(w, out)
 }
 
 func printJobs(w io.Writer, jobs []store.JobSummary) error {

@@ -28,6 +28,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "design", Usage: "override the scenario's lock design (single, split-first, split-devsync, split, budget)"},
 			&cli.IntFlag{Name: "workers", Usage: "override the workers per device", Action: intAtLeast("workers", 1)},
 			&cli.Uint64Flag{Name: "seed", Usage: "override the scenario's seed"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `N` seeds from the seed on and print what they give together: throughput's mean and range, and in how many seeds an OOM, a failed partition or an unended run came (an OOM that turns on a race the model draws is odds, which one seed cannot show)", Action: intAtLeast("seeds", 1)},
 			&cli.Float64Flag{Name: "vram-gib", Usage: "override the device memory, GiB", Action: positiveFloat("vram-gib")},
 			&cli.DurationFlag{Name: "retry-backoff", Usage: "override the scenario's retry backoff (e.g. 500ms)", Action: nonNegativeDuration[time.Duration]("retry-backoff")},
 			&cli.StringFlag{Name: "host-mem-limit", Usage: "override the scenario's host-memory limit: bytes (e.g. 32GiB) or off (each GPU worker synthesizes its own partition)"},
@@ -318,9 +319,23 @@ func runSim(c *cli.Context) error {
 		o.CPUHold = &h
 	}
 	w := c.App.Writer
+	seeds := c.Int("seeds")
+	if seeds > 1 && (c.IsSet("trace") || c.IsSet("timeline")) {
+		return fmt.Errorf("sim: --trace and --timeline record one seed's run; they take no --seeds")
+	}
 	if c.Bool("compare") {
 		if c.IsSet("trace") || c.IsSet("timeline") || c.IsSet("design") || c.IsSet("workers") {
 			return fmt.Errorf("sim: --compare runs every design and worker count; it takes no --design, --workers, --trace or --timeline")
+		}
+		if seeds > 1 {
+			sums, err := sim.CompareSeeds(scn, o, 4, seeds)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(w, sums)
+			}
+			return sim.WriteSeedsTable(w, sums)
 		}
 		reps, err := sim.Compare(scn, o, 4)
 		if err != nil {
@@ -330,6 +345,20 @@ func runSim(c *cli.Context) error {
 			return sim.WriteCompareJSON(w, reps)
 		}
 		return sim.WriteCompareTable(w, reps)
+	}
+	if seeds > 1 {
+		reps, err := sim.Seeds(scn, o, seeds)
+		if err != nil {
+			return err
+		}
+		sum := sim.Summarize(reps)
+		if c.Bool("json") {
+			return printJSON(w, struct {
+				Summary sim.SeedSummary `json:"summary"`
+				Reports []*sim.Report   `json:"reports"`
+			}{sum, reps})
+		}
+		return sim.WriteSeedsTable(w, []sim.SeedSummary{sum})
 	}
 	o.Record = c.IsSet("timeline")
 	var tw *trace.Writer
@@ -382,7 +411,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 // runClusterSim runs a cluster scenario: one GPU measured on its host
 // scenario with the actors, then the farm on the cluster's lease tables.
 func runClusterSim(c *cli.Context) error {
-	for _, f := range []string{"scenario", "design", "workers", "vram-gib", "retry-backoff", "compare", "trace", "timeline", "timeline-until"} {
+	for _, f := range []string{"scenario", "design", "workers", "vram-gib", "retry-backoff", "compare", "seeds", "trace", "timeline", "timeline-until"} {
 		if c.IsSet(f) {
 			return fmt.Errorf("sim --cluster: --%s does not apply (the host scenario named in the cluster scenario sets the GPU)", f)
 		}
@@ -402,9 +431,7 @@ func runClusterSim(c *cli.Context) error {
 	}
 	took := time.Since(began)
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(c.App.Writer, rep)
 	}
 	if err := rep.WriteText(c.App.Writer); err != nil {
 		return err

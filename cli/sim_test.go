@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -237,5 +238,41 @@ func TestSimCalibrateLatencyOnly(t *testing.T) {
 	if l == nil || l.Calls["stream_sync"].P50Us != 42.5 || l.Waited != l.Calls["stream_sync"] ||
 		!strings.Contains(stderr, "host.completion_latency.calls.stream_sync.p50_us") {
 		t.Fatalf("completion latency %+v\n%s", l, stderr)
+	}
+}
+
+// --seeds sums several seeds up: the seeds that met an OOM or failed a
+// partition, out of how many ran, alone and with --compare; a trace records
+// one seed's run and takes none.
+func TestSimSeeds(t *testing.T) {
+	out, err := runSimCLI(t, "--scenario", "phase10-first", "--workers", "3", "--seeds", "3", "--seed", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// phase10-first's fallbacks OOM and its partitions fail, whatever the seed.
+	if !strings.Contains(out, "seeds 5 to 7") || !regexp.MustCompile(`split-first\s+3\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+3/3\s+3/3\s+0/3`).MatchString(out) {
+		t.Errorf("--seeds 3 from 5 on phase10-first: want seeds 5 to 7 and every seed with an OOM and a failed partition:\n%s", out)
+	}
+	out, err = runSimCLI(t, "--scenario", "phase9", "--compare", "--seeds", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []sim.SeedSummary
+	if err := json.Unmarshal([]byte(out), &sums); err != nil {
+		t.Fatalf("--compare --seeds --json printed no summaries: %v\n%s", err, out)
+	}
+	if len(sums) != 20 {
+		t.Fatalf("%d summaries, want 20 (five designs × 1-4 workers)", len(sums))
+	}
+	for _, s := range sums {
+		if s.Seeds != 2 || s.ThroughputLeast > s.ThroughputMean || s.ThroughputMean > s.ThroughputMost {
+			t.Errorf("%s × %d: %d seeds, mean %g outside %g to %g", s.Design, s.WorkersPerDevice, s.Seeds, s.ThroughputMean, s.ThroughputLeast, s.ThroughputMost)
+		}
+	}
+	if _, err := runSimCLI(t, "--scenario", "phase9", "--seeds", "2", "--trace", filepath.Join(t.TempDir(), "t.json")); err == nil {
+		t.Error("--seeds 2 with --trace: no error")
+	}
+	if _, err := runSimCLI(t, "--scenario", "phase9", "--seeds", "0"); err == nil {
+		t.Error("--seeds 0: no error")
 	}
 }

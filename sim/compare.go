@@ -13,18 +13,29 @@ import (
 // keeping everything else, and returns the reports in design-major order.
 func Compare(s *Scenario, o Options, maxWorkers int) ([]*Report, error) {
 	var out []*Report
+	err := eachDesign(o, maxWorkers, func(oo Options) error {
+		res, err := Run(s, oo)
+		if err == nil {
+			out = append(out, res.Report)
+		}
+		return err
+	})
+	return out, err
+}
+
+// eachDesign calls run with o set to each lock design and worker count
+// (1..maxWorkers), in design-major order, until one fails.
+func eachDesign(o Options, maxWorkers int, run func(Options) error) error {
 	for _, d := range actors.Designs {
 		for w := 1; w <= maxWorkers; w++ {
 			oo := o
 			oo.Design, oo.Workers, oo.Record = d, w, false
-			res, err := Run(s, oo)
-			if err != nil {
-				return nil, fmt.Errorf("compare %s with %d workers: %w", d, w, err)
+			if err := run(oo); err != nil {
+				return fmt.Errorf("compare %s with %d workers: %w", d, w, err)
 			}
-			out = append(out, res.Report)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // WriteCompareTable prints reports from Compare as one table.
