@@ -12,16 +12,11 @@ import (
 // Report is what a simulation found. Every number comes from the event stream
 // or the device models; Seed replays the run.
 type Report struct {
-	Scenario         string  `json:"scenario"`
-	Profile          string  `json:"profile"`
-	Design           string  `json:"design"`
-	WorkersPerDevice int     `json:"workers_per_device"`
-	Devices          int     `json:"devices"`
-	VRAMGiB          float64 `json:"vram_gib"`
-	ResidentGiB      float64 `json:"resident_gib,omitempty"`
-	HeadroomGiB      float64 `json:"headroom_gib,omitempty"`
-	ReuseAcross      bool    `json:"pool_reuse_across_streams"`
-	Seed             uint64  `json:"seed"`
+	Setup
+	ResidentGiB float64 `json:"resident_gib,omitempty"`
+	HeadroomGiB float64 `json:"headroom_gib,omitempty"`
+	ReuseAcross bool    `json:"pool_reuse_across_streams"`
+	Seed        uint64  `json:"seed"`
 
 	Complete   bool    `json:"complete"` // every job finished before max_time_s
 	SimulatedS float64 `json:"simulated_s"`
@@ -53,6 +48,17 @@ type Report struct {
 	Host *HostStats `json:"host,omitempty"`
 }
 
+// Setup is what a run simulated: the scenario and profile, the lock design
+// and its workers per device, the devices and their memory.
+type Setup struct {
+	Scenario         string  `json:"scenario"`
+	Profile          string  `json:"profile"`
+	Design           string  `json:"design"`
+	WorkersPerDevice int     `json:"workers_per_device"`
+	Devices          int     `json:"devices"`
+	VRAMGiB          float64 `json:"vram_gib"`
+}
+
 // HostStats is what the host-memory gate did: the most partitions (and
 // bytes) held at once under its limit, the synthesis slots, how long
 // prepared partitions waited for a GPU worker, and how long the GPUs idled.
@@ -78,8 +84,8 @@ type LockStats struct {
 
 func buildReport(r *resolved, k *Kernel, c *collector, j *memJournal, acc deviceTotals, complete bool, crashes int) *Report {
 	rep := &Report{
-		Scenario: r.name, Profile: r.profile.Name, Design: r.cfg.Design, WorkersPerDevice: r.cfg.WorkersPerDevice,
-		Devices: r.devices, VRAMGiB: round(float64(r.vram)/float64(gib), 2),
+		Setup: Setup{Scenario: r.name, Profile: r.profile.Name, Design: r.cfg.Design, WorkersPerDevice: r.cfg.WorkersPerDevice,
+			Devices: r.devices, VRAMGiB: round(float64(r.vram)/float64(gib), 2)},
 		ResidentGiB: round(float64(r.mem.Resident)/float64(gib), 2), HeadroomGiB: round(float64(r.mem.Headroom)/float64(gib), 2), ReuseAcross: r.cfg.Pool.ReuseAcrossStreams,
 		Seed: r.seed, Complete: complete, SimulatedS: round(k.now.Seconds(), 3),
 		Partitions: c.proved, Failed: c.failed, Retries: c.retries, Duplicates: j.duplicates, Crashes: crashes,

@@ -37,30 +37,23 @@ func Seeds(s *Scenario, o Options, n int) ([]*Report, error) {
 // say together: throughput's mean and range, GPU busy's mean, and how many
 // seeds met an OOM, failed a partition or did not finish.
 type SeedSummary struct {
-	Scenario         string  `json:"scenario"`
-	Profile          string  `json:"profile"`
-	Design           string  `json:"design"`
-	WorkersPerDevice int     `json:"workers_per_device"`
-	Devices          int     `json:"devices"`
-	VRAMGiB          float64 `json:"vram_gib"`
-	Seeds            int     `json:"seeds"`
-	FirstSeed        uint64  `json:"first_seed"`
-	ThroughputMean   float64 `json:"partitions_per_s_mean"`
-	ThroughputLeast  float64 `json:"partitions_per_s_least"`
-	ThroughputMost   float64 `json:"partitions_per_s_most"`
-	GPUBusyMeanPct   float64 `json:"gpu_busy_pct_mean"`
-	WithOOM          int     `json:"seeds_with_oom"`
-	WithFailed       int     `json:"seeds_with_failed_partitions"`
-	Incomplete       int     `json:"seeds_incomplete"`
+	Setup
+	Seeds           int     `json:"seeds"`
+	FirstSeed       uint64  `json:"first_seed"`
+	ThroughputMean  float64 `json:"partitions_per_s_mean"`
+	ThroughputLeast float64 `json:"partitions_per_s_least"`
+	ThroughputMost  float64 `json:"partitions_per_s_most"`
+	GPUBusyMeanPct  float64 `json:"gpu_busy_pct_mean"`
+	WithOOM         int     `json:"seeds_with_oom"`
+	WithFailed      int     `json:"seeds_with_failed_partitions"`
+	Incomplete      int     `json:"seeds_incomplete"`
 }
 
 // Summarize sums up the reports of one design and worker count, one a seed
 // (Seeds); reps must not be empty.
 func Summarize(reps []*Report) SeedSummary {
 	r0 := reps[0]
-	s := SeedSummary{Scenario: r0.Scenario, Profile: r0.Profile, Design: r0.Design, WorkersPerDevice: r0.WorkersPerDevice,
-		Devices: r0.Devices, VRAMGiB: r0.VRAMGiB, Seeds: len(reps), FirstSeed: r0.Seed,
-		ThroughputLeast: r0.Throughput, ThroughputMost: r0.Throughput}
+	s := SeedSummary{Setup: r0.Setup, Seeds: len(reps), FirstSeed: r0.Seed, ThroughputLeast: r0.Throughput, ThroughputMost: r0.Throughput}
 	for _, r := range reps {
 		s.ThroughputMean += r.Throughput
 		s.GPUBusyMeanPct += r.GPUBusyPct

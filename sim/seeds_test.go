@@ -5,10 +5,11 @@ import "testing"
 // Summarize: the mean and range of throughput, the mean of GPU busy, and
 // the seeds with an OOM, a failed partition or an unended run.
 func TestSummarizeCountsSeeds(t *testing.T) {
+	split3 := Setup{Design: "split", WorkersPerDevice: 3}
 	reps := []*Report{
-		{Design: "split", WorkersPerDevice: 3, Seed: 7, Throughput: 1, GPUBusyPct: 10, Complete: true},
-		{Design: "split", WorkersPerDevice: 3, Seed: 8, Throughput: 3, GPUBusyPct: 20, OOMs: 2, Complete: true},
-		{Design: "split", WorkersPerDevice: 3, Seed: 9, Throughput: 2, GPUBusyPct: 30, Failed: 1},
+		{Setup: split3, Seed: 7, Throughput: 1, GPUBusyPct: 10, Complete: true},
+		{Setup: split3, Seed: 8, Throughput: 3, GPUBusyPct: 20, OOMs: 2, Complete: true},
+		{Setup: split3, Seed: 9, Throughput: 2, GPUBusyPct: 30, Failed: 1},
 	}
 	s := Summarize(reps)
 	if s.Seeds != 3 || s.FirstSeed != 7 || s.Design != "split" || s.WorkersPerDevice != 3 {
