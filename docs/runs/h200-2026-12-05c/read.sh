@@ -1,0 +1,18 @@
+# Reads c1/gotrace.tgz (runs/h200-2026-12-05b's gotrace.sh on the card): per
+# row, the ties from the JSON traces (ties.py), the launches (gostall.py) and
+# both chains of each tie (chain.py) from Go's execution trace.
+#   bash docs/runs/h200-2026-12-05c/read.sh [c1]
+set -eu
+D=docs/runs/h200-2026-12-05c/${1:-c1}
+T=$(mktemp -d)
+tar xzf $D/gotrace.tgz -C $T
+for r in f26-16-w4 f24-16-w3 f25-whole-w3 f24-16-w4; do
+  [ -f $T/$r.trace.gz ] || { echo "$r: no trace"; continue; }
+  echo "== $r: $(grep -m1 'split-devsync ×' $T/$r.txt)"
+  gunzip -f $T/$r.trace.gz
+  go tool trace -d=parsed $T/$r.trace > $T/$r.parsed 2>/dev/null
+  python3 docs/runs/h200-2026-12-05b/ties.py $T/$r/traces-gpu-*/*.json.gz | sed -n '1,3p'
+  python3 docs/runs/h200-2026-12-04d/gostall.py --show 0 $T/$r.parsed | sed "s|$T/||"
+  python3 docs/runs/h200-2026-12-05c/chain.py --show ${SHOW:-3} $T/$r.parsed | sed "s|$T/||"
+done
+echo "(unpacked in $T)"
