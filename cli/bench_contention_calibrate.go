@@ -135,14 +135,29 @@ func runContentionCalibrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The race runs' share is fitted through the simulator below, where
+	// their partitions are known, not set from the traces alone.
+	raceTraces := in.race
+	in.race = nil
 	f, err := in.fit()
 	if err != nil {
 		return err
 	}
 	// No trace carries the kernel's scratch; the runs had the flag's.
 	f.profile.Partition.ScratchGiB = float64(spec.scratch) / (1 << 30)
+	var rf raceFit
+	if len(raceTraces) > 0 {
+		if f.profile, rf, err = fitLaterFirst(f.profile, spec, card, raceTraces); err != nil {
+			return fmt.Errorf("race/: %w", err)
+		}
+	}
 	f.print(c.App.ErrWriter, base)
 	fmt.Fprintf(c.App.ErrWriter, "partition.scratch_gib  from --scratch → %g\n", f.profile.Partition.ScratchGiB)
+	if len(raceTraces) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); "+
+			"through the simulator, at %g it loses %d of %d (%.1f %%) → %g\n", rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(),
+			rf.laterFirst, rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
+	}
 	out := c.String("out")
 	if out == "" {
 		out = filepath.Join(dir, "profile.json")

@@ -48,7 +48,7 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, 0.5 GiB of scratch, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
 			p.Name, p.Partition, p.Device)
 	}
-	if h := p.Host.Handoff; h == nil || !strings.Contains(h.Source, "ties between a launch and another worker's device sync") {
+	if h := p.Host.Handoff; h == nil || !strings.Contains(h.Source, "fitted through the simulator") {
 		t.Errorf("the racing runs' ties did not reach the profile: %+v", h)
 	}
 	// The hint's flags predict the partition the runs had.

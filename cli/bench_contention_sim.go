@@ -30,6 +30,13 @@ func newContentionSim(path string, spec contentionSpec, seeds int) (*contentionS
 	if err != nil {
 		return nil, fmt.Errorf("bench contention --backend sim: %w", err)
 	}
+	return contentionSimOf(p, spec, seeds), nil
+}
+
+// contentionSimOf predicts the bench spec describes with profile p (a copy
+// of it, its partition set from spec), seeds seeds a configuration.
+func contentionSimOf(profile *sim.Profile, spec contentionSpec, seeds int) *contentionSim {
+	p := *profile
 	// The flags say what a partition holds; the profile's costs are per
 	// constraint, at the size the bench says its partitions have.
 	gib := float64(int64(1) << 30)
@@ -40,7 +47,7 @@ func newContentionSim(path string, spec contentionSpec, seeds int) (*contentionS
 		// the smallest amount it can say.
 		p.Partition.CopyGiB = 1.0 / gib
 	}
-	return &contentionSim{profile: p, spec: spec, seeds: max(seeds, 1)}, nil
+	return &contentionSim{profile: &p, spec: spec, seeds: max(seeds, 1)}
 }
 
 // run predicts one design with n workers: with one seed, one simulated run;

@@ -98,27 +98,29 @@ const raceWindowUs = 1000
 // kernel's launch and another worker's device sync made at one instant.
 type RaceFit struct {
 	Ties     int // a sync starting within raceWindowUs of another worker's launch, both just granted
-	Inverted int // of them, those where the worker granted later called the device first
+	Inverted int // of them, those where the worker granted later called the device first (grants at one instant, as the simulator's handoffs, count in neither way)
+	Lost     int // of them, those whose device sync did not wait for the launch's kernel
 }
 
-// CalibrateRace fits p's host.handoff.later_first from traces of several
-// workers under split-devsync. In a tie the launching worker was granted
-// compute_mtx and the syncing worker mem_mtx, each by its lock's handler
-// (which of those ran first is the first hop, newest_first, fitted from
-// one-worker traces); the lock spans say which grant came first, and the
-// device calls' starts which worker reached the device first. later_first
-// is the share of ties in which the worker granted later got there first.
-//
-// One-worker runs have no such ties, and on the H200 the emulated device on
-// the card's own host showed none of this race (runs/h200-2026-12-03b r2):
-// it is measured on the card, from runs of several workers. It fails
-// without ties.
-func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
+// LostShare is the share of the ties whose device sync did not wait.
+func (f RaceFit) LostShare() float64 {
+	if f.Ties == 0 {
+		return 0
+	}
+	return float64(f.Lost) / float64(f.Ties)
+}
+
+// RaceTies counts the launch/device-sync ties of traces of several workers
+// under split-devsync, the card's or the simulator's: a worker's device sync
+// and the closest launch of another worker on its device, both calls within
+// raceWindowUs of each other and of their grants (mem_mtx for the sync,
+// compute_mtx for the launch).
+func RaceTies(traces ...Trace) (RaceFit, error) {
 	var f RaceFit
 	for _, t := range traces {
 		events, err := readTraceEvents(t.JSON, t.Name)
 		if err != nil {
-			return nil, f, err
+			return f, err
 		}
 		threads := threadNames(events)
 		grants := map[string][]float64{} // "lock/device/partition" → when it was granted
@@ -166,14 +168,41 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 			}
 			gl, okl := granted("compute", l)
 			gs, oks := granted("mem", s)
-			if !okl || !oks || gl == gs {
+			if !okl || !oks {
 				continue
 			}
 			f.Ties++
-			if (gl < gs) != (l.start < s.start) {
+			if !s.waited {
+				f.Lost++
+			}
+			if gl != gs && (gl < gs) != (l.start < s.start) {
 				f.Inverted++
 			}
 		}
+	}
+	return f, nil
+}
+
+// CalibrateRace fits p's host.handoff.later_first from traces of several
+// workers under split-devsync. In a tie the launching worker was granted
+// compute_mtx and the syncing worker mem_mtx, each by its lock's handler
+// (which of those ran first is the first hop, newest_first, fitted from
+// one-worker traces); the lock spans say which grant came first, and the
+// device calls' starts which worker reached the device first. later_first
+// is the share of ties in which the worker granted later got there first.
+// The simulator's ties come from more places than the card's handoffs, so
+// that a later_first set to the card's share makes it lose more ties than
+// the card did: `bench contention calibrate`, which knows the runs'
+// partitions, fits the lost share through the simulator instead.
+//
+// One-worker runs have no such ties, and on the H200 the emulated device on
+// the card's own host showed none of this race (runs/h200-2026-12-03b r2):
+// it is measured on the card, from runs of several workers. It fails
+// without ties.
+func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
+	f, err := RaceTies(traces...)
+	if err != nil {
+		return nil, f, err
 	}
 	if f.Ties == 0 {
 		return nil, f, errors.New("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cuzk/cuzk/sim"
+)
+
+// raceFitSeeds is how many seeds the simulator runs of each racing
+// configuration for each later_first it tries.
+const raceFitSeeds = 64
+
+// raceFitMax is the largest later_first the fit tries.
+const raceFitMax = 0.25
+
+// raceFit is what fitting host.handoff.later_first through the simulator
+// found: the card's ties and the model's at the value it chose.
+type raceFit struct {
+	card, model sim.RaceFit
+	laterFirst  float64
+}
+
+// fitLaterFirst sets p's host.handoff.later_first to the value at which the
+// simulator, running what the race runs ran (split-devsync at 3 and 4
+// workers on the whole card of `card` bytes, spec's partitions, seeds 1 to
+// raceFitSeeds), loses the share of launch/device-sync ties that the card's
+// race traces lost (their device sync did not wait for the launch's kernel).
+//
+// Setting later_first to the card's share directly overshoots: the model's
+// handoffs put two grants at one instant, where the card's are tens of
+// microseconds apart, and some of its ties are lost by newest_first's draw
+// or at a kernel's end, so the model loses about twice the card's share
+// (runs/h200-2026-12-04d; docs/simulator.md "The handoff"). The model's
+// share grows with later_first; the fit bisects on [0, raceFitMax]. Where
+// the model loses more than the card already at 0, later_first is 0 and the
+// difference is the model's floor, reported.
+func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.Trace) (*sim.Profile, raceFit, error) {
+	var f raceFit
+	var err error
+	if f.card, err = sim.RaceTies(race...); err != nil {
+		return nil, f, err
+	}
+	if f.card.Ties == 0 {
+		return nil, f, fmt.Errorf("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")
+	}
+	s := spec
+	s.limit = card
+	dir, err := os.MkdirTemp("", "cuzk-race-fit-")
+	if err != nil {
+		return nil, f, err
+	}
+	defer os.RemoveAll(dir)
+	// model is the simulator's ties at later_first lf.
+	model := func(lf float64) (sim.RaceFit, error) {
+		q := *p
+		h := sim.HandoffProfile{}
+		if p.Host.Handoff != nil {
+			h = *p.Host.Handoff
+		}
+		h.LaterFirst = lf
+		q.Host.Handoff = &h
+		c := contentionSimOf(&q, s, raceFitSeeds)
+		var traces []sim.Trace
+		for _, w := range []int{3, 4} {
+			path := filepath.Join(dir, contentionTraceName("split-devsync", w))
+			if _, err := c.run("split-devsync", w, path); err != nil {
+				return sim.RaceFit{}, fmt.Errorf("split-devsync × %d at later_first %g: %w", w, lf, err)
+			}
+			for i := 1; i <= raceFitSeeds; i++ {
+				t := drawTracePath(path, "s", i)
+				data, err := os.ReadFile(t)
+				if err != nil {
+					return sim.RaceFit{}, err
+				}
+				traces = append(traces, sim.Trace{Name: t, JSON: data})
+			}
+		}
+		return sim.RaceTies(traces...)
+	}
+	target := f.card.LostShare()
+	lo, hi := 0.0, raceFitMax
+	at0, err := model(lo)
+	if err != nil {
+		return nil, f, err
+	}
+	f.model = at0
+	if at0.LostShare() < target {
+		atHi, err := model(hi)
+		if err != nil {
+			return nil, f, err
+		}
+		f.laterFirst, f.model = hi, atHi
+		if atHi.LostShare() > target {
+			// Bisect to a thousandth.
+			for hi-lo > 0.001 {
+				mid := (lo + hi) / 2
+				m, err := model(mid)
+				if err != nil {
+					return nil, f, err
+				}
+				if m.LostShare() < target {
+					lo = mid
+				} else {
+					hi, f.model = mid, m
+				}
+			}
+			f.laterFirst = round3(hi)
+			if f.model, err = model(f.laterFirst); err != nil {
+				return nil, f, err
+			}
+		}
+	}
+	out := *p
+	h := sim.HandoffProfile{}
+	if p.Host.Handoff != nil {
+		h = *p.Host.Handoff
+	}
+	h.LaterFirst = f.laterFirst
+	if h.Source != "" {
+		h.Source += "; "
+	}
+	h.Source += fmt.Sprintf("later_first: fitted through the simulator so that split-devsync at 3 and 4 workers on the whole card "+
+		"loses the share of launch/device-sync ties the card's race runs lost, %d of %d (%.1f %%); the model at %g loses %d of %d (%.1f %%)",
+		f.card.Lost, f.card.Ties, 100*f.card.LostShare(), f.laterFirst, f.model.Lost, f.model.Ties, 100*f.model.LostShare())
+	out.Host.Handoff = &h
+	return &out, f, nil
+}
+
+// round3 rounds x to a thousandth.
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

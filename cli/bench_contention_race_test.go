@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cuzk/cuzk/sim"
+)
+
+// fitLaterFirst finds the later_first a "card" had, when the card is the
+// simulator itself at a later_first the fit is not told, run from other
+// seeds: the model's lost share at the fitted value matches the card's, and
+// the value lands near the card's own. Setting later_first to the card's
+// lost share instead (what the traces alone say) would land far above it.
+func TestFitLaterFirstRecoversTheCards(t *testing.T) {
+	base, err := sim.LoadProfile("h200-contention-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := contentionSpec{kernel: 60 * time.Millisecond, before: 40 * time.Millisecond, after: 20 * time.Millisecond,
+		items: 8, maxAttempts: 3, size: 1 << 20, staged: 6 << 30, copy: 2 << 30, scratch: 1 << 30}
+	const card = int64(140) << 30
+	const truth = 0.06
+	cardProfile := *base
+	h := *base.Host.Handoff
+	h.LaterFirst = truth
+	cardProfile.Host.Handoff = &h
+	s := spec
+	s.limit = card
+	c := contentionSimOf(&cardProfile, s, 1)
+	dir := t.TempDir()
+	var race []sim.Trace
+	for _, w := range []int{3, 4} {
+		for seed := uint64(1001); seed <= 1048; seed++ {
+			path := filepath.Join(dir, "card.json")
+			if _, err := c.runSeed("split-devsync", w, seed, path); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			race = append(race, sim.Trace{Name: path, JSON: data})
+		}
+	}
+	got, f, err := fitLaterFirst(base, spec, card, race)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("card: %d of %d ties lost (%.1f %%); fitted later_first %g, model %d of %d (%.1f %%)",
+		f.card.Lost, f.card.Ties, 100*f.card.LostShare(), f.laterFirst, f.model.Lost, f.model.Ties, 100*f.model.LostShare())
+	if f.card.Ties < 100 {
+		t.Fatalf("only %d ties in the card's runs", f.card.Ties)
+	}
+	if got.Host.Handoff.LaterFirst != f.laterFirst || math.Abs(f.laterFirst-truth) > 0.03 {
+		t.Errorf("fitted later_first %g (profile %g), the card's %g", f.laterFirst, got.Host.Handoff.LaterFirst, truth)
+	}
+	if math.Abs(f.model.LostShare()-f.card.LostShare()) > 0.02 {
+		t.Errorf("the model loses %.3f of its ties at the fitted value, the card %.3f", f.model.LostShare(), f.card.LostShare())
+	}
+	if got.Host.Handoff.NewestFirst != base.Host.Handoff.NewestFirst {
+		t.Errorf("newest_first %g changed from the base's %g", got.Host.Handoff.NewestFirst, base.Host.Handoff.NewestFirst)
+	}
+}
+
+// Traces without a tie are an error, not a later_first of 0.
+func TestFitLaterFirstNeedsTies(t *testing.T) {
+	base, err := sim.LoadProfile("h200-contention-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = fitLaterFirst(base, contentionSpec{items: 2, staged: 1 << 30, size: 1 << 20}, 140<<30,
+		[]sim.Trace{{Name: "empty.json", JSON: []byte(`{"traceEvents": []}`)}})
+	if err == nil {
+		t.Error("no error from traces without a tie")
+	}
+}
