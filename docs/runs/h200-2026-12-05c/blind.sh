@@ -1,6 +1,6 @@
 # One call (README.md "Before the second call"): f27, a family not run
 # before, calibrated on the card with `bench contention calibrate --runs 1
-# --race 3` (later_first fitted through the simulator from its race runs),
+# --race 6` (later_first fitted through the simulator from its race runs),
 # then, before any draw, the model's 16 GiB racing rows (split-devsync at 3
 # and 4 workers, 256 seeds) from that profile and from the same profile with
 # the base's handoff (newest_first 0.973, later_first 0.01), their sha256
@@ -12,7 +12,7 @@
 R=$(mktemp -d /tmp/blind.XXXX)
 say "$($K version | head -1) $(sha256sum $K | cut -c1-16); $(nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader)"
 family f27
-$K bench contention calibrate --backend ${BACKEND:-gpu} $COSTS $MEM $(backend_flags ${BACKEND:-gpu}) --runs 1 --race 3 --dir $R/cal-f27 --name h200-contention-f27 \
+$K bench contention calibrate --backend ${BACKEND:-gpu} $COSTS $MEM $(backend_flags ${BACKEND:-gpu}) --runs 1 --race ${RACE:-6} --dir $R/cal-f27 --name h200-contention-f27 \
   --out $R/cal-f27/profile.json > $R/cal-f27.txt 2>&1
 say "calibrated f27: $?; $(grep 'handoff' $R/cal-f27.txt | tr '\n' ' ')"
 mkdir -p $OUT/pred
