@@ -1,4 +1,4 @@
-# One call (README.md "Before the second call"): f27, a family not run
+# One call (README.md "Before the call with f27"): f27, a family not run
 # before, calibrated on the card with `bench contention calibrate --runs 1
 # --race 6` (later_first fitted through the simulator from its race runs),
 # then, before any draw, the model's 16 GiB racing rows (split-devsync at 3
