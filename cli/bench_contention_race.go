@@ -54,14 +54,7 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 	defer os.RemoveAll(dir)
 	// model is the simulator's ties at later_first lf.
 	model := func(lf float64) (sim.RaceFit, error) {
-		q := *p
-		h := sim.HandoffProfile{}
-		if p.Host.Handoff != nil {
-			h = *p.Host.Handoff
-		}
-		h.LaterFirst = lf
-		q.Host.Handoff = &h
-		c := contentionSimOf(&q, s, raceFitSeeds)
+		c := contentionSimOf(withLaterFirst(p, lf, ""), s, raceFitSeeds)
 		var traces []sim.Trace
 		for _, w := range []int{3, 4} {
 			path := filepath.Join(dir, contentionTraceName("split-devsync", w))
@@ -112,20 +105,28 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 			}
 		}
 	}
+	return withLaterFirst(p, f.laterFirst, fmt.Sprintf("later_first: fitted through the simulator so that split-devsync at 3 and 4 workers on the whole card "+
+		"loses the share of launch/device-sync ties the card's race runs lost, %d of %d (%.1f %%); the model at %g loses %d of %d (%.1f %%)",
+		f.card.Lost, f.card.Ties, 100*f.card.LostShare(), f.laterFirst, f.model.Lost, f.model.Ties, 100*f.model.LostShare())), f, nil
+}
+
+// withLaterFirst is a copy of p whose host.handoff.later_first is lf, with
+// source added to the handoff's source where it is not empty.
+func withLaterFirst(p *sim.Profile, lf float64, source string) *sim.Profile {
 	out := *p
 	h := sim.HandoffProfile{}
 	if p.Host.Handoff != nil {
 		h = *p.Host.Handoff
 	}
-	h.LaterFirst = f.laterFirst
-	if h.Source != "" {
-		h.Source += "; "
+	h.LaterFirst = lf
+	if source != "" {
+		if h.Source != "" {
+			h.Source += "; "
+		}
+		h.Source += source
 	}
-	h.Source += fmt.Sprintf("later_first: fitted through the simulator so that split-devsync at 3 and 4 workers on the whole card "+
-		"loses the share of launch/device-sync ties the card's race runs lost, %d of %d (%.1f %%); the model at %g loses %d of %d (%.1f %%)",
-		f.card.Lost, f.card.Ties, 100*f.card.LostShare(), f.laterFirst, f.model.Lost, f.model.Ties, 100*f.model.LostShare())
 	out.Host.Handoff = &h
-	return &out, f, nil
+	return &out
 }
 
 // round3 rounds x to a thousandth.

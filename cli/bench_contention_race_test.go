@@ -24,13 +24,9 @@ func TestFitLaterFirstRecoversTheCards(t *testing.T) {
 		items: 8, maxAttempts: 3, size: 1 << 20, staged: 6 << 30, copy: 2 << 30, scratch: 1 << 30}
 	const card = int64(140) << 30
 	const truth = 0.06
-	cardProfile := *base
-	h := *base.Host.Handoff
-	h.LaterFirst = truth
-	cardProfile.Host.Handoff = &h
 	s := spec
 	s.limit = card
-	c := contentionSimOf(&cardProfile, s, 1)
+	c := contentionSimOf(withLaterFirst(base, truth, ""), s, 1)
 	dir := t.TempDir()
 	var race []sim.Trace
 	for _, w := range []int{3, 4} {
