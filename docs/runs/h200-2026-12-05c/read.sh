@@ -1,12 +1,12 @@
-# Reads c1/gotrace.tgz (runs/h200-2026-12-05b's gotrace.sh on the card): per
+# Reads CALL/gotrace.tgz (gotrace.sh on the card): per
 # row, the ties from the JSON traces (ties.py), the launches (gostall.py) and
 # both chains of each tie (chain.py) from Go's execution trace.
-#   bash docs/runs/h200-2026-12-05c/read.sh [c1]
+#   bash docs/runs/h200-2026-12-05c/read.sh CALL
 set -eu
-D=docs/runs/h200-2026-12-05c/${1:-c1}
+D=docs/runs/h200-2026-12-05c/$1
 T=$(mktemp -d)
 tar xzf $D/gotrace.tgz -C $T
-for r in f26-16-w4 f24-16-w3 f25-whole-w3 f24-16-w4; do
+for r in f26-16-w4 f24-16-w3 f25-whole-w3 f27-16-w3; do
   [ -f $T/$r.trace.gz ] || { echo "$r: no trace"; continue; }
   echo "== $r: $(grep -m1 'split-devsync ×' $T/$r.txt)"
   gunzip -f $T/$r.trace.gz
