@@ -4,14 +4,10 @@
 #   bash docs/runs/h200-2026-12-05c/oomtie.sh   (CUZK, default build/cuzk)
 set -eu
 CUZK=${CUZK:-build/cuzk}
-T=$(mktemp -d); trap 'rm -rf $T' EXIT
-for c in c1 c2; do mkdir -p $T/a$c; tar xzf docs/runs/h200-2026-12-05/$c/run.tgz -C $T/a$c; done
-mkdir -p $T/ac3; tar xzf docs/runs/h200-2026-12-05/c3/traces.tgz -C $T/ac3
-for c in c1 c2 c3; do mkdir -p $T/b$c; tar xzf docs/runs/h200-2026-12-05b/$c/draws.tgz -C $T/b$c; done
-mkdir -p $T/bc2run; tar xzf docs/runs/h200-2026-12-05b/c2/run.tgz -C $T/bc2run
+. docs/runs/h200-2026-12-05c/traces.sh
 O=docs/runs/h200-2026-12-05c/oomtie.py
 echo "card:"
-(cd $T && python3 $OLDPWD/$O $(find . -path "*/d*/traces-gpu-*16GiB*" -name "trace-split-devsync-w[34]*.json*" | sort | xargs md5sum | sort -s -k1,1 -u | awk '{print $2}'))
+(cd $T && python3 $OLDPWD/$O $(once "*16GiB*"))
 . gpuprove/contention_families.sh
 for spec in "f24 docs/runs/h200-2026-12-05/pred/h200-contention-f24.json" \
             "f25 docs/runs/h200-2026-12-05/pred/h200-contention-f25.json" \
