@@ -43,7 +43,7 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 		return nil, f, err
 	}
 	if f.card.Ties == 0 {
-		return nil, f, fmt.Errorf("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")
+		return nil, f, sim.ErrNoRaceTies
 	}
 	s := spec
 	s.limit = card

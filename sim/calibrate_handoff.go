@@ -94,6 +94,9 @@ func fitHandoff(traces []Trace) (handoffFit, error) {
 // handler, the next worker granted mem_mtx syncs the device).
 const raceWindowUs = 1000
 
+// ErrNoRaceTies is the error of a race fit from traces without a tie.
+var ErrNoRaceTies = errors.New("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")
+
 // RaceFit is what traces of several workers said of the race between a
 // kernel's launch and another worker's device sync made at one instant.
 type RaceFit struct {
@@ -205,7 +208,7 @@ func CalibrateRace(p *Profile, traces ...Trace) (*Profile, RaceFit, error) {
 		return nil, f, err
 	}
 	if f.Ties == 0 {
-		return nil, f, errors.New("race traces: no launch and another worker's device sync within 1 ms of each other and of their grants (run split-devsync with 3 or 4 workers)")
+		return nil, f, ErrNoRaceTies
 	}
 	out := *p
 	h := HandoffProfile{}
