@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestFitLaterFirstNeedsTies(t *testing.T) {
 	}
 	_, _, err = fitLaterFirst(base, contentionSpec{items: 2, staged: 1 << 30, size: 1 << 20}, 140<<30,
 		[]sim.Trace{{Name: "empty.json", JSON: []byte(`{"traceEvents": []}`)}})
-	if err == nil {
-		t.Error("no error from traces without a tie")
+	if !errors.Is(err, sim.ErrNoRaceTies) {
+		t.Errorf("traces without a tie: error %v, want %v", err, sim.ErrNoRaceTies)
 	}
 }
