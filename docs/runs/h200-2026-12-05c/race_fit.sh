@@ -10,18 +10,15 @@
 set -eu
 CUZK=${CUZK:-build/cuzk}
 . gpuprove/contention_families.sh
-T=$(mktemp -d); trap 'rm -rf $T' EXIT
-for c in c1 c2; do mkdir -p $T/a$c; tar xzf docs/runs/h200-2026-12-05/$c/run.tgz -C $T/a$c; done
-mkdir -p $T/ac3; cp -r docs/runs/h200-2026-12-05/c3/tables/d* $T/ac3/
-for c in c1 c2 c3; do mkdir -p $T/b$c; tar xzf docs/runs/h200-2026-12-05b/$c/draws.tgz -C $T/b$c; done
-mkdir -p $T/bc2run; tar xzf docs/runs/h200-2026-12-05b/c2/run.tgz -C $T/bc2run
-once() { (cd $T && find . -path "*/d*" -name "gpu-$1-16GiB.txt" | sort | xargs md5sum | sort -s -k1,1 -u | awk -v t=$T '{print t "/" $2}' | sort); }
+. docs/runs/h200-2026-12-05c/traces.sh
+# tables FAMILY: the draws' 16 GiB tables of FAMILY, each once by its content.
+tables() { (cd $T && find . -path "*/d*" -name "gpu-$1-16GiB.txt" | sort | xargs md5sum | sort -s -k1,1 -u | awk -v t=$T '{print t "/" $2}' | sort); }
 for x in ac2:f24:docs/runs/h200-2026-12-05/pred ac2:f25:docs/runs/h200-2026-12-05/pred bc2run:f26:docs/runs/h200-2026-12-05b/pred; do
   IFS=: read -r run fam pred <<< "$x"
   d=$T/$run/cal-$fam; family $fam
   echo "== $fam"
   "$CUZK" bench contention calibrate --fit-only $COSTS $MEM --dir $d --out $T/fit-$fam.json 2>&1 | grep 'host.handoff'
-  draws=$(once $fam)
+  draws=$(tables $fam)
   for p in $T/fit-$fam.json $pred/h200-contention-$fam.json; do
     "$CUZK" bench contention --backend sim --profile $p --seeds 256 $MEM --vram-limit 16GiB \
       --designs split-devsync --workers 3,4 > $T/sim.txt 2> $T/sim.err
