@@ -123,8 +123,15 @@ type Config struct {
 	// the partition again; otherwise the retry starts at the device part
 	// with the data the partition still holds.
 	PrepConsumed bool
-	Observer     Observer // may be nil
-	Journal      Journal  // may be nil: nothing is recorded
+	// LockHops sends every lease request to its lock's actor and back, a
+	// free mutex's too. By default a worker takes a free mutex in place
+	// (leaseQueue.takeFree), as a thread takes a free std::mutex: the hop
+	// through the lock actor let a worker that released mem_mtx and took
+	// the free compute_mtx race the worker granted mem_mtx to the device
+	// (docs/lock-designs.md, split-devsync).
+	LockHops bool
+	Observer Observer // may be nil
+	Journal  Journal  // may be nil: nothing is recorded
 }
 
 // WithDefaults returns c with its zero fields set to the defaults.

@@ -74,16 +74,23 @@ func (d *deviceActor) ledger(m vramDelta) {
 func (d *deviceActor) spawn(c actor.Context) {
 	d.budget = newLeaseQueue(d.env, "budget", d.info.Index, d.info.Total)
 	locks := map[string]*actor.PID{"budget": c.Self()}
+	var free map[string]*leaseQueue
+	if !d.env.cfg.LockHops {
+		free = map[string]*leaseQueue{}
+	}
 	for _, name := range d.design.locks {
 		q := newLeaseQueue(d.env, name, d.info.Index, 0)
 		locks[name] = c.Spawn(d.env.props(func() actor.Actor { return &lockActor{q: q} }))
+		if free != nil {
+			free[name] = q
+		}
 	}
 	for i := range d.env.cfg.WorkersPerDevice {
 		w := &worker{
 			env: d.env, device: d.info.Index, index: i,
 			// Streams are named by worker: devices create them on first use.
 			stream: gpu.Stream(i + 1),
-			sched:  d.sched, dev: c.Self(), locks: locks, design: d.design,
+			sched:  d.sched, dev: c.Self(), locks: locks, free: free, design: d.design,
 		}
 		// The producer returns the same worker on a restart, so its partition
 		// survives one (see worker.Receive).

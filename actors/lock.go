@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -17,7 +18,12 @@ import (
 // of their bytes, since compute_mtx lets one kernel run (and hold scratch) at
 // a time. Strict FIFO: a request that does not fit yet blocks the ones
 // behind it, so a large partition is never starved by small ones.
+//
+// A queue is served by its actor (the lock actor, or the device actor for
+// the budget), and a worker may take a free mutex in place (takeFree): mu
+// orders the two.
 type leaseQueue struct {
+	mu       sync.Mutex
 	name     string
 	device   int
 	capacity int64 // 0: a mutex
@@ -67,6 +73,8 @@ func (q *leaseQueue) limit() int64 {
 }
 
 func (q *leaseQueue) acquire(c actor.Context, m acquireLease) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.capacity > 0 && (m.bytes+m.scratch > q.capacity || m.bytes <= 0 || m.scratch < 0) {
 		what := gpu.FormatBytes(m.bytes)
 		if m.scratch != 0 {
@@ -79,6 +87,30 @@ func (q *leaseQueue) acquire(c actor.Context, m acquireLease) {
 	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
 	q.waiting = append(q.waiting, lease{acquireLease: m, since: q.env.rt.Now()})
 	q.grant(c)
+}
+
+// takeFree grants m at once, on the asking worker's own goroutine, when the
+// queue is a mutex that nobody holds or waits for, and reports whether it
+// did; otherwise the worker asks the lock actor. So a worker that releases
+// mem_mtx and takes a free compute_mtx goes on to its launch in the same
+// handler, as a cuzk thread takes a free std::mutex without sleeping, while
+// the worker waiting for mem_mtx is woken through the lock actor. The wait
+// and the grant are reported at one instant (no wait span in a trace).
+func (q *leaseQueue) takeFree(m acquireLease) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.capacity != 0 || q.used != 0 || len(q.waiting) > 0 {
+		return false
+	}
+	if _, dup := q.holders[m.worker]; dup {
+		return false // the lock actor's invariant reports it
+	}
+	now := q.env.rt.Now()
+	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
+	q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
+	q.used = 1
+	q.holders[m.worker] = lease{acquireLease: m, since: now}
+	return true
 }
 
 func (q *leaseQueue) grant(c actor.Context) {
@@ -110,6 +142,8 @@ func (q *leaseQueue) grant(c actor.Context) {
 // release ends a lease or withdraws a waiting request; a release that matches
 // neither (it crossed a grant it already handled) is ignored.
 func (q *leaseQueue) release(c actor.Context, m releaseLease) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if h, ok := q.holders[m.worker]; ok && h.id == m.id {
 		delete(q.holders, m.worker)
 		q.used -= q.weight(h.acquireLease)

@@ -32,6 +32,9 @@ type worker struct {
 	sched  *actor.PID
 	dev    *actor.PID            // the device actor: VRAM ledger
 	locks  map[string]*actor.PID // lock name → the actor serving it
+	// free are the mutexes the worker takes in place while nobody holds
+	// or waits for them (leaseQueue.takeFree); nil with Config.LockHops.
+	free   map[string]*leaseQueue
 	design design
 
 	c    actor.Context // during Receive
@@ -57,10 +60,15 @@ type worker struct {
 	fellBack bool // the design fell back in this attempt
 
 	failErr error // set while cleaning up after a failed attempt
+
+	// inPlace are grants of free mutexes taken in this handler, handled
+	// when it is done, before the worker takes its next message.
+	inPlace []leaseGranted
 }
 
 // testHookWorker, when set by a test, runs at the start of every message a
-// worker handles (to inject a panic into Receive).
+// worker handles and on every grant it takes in place (to inject a panic
+// into Receive).
 var testHookWorker atomic.Pointer[func(device, worker int, p *PartitionID, msg any)]
 
 // Receive handles one message. A panic anywhere below is recovered here and
@@ -74,13 +82,7 @@ func (w *worker) Receive(c actor.Context) {
 		}
 		w.c = nil
 	}()
-	if hook := testHookWorker.Load(); hook != nil {
-		var p *PartitionID
-		if w.cur != nil {
-			p = &w.cur.p
-		}
-		(*hook)(w.device, w.index, p, c.Message())
-	}
+	w.hook(c.Message())
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		w.self = c.Self()
@@ -105,6 +107,27 @@ func (w *worker) Receive(c actor.Context) {
 			delete(w.wanted, m.lock)
 			w.fail(m.err)
 		}
+	}
+	// A mutex taken in place is granted as soon as the handler that asked
+	// for it is done, without a message: its next step (split's launch)
+	// follows in this handler too.
+	for len(w.inPlace) > 0 {
+		g := w.inPlace[0]
+		w.inPlace = w.inPlace[1:]
+		w.hook(g)
+		w.leaseGranted(g)
+	}
+}
+
+// hook runs the test hook, if any, on msg: each message the worker takes
+// and each grant it takes in place.
+func (w *worker) hook(msg any) {
+	if hook := testHookWorker.Load(); hook != nil {
+		var p *PartitionID
+		if w.cur != nil {
+			p = &w.cur.p
+		}
+		(*hook)(w.device, w.index, p, msg)
 	}
 }
 
@@ -138,6 +161,7 @@ func (w *worker) begin(m assign) {
 	w.vram = 0
 	w.failErr = nil
 	w.fellBack = false
+	w.inPlace = nil
 	if m.prepared {
 		// The scheduler ran the stages before the device part (host.go).
 		w.startDevicePart()
@@ -302,7 +326,12 @@ func (w *worker) reserve(lock string, bytes, scratch int64) {
 	}
 	w.leaseSeq++
 	w.wanted[lock] = w.leaseSeq
-	w.c.Send(pid, acquireLease{worker: w.index, pid: w.self, id: w.leaseSeq, bytes: bytes, scratch: scratch, p: w.cur.p})
+	m := acquireLease{worker: w.index, pid: w.self, id: w.leaseSeq, bytes: bytes, scratch: scratch, p: w.cur.p}
+	if q, ok := w.free[lock]; ok && q.takeFree(m) {
+		w.inPlace = append(w.inPlace, leaseGranted{lock: lock, id: m.id})
+		return
+	}
+	w.c.Send(pid, m)
 }
 
 func (w *worker) release(lock string) {

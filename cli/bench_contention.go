@@ -75,6 +75,7 @@ func contentionPartitionFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
 		&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
+		&cli.BoolFlag{Name: "lock-hops", Usage: "send every lease request through its lock's actor, a free mutex's too, as the runtime did before free mutexes were taken in place (to measure the race that hop made)"},
 	}
 }
 
@@ -85,6 +86,7 @@ type contentionSpec struct {
 	headroom, limit       int64
 	items, maxAttempts    int
 	size                  int
+	lockHops              bool // actors.Config.LockHops
 }
 
 // contentionRow is what one design × workers run measured.
@@ -186,7 +188,7 @@ func runBenchContention(c *cli.Context) error {
 
 func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
 	s := contentionSpec{kernel: c.Duration("kernel"), before: c.Duration("before"), after: c.Duration("after"),
-		items: c.Int("items"), maxAttempts: c.Int("max-attempts")}
+		items: c.Int("items"), maxAttempts: c.Int("max-attempts"), lockHops: c.Bool("lock-hops")}
 	if err := s.readBytes(c); err != nil {
 		return s, err
 	}
@@ -390,7 +392,7 @@ func runContention(ctx context.Context, open func() (contentionDevice, error), s
 	if hc, ok := dev.(hostCallTracing); ok && tw != nil {
 		hc.traceHostCalls(rt.Now, hostCallSpan(tw, dev.Device().Info().Index))
 	}
-	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, Observer: obs}
+	cfg := actors.Config{Design: design, WorkersPerDevice: n, MaxAttempts: spec.maxAttempts, LockHops: spec.lockHops, Observer: obs}
 	eng, err := actors.Start(rt, []gpu.Info{dev.Device().Info()}, cfg)
 	if err != nil {
 		return row, err

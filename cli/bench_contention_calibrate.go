@@ -153,7 +153,12 @@ func runContentionCalibrate(c *cli.Context) error {
 	}
 	f.print(c.App.ErrWriter, base)
 	fmt.Fprintf(c.App.ErrWriter, "partition.scratch_gib  from --scratch → %g\n", f.profile.Partition.ScratchGiB)
-	if len(raceTraces) > 0 {
+	switch {
+	case len(raceTraces) > 0 && rf.noSay:
+		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); "+
+			"the simulator loses %d of %d (%.1f %%) at any later_first: kept at %g\n", rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(),
+			rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
+	case len(raceTraces) > 0:
 		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); "+
 			"through the simulator, at %g it loses %d of %d (%.1f %%) → %g\n", rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(),
 			rf.laterFirst, rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
@@ -299,5 +304,8 @@ func contentionSpecFlags(s contentionSpec) string {
 		}
 	}
 	fmt.Fprintf(&b, " --vram-limit %s --items %d --constraints %d", flagBytes(s.limit), s.items, s.size)
+	if s.lockHops {
+		b.WriteString(" --lock-hops")
+	}
 	return b.String()
 }

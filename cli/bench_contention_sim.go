@@ -135,7 +135,7 @@ func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath str
 	vram := min(float64(c.spec.limit)/gib, c.profile.Device.VRAMGiB)
 	sc, err := sim.NewScenario(sim.Scenario{Name: "contention", Seed: seed, Devices: 1, VRAMGiB: vram,
 		HeadroomGiB: float64(c.spec.headroom) / gib, Design: design, WorkersPerDevice: n, MaxAttempts: c.spec.maxAttempts,
-		Jobs: []sim.JobConfig{{ID: "bench", Partitions: c.spec.items, Size: c.spec.size, DeclareScratch: true}}}, c.profile)
+		LockHops: c.spec.lockHops, Jobs: []sim.JobConfig{{ID: "bench", Partitions: c.spec.items, Size: c.spec.size, DeclareScratch: true}}}, c.profile)
 	if err != nil {
 		return row, err
 	}

@@ -81,42 +81,62 @@ func (o *devsyncObserver) Observe(e actors.Event) {
 }
 
 // split-devsync, two workers whose CPU stages end together: the first
-// stages, releases mem_mtx and asks for the free compute_mtx in one handler,
-// and the second, granted mem_mtx, syncs the device. In the production
-// runtime's order (the lock asked for last runs first) the first worker's
-// launch comes before that sync, which waits for the whole kernel; handled
-// depth first, the sync comes first and finds the device idle.
+// stages, releases mem_mtx and takes the free compute_mtx in one handler,
+// and the second, granted mem_mtx, syncs the device.
+//
+// Taken in place (the default), compute_mtx lets the first worker launch in
+// that handler, before the mem lock runs: the second worker's sync waits for
+// the whole kernel whatever the order of handoffs. Only depth first, where
+// a message is handled inside its send (the mem lock and the second worker
+// run within the first worker's release), does the sync still come first.
+//
+// Through the lock actors (lock_hops, the runtime before), the order
+// decides: in the production runtime's order (the lock asked for last runs
+// first) the first worker's launch comes before that sync, which waits for
+// the whole kernel; with later_first 1 the mem lock's grant to the second
+// worker overtakes the launch, and depth first the sync comes first: the
+// sync finds the device idle.
 func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
 	const kernel = 100 * time.Millisecond
-	run := func(h *HandoffProfile) []actors.Event {
+	run := func(h *HandoffProfile, hops bool) actors.Event {
 		o := &devsyncObserver{}
-		runTiedPair(t, kernel, func(p *Profile) { p.Host.Handoff = h }, o)
+		runTiedPair(t, kernel, func(p *Profile) { p.Host.Handoff = h }, hops, o)
 		if len(o.syncs) != 2 {
 			t.Fatalf("%d device syncs, want one a partition", len(o.syncs))
 		}
-		return o.syncs
+		return o.syncs[1]
 	}
-	newest := run(&HandoffProfile{NewestFirst: 1})
-	if s := newest[1]; !s.Waited || s.Took < kernel*9/10 {
-		t.Errorf("newest first: the second worker's sync waited %v for %v, want the kernel's %v", s.Waited, s.Took, kernel)
+	orders := []struct {
+		name          string
+		h             *HandoffProfile
+		inPlace, hops bool // whether the second worker's sync waits, taken in place and with lock hops
+	}{
+		{"newest first", &HandoffProfile{NewestFirst: 1}, true, true},
+		{"later first", &HandoffProfile{NewestFirst: 1, LaterFirst: 1}, true, false},
+		{"depth first", nil, false, false},
 	}
-	// The mem lock's grant to the second worker overtakes the launch: its
-	// sync finds the device idle.
-	later := run(&HandoffProfile{NewestFirst: 1, LaterFirst: 1})
-	if s := later[1]; s.Waited || s.Took > time.Millisecond {
-		t.Errorf("later first: the second worker's sync waited %v for %v, want the device idle", s.Waited, s.Took)
-	}
-	inline := run(nil)
-	if s := inline[1]; s.Waited || s.Took > time.Millisecond {
-		t.Errorf("depth first: the second worker's sync waited %v for %v, want the device idle", s.Waited, s.Took)
+	for _, o := range orders {
+		for _, hops := range []bool{false, true} {
+			how, waits := "in place", o.inPlace
+			if hops {
+				how, waits = "lock hops", o.hops
+			}
+			s := run(o.h, hops)
+			if waits && (!s.Waited || s.Took < kernel*9/10) {
+				t.Errorf("%s, %s: the second worker's sync waited %v for %v, want the kernel's %v", o.name, how, s.Waited, s.Took, kernel)
+			}
+			if !waits && (s.Waited || s.Took > time.Millisecond) {
+				t.Errorf("%s, %s: the second worker's sync waited %v for %v, want the device idle", o.name, how, s.Waited, s.Took)
+			}
+		}
 	}
 }
 
 // runTiedPair runs split-devsync with two workers whose CPU stages (a 10 ms
 // synthesis, nothing else) end together, two partitions of 1 GiB and a
-// kernel of the given time, on a profile set adjusts, and tells o of its
-// events.
-func runTiedPair(t *testing.T, kernel time.Duration, adjust func(*Profile), o actors.Observer) {
+// kernel of the given time, on a profile set adjusts, every lease through its
+// lock actor when hops is set, and tells o of its events.
+func runTiedPair(t *testing.T, kernel time.Duration, adjust func(*Profile), hops bool, o actors.Observer) {
 	t.Helper()
 	p := interferenceProfile(t, 0, 0)
 	p.Partition = PartitionProfile{VRAMGiB: 1, Exponent: 1, CopyGiB: 0.01}
@@ -129,7 +149,7 @@ func runTiedPair(t *testing.T, kernel time.Duration, adjust func(*Profile), o ac
 	p.Stages["compute"] = StageProfile{BaseMs: float64(kernel / time.Millisecond)}
 	adjust(p)
 	sc, err := NewScenario(Scenario{Name: "tie", Seed: 1, Devices: 1, VRAMGiB: 16, Design: "split-devsync",
-		WorkersPerDevice: 2, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
+		WorkersPerDevice: 2, LockHops: hops, Jobs: []JobConfig{{ID: "j", Partitions: 2}}}, p)
 	if err != nil {
 		t.Fatal(err)
 	}

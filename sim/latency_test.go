@@ -30,7 +30,7 @@ func TestCompletionLatencyDelaysTheWorker(t *testing.T) {
 		runTiedPair(t, kernel, func(p *Profile) {
 			p.Host.Handoff = &HandoffProfile{NewestFirst: 1}
 			p.Host.CompletionLatency = l
-		}, o)
+		}, false, o)
 		return o.ops
 	}
 	l := &CompletionLatencyProfile{

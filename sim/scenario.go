@@ -50,10 +50,14 @@ type Scenario struct {
 	HostMemLimitGiB float64 `json:"host_mem_limit_gib,omitempty"`
 	// SynthWorkers is actors.Config.SynthWorkers: partitions synthesized at
 	// once under the gate (0: one per GPU worker).
-	SynthWorkers int           `json:"synth_workers,omitempty"`
-	Pool         *PoolConfig   `json:"pool,omitempty"`
-	Jobs         []JobConfig   `json:"jobs"`
-	Faults       []FaultConfig `json:"faults,omitempty"`
+	SynthWorkers int `json:"synth_workers,omitempty"`
+	// LockHops is actors.Config.LockHops: every lease through its lock
+	// actor, a free mutex's too, as the runtime took them before free
+	// mutexes were taken in place.
+	LockHops bool          `json:"lock_hops,omitempty"`
+	Pool     *PoolConfig   `json:"pool,omitempty"`
+	Jobs     []JobConfig   `json:"jobs"`
+	Faults   []FaultConfig `json:"faults,omitempty"`
 	// MaxTimeS bounds the virtual time of a run (default one day); a run that
 	// reaches it reports the work left undone.
 	MaxTimeS float64 `json:"max_time_s,omitempty"`
@@ -327,6 +331,8 @@ type Options struct {
 	// host.cpu_hold.
 	CPUOrder string
 	CPUHold  *int
+	// LockHops sets actors.Config.LockHops (as the scenario's lock_hops).
+	LockHops bool
 	// Record keeps what a timeline needs (costs memory on long runs).
 	Record bool
 	// Observer, when set, also receives every event of the actors (a
@@ -407,7 +413,7 @@ func (s *Scenario) resolve(o Options) (*resolved, error) {
 	}
 	r.cfg = actors.Config{Design: s.Design, WorkersPerDevice: s.WorkersPerDevice, MaxAttempts: s.MaxAttempts, Pool: pool,
 		RetryBackoff: time.Duration(s.RetryBackoffMS * float64(time.Millisecond)), Before: before, After: after,
-		HostMemLimit: int64(s.HostMemLimitGiB * float64(gib)), SynthWorkers: s.SynthWorkers}
+		HostMemLimit: int64(s.HostMemLimitGiB * float64(gib)), SynthWorkers: s.SynthWorkers, LockHops: s.LockHops || o.LockHops}
 	if o.Design != "" {
 		r.cfg.Design = o.Design
 	}
