@@ -18,13 +18,17 @@ import "math/rand/v2"
 //   - of the actors one handler woke, the one woken last runs first with the
 //     share newest_first, else the one woken first, and so on.
 //
-// Split-devsync meets this step by step:
+// Split-devsync met this step by step while every lease went through its
+// lock actor (actors.Config.LockHops):
 //  1. A's copy ends under mem_mtx; compute_mtx is free.
 //  2. A's handler releases mem_mtx (waking the mem lock), then asks for
 //     compute_mtx (waking the compute lock).
 //  3. The compute lock runs first and grants A, whose launch reaches the
 //     device; the mem lock then grants B, whose cudaDeviceSynchronize
 //     finds A's new kernel on the card and waits for all of it.
+//
+// By default A takes the free compute_mtx in place and launches in that
+// handler, before the mem lock runs, whatever the order here.
 //
 // And when a kernel ends, the stream sync of the worker that launched it and
 // another worker's device sync return together: the second worker's trim
@@ -35,14 +39,15 @@ import "math/rand/v2"
 //
 // Actors that different handlers woke at one instant race too: in
 // production each is a goroutine made runnable a few microseconds after the
-// other, and on the H200 the worker granted later reached the device first
-// in about one tie in twenty between a launch and another worker's
-// cudaDeviceSynchronize (runs/h200-2026-12-04d r2, f10: 5 of 97 ties; one in
-// fourteen while the trace was written under a lock the handlers took).
-// With later_first set, a handler's
-// wake-ups go ahead of those another handler woke just before at the same
-// instant, not yet run, with that share. In the step above, the mem lock's
-// grant to B then runs before A's launch.
+// other, and on the H200, with lock hops, the worker granted later reached
+// the device first in about one tie in twenty between a launch and another
+// worker's cudaDeviceSynchronize (runs/h200-2026-12-04d r2, f10: 5 of 97
+// ties; one in fourteen while the trace was written under a lock the
+// handlers took). With later_first set, a handler's wake-ups go ahead of
+// those another handler woke just before at the same instant, not yet run,
+// with that share. In the step above, with lock hops, the mem lock's grant
+// to B then runs before A's launch; a compute_mtx taken in place leaves
+// that tie nothing to decide.
 //
 // The draws come from the dispatcher's own seeded source, so that a run
 // replays from its seed and a profile without a handoff order draws nothing.

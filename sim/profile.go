@@ -109,7 +109,10 @@ type HandoffProfile struct {
 	// first; otherwise the one woken earliest does. `cuzk sim calibrate`
 	// fits it from one-worker traces: a worker that releases one lock and
 	// asks for the next in one handler (split's mem then compute), and
-	// which of the two lock actors took its message first.
+	// which of the two lock actors took its message first. Only traces
+	// made with lock hops (bench contention --lock-hops) have such pairs: by
+	// default a worker takes a free mutex in place, and the base's value is
+	// kept.
 	NewestFirst float64 `json:"newest_first"`
 	// LaterFirst is the share of choices where, of the actors two handlers
 	// woke at one instant, those the later handler woke run first (0: always
