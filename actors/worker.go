@@ -64,6 +64,14 @@ type worker struct {
 	// inPlace are grants of free mutexes taken in this handler, handled
 	// when it is done, before the worker takes its next message.
 	inPlace []leaseGranted
+	// outbox is what the handler sent, delivered when it is done.
+	outbox []outgoing
+}
+
+// outgoing is a message a handler sent.
+type outgoing struct {
+	to  *actor.PID
+	msg any
 }
 
 // testHookWorker, when set by a test, runs at the start of every message a
@@ -80,6 +88,7 @@ func (w *worker) Receive(c actor.Context) {
 		if r := recover(); r != nil {
 			w.panicked(r)
 		}
+		w.flush()
 		w.c = nil
 	}()
 	w.hook(c.Message())
@@ -87,7 +96,7 @@ func (w *worker) Receive(c actor.Context) {
 	case *actor.Started:
 		w.self = c.Self()
 		if w.cur == nil {
-			c.Send(w.sched, workerIdle{device: w.device, worker: w.index, pid: w.self})
+			w.send(w.sched, workerIdle{device: w.device, worker: w.index, pid: w.self})
 		}
 	case *actor.Restarting:
 		// Only reached if a panic escaped the recovery above; the actor
@@ -117,6 +126,22 @@ func (w *worker) Receive(c actor.Context) {
 		w.hook(g)
 		w.leaseGranted(g)
 	}
+}
+
+// send posts msg to an actor when the handler is done (flush), as the
+// simulator delivers what a handler sends: whatever the handler does after
+// it, a launch after releasing mem_mtx included, comes first.
+func (w *worker) send(to *actor.PID, msg any) {
+	w.outbox = append(w.outbox, outgoing{to, msg})
+}
+
+// flush delivers what the handler sent, in the order it sent it.
+func (w *worker) flush() {
+	for i, o := range w.outbox {
+		w.c.Send(o.to, o.msg)
+		w.outbox[i] = outgoing{}
+	}
+	w.outbox = w.outbox[:0]
 }
 
 // hook runs the test hook, if any, on msg: each message the worker takes
@@ -149,7 +174,7 @@ func (w *worker) begin(m assign) {
 	if w.cur != nil {
 		// The scheduler never assigns to a busy worker; refuse rather than
 		// drop either partition.
-		w.c.Send(w.sched, attemptEnded{device: w.device, worker: w.index, pid: w.self, attempt: m.attempt, p: m.p,
+		w.send(w.sched, attemptEnded{device: w.device, worker: w.index, pid: w.self, attempt: m.attempt, p: m.p,
 			err: fmt.Errorf("%s: worker %d of device %d is busy with %s", m.p, w.index, w.device, w.cur.p)})
 		return
 	}
@@ -331,7 +356,7 @@ func (w *worker) reserve(lock string, bytes, scratch int64) {
 		w.inPlace = append(w.inPlace, leaseGranted{lock: lock, id: m.id})
 		return
 	}
-	w.c.Send(pid, m)
+	w.send(pid, m)
 }
 
 func (w *worker) release(lock string) {
@@ -340,7 +365,7 @@ func (w *worker) release(lock string) {
 		return
 	}
 	delete(w.held, lock)
-	w.c.Send(w.locks[lock], releaseLease{worker: w.index, id: id})
+	w.send(w.locks[lock], releaseLease{worker: w.index, id: id})
 }
 
 // submit starts op on the worker's stream; a synchronization names it too,
@@ -361,7 +386,7 @@ func (w *worker) kernel() *gpu.Kernel {
 
 func (w *worker) vramChange(delta int64) {
 	w.vram += delta
-	w.c.Send(w.dev, vramDelta{worker: w.index, bytes: delta})
+	w.send(w.dev, vramDelta{worker: w.index, bytes: delta})
 }
 
 // oom is the design's own out-of-memory: what op (cudaMemGetInfo) found free
@@ -412,7 +437,7 @@ func (w *worker) fail(err error) {
 	w.endStage(err)
 	w.failErr = err
 	for _, lock := range sortedKeys(w.wanted) {
-		w.c.Send(w.locks[lock], releaseLease{worker: w.index, id: w.wanted[lock]})
+		w.send(w.locks[lock], releaseLease{worker: w.index, id: w.wanted[lock]})
 	}
 	clear(w.wanted)
 	w.cleanup()
@@ -469,7 +494,7 @@ func (w *worker) abandon(err error) {
 func (w *worker) end(err error) {
 	m := attemptEnded{device: w.device, worker: w.index, pid: w.self, attempt: w.cur.attempt, p: w.cur.p, err: err}
 	w.cur, w.proto, w.failErr, w.stage = nil, nil, nil, 0
-	w.c.Send(w.sched, m)
+	w.send(w.sched, m)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

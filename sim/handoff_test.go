@@ -85,10 +85,9 @@ func (o *devsyncObserver) Observe(e actors.Event) {
 // and the second, granted mem_mtx, syncs the device.
 //
 // Taken in place (the default), compute_mtx lets the first worker launch in
-// that handler, before the mem lock runs: the second worker's sync waits for
-// the whole kernel whatever the order of handoffs. Only depth first, where
-// a message is handled inside its send (the mem lock and the second worker
-// run within the first worker's release), does the sync still come first.
+// that handler, before its release of mem_mtx leaves it (a worker's
+// messages are delivered when its handler is done): the second worker's
+// sync waits for the whole kernel whatever the order of handoffs.
 //
 // Through the lock actors (lock_hops, the runtime before), the order
 // decides: in the production runtime's order (the lock asked for last runs
@@ -113,7 +112,7 @@ func TestDeviceSyncCatchesTheKernelLaunchedFirst(t *testing.T) {
 	}{
 		{"newest first", &HandoffProfile{NewestFirst: 1}, true, true},
 		{"later first", &HandoffProfile{NewestFirst: 1, LaterFirst: 1}, true, false},
-		{"depth first", nil, false, false},
+		{"depth first", nil, true, false},
 	}
 	for _, o := range orders {
 		for _, hops := range []bool{false, true} {
