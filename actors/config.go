@@ -123,11 +123,14 @@ type Config struct {
 	// the partition again; otherwise the retry starts at the device part
 	// with the data the partition still holds.
 	PrepConsumed bool
-	// LockHops sends every lease request to its lock's actor and back, a
-	// free mutex's too. By default a worker takes a free mutex in place
-	// (leaseQueue.takeFree), as a thread takes a free std::mutex: the hop
-	// through the lock actor let a worker that released mem_mtx and took
-	// the free compute_mtx race the worker granted mem_mtx to the device
+	// LockHops runs the workers as the runtime did before free mutexes
+	// were taken in place: every lease request goes to its lock's actor and
+	// back, a free mutex's too, and a worker's messages are sent as it
+	// sends them rather than when its handler is done. By default a worker
+	// takes a free mutex in place (leaseQueue.takeFree), as a thread takes
+	// a free std::mutex, and its release of mem_mtx leaves after its
+	// launch: the hop let a worker that released mem_mtx and took the free
+	// compute_mtx race the worker granted mem_mtx to the device
 	// (docs/lock-designs.md, split-devsync).
 	LockHops bool
 	Observer Observer // may be nil

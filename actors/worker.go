@@ -130,8 +130,13 @@ func (w *worker) Receive(c actor.Context) {
 
 // send posts msg to an actor when the handler is done (flush), as the
 // simulator delivers what a handler sends: whatever the handler does after
-// it, a launch after releasing mem_mtx included, comes first.
+// it, a launch after releasing mem_mtx included, comes first. With
+// Config.LockHops, the runtime before, it is sent at once.
 func (w *worker) send(to *actor.PID, msg any) {
+	if w.env.cfg.LockHops {
+		w.c.Send(to, msg)
+		return
+	}
 	w.outbox = append(w.outbox, outgoing{to, msg})
 }
 

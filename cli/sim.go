@@ -36,6 +36,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "cpu-order", Usage: "override the profile's host.cpu_order: shared (the CPU stages share the cores evenly) or lanes (synthesize and prep take them in the order the partitions began, as cuzk prove does unless CUZK_CPU_LANES=off)"},
 			&cli.IntFlag{Name: "cpu-hold", Value: -1, Usage: "override the profile's host.cpu_hold (with lanes): how many lanes synthesize while no prepared partition waits for its compute, as cuzk prove holds them (2) unless CUZK_CPU_HOLD=off (0)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.BoolFlag{Name: "lock-hops", Usage: "run the workers as the runtime did before free mutexes were taken in place (every lease through its lock's actor, messages sent during the handler), as the scenario's lock_hops does: the runtime of the predictions and card runs made before runs/h200-2026-12-05d"},
 			&cli.BoolFlag{Name: "compare", Usage: "run every design with 1 to 4 workers per device and print one table"},
 			&cli.StringFlag{Name: "trace", Usage: "write the virtual timeline as a Chrome trace (the production trace format) to `FILE`"},
 			&cli.StringFlag{Name: "timeline", Usage: "draw the virtual timeline as SVG to `FILE`"},
@@ -314,6 +315,7 @@ func runSim(c *cli.Context) error {
 		o.HostMemLimitGiB = &gib
 	}
 	o.SynthWorkers = c.Int("synth-workers")
+	o.LockHops = c.Bool("lock-hops")
 	o.CPUOrder = c.String("cpu-order")
 	if h := c.Int("cpu-hold"); h >= 0 {
 		o.CPUHold = &h
@@ -411,7 +413,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 // runClusterSim runs a cluster scenario: one GPU measured on its host
 // scenario with the actors, then the farm on the cluster's lease tables.
 func runClusterSim(c *cli.Context) error {
-	for _, f := range []string{"scenario", "design", "workers", "vram-gib", "retry-backoff", "compare", "seeds", "trace", "timeline", "timeline-until"} {
+	for _, f := range []string{"scenario", "design", "workers", "vram-gib", "retry-backoff", "compare", "seeds", "trace", "timeline", "timeline-until", "lock-hops"} {
 		if c.IsSet(f) {
 			return fmt.Errorf("sim --cluster: --%s does not apply (the host scenario named in the cluster scenario sets the GPU)", f)
 		}
