@@ -170,10 +170,19 @@ type rig struct {
 
 func newRig(t *testing.T, cfg Config, devices int, capacity int64, exec *fakeExec) *rig {
 	t.Helper()
+	return newRigOn(t, cfg, devices, emu.Options{Capacity: capacity}, exec)
+}
+
+// newRigOn is newRig on emulated devices with opts (their index and pool
+// policy set here).
+func newRigOn(t *testing.T, cfg Config, devices int, opts emu.Options, exec *fakeExec) *rig {
+	t.Helper()
 	r := &rig{rec: newRecorder(), exec: exec}
 	var gds []gpu.Device
 	for i := range devices {
-		d, err := emu.New(emu.Options{Index: i, Capacity: capacity, Pool: cfg.Pool})
+		o := opts
+		o.Index, o.Pool = i, cfg.Pool
+		d, err := emu.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}

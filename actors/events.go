@@ -61,6 +61,9 @@ type Event struct {
 	// allocating under compute_mtx) rather than on its first attempt to
 	// stage (pre-staging under mem_mtx).
 	Fallback bool
+	// InPlace marks the EvLeaseWait, EvLeaseGrant and EvLeaseRelease of a
+	// free mutex that its worker took in place, without its lock actor.
+	InPlace bool
 }
 
 // Observer receives events. It is called on the actors' goroutines and must

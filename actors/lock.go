@@ -35,7 +35,8 @@ type leaseQueue struct {
 
 type lease struct {
 	acquireLease
-	since time.Duration
+	since   time.Duration
+	inPlace bool // taken by its worker without the lock actor (takeFree)
 }
 
 func newLeaseQueue(e *env, name string, device int, capacity int64) *leaseQueue {
@@ -106,10 +107,10 @@ func (q *leaseQueue) takeFree(m acquireLease) bool {
 		return false // the lock actor's invariant reports it
 	}
 	now := q.env.rt.Now()
-	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
-	q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes})
+	q.env.emit(Event{Kind: EvLeaseWait, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes, InPlace: true})
+	q.env.emit(Event{Kind: EvLeaseGrant, Device: q.device, Worker: m.worker, Partition: m.p, Lock: q.name, Bytes: m.bytes, InPlace: true})
 	q.used = 1
-	q.holders[m.worker] = lease{acquireLease: m, since: now}
+	q.holders[m.worker] = lease{acquireLease: m, since: now, inPlace: true}
 	return true
 }
 
@@ -147,7 +148,7 @@ func (q *leaseQueue) release(c actor.Context, m releaseLease) {
 	if h, ok := q.holders[m.worker]; ok && h.id == m.id {
 		delete(q.holders, m.worker)
 		q.used -= q.weight(h.acquireLease)
-		q.env.emit(Event{Kind: EvLeaseRelease, Device: q.device, Worker: m.worker, Partition: h.p, Lock: q.name, Bytes: h.bytes, Took: q.env.rt.Now() - h.since})
+		q.env.emit(Event{Kind: EvLeaseRelease, Device: q.device, Worker: m.worker, Partition: h.p, Lock: q.name, Bytes: h.bytes, Took: q.env.rt.Now() - h.since, InPlace: h.inPlace})
 		q.grant(c)
 		return
 	}

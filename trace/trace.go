@@ -276,6 +276,9 @@ func (t *Writer) release(e actors.Event) {
 	if e.Bytes != 0 {
 		args = append(args, "bytes", e.Bytes)
 	}
+	if e.InPlace {
+		args = append(args, "in_place", true)
+	}
 	if i, mutex := lockOrder[e.Lock]; mutex {
 		t.thread(e.Device, lockTidBase+i, "lock "+e.Lock)
 		t.event(name, "X", e.Device, lockTidBase+i, e.At-e.Took, e.Took, args...)
