@@ -1,7 +1,9 @@
 # Reads card.sh's call (its summary.txt and draws.tgz in docs/runs/
 # h200-2026-12-05d/CALL) against pred/: each row's draws against the model
 # (compare.py: items/s, busy, OOM draws against seeds), OOM against lost
-# ties (oomtie.py) and the draws' ties by gap (gaps.py), by run.
+# ties (oomtie.py), the draws' ties by gap (gaps.py), by run; then every
+# run's ties by how compute_mtx was taken (grants.py: in place or through
+# its actor).
 #   bash docs/runs/h200-2026-12-05d/read_card.sh CALL
 set -eu
 H=docs/runs/h200-2026-12-05d
@@ -16,3 +18,4 @@ for run in inplace-f27 inplace-f24 inplace-f26 hops-f27; do
   python3 $G/oomtie.py $T/d*/traces-$run-16GiB/*.json.gz | tail -n +2 | sed "s/^$fam /$run /"
   (cd $T && python3 $OLDPWD/$G/gaps.py ROWS d*/traces-$run-16GiB/*.json.gz | sed -n '2,3p')
 done
+(cd $T && python3 $OLDPWD/$H/grants.py d*/traces-*/*.json.gz)
