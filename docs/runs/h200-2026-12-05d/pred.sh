@@ -27,3 +27,11 @@ for f in f27 f24 f26; do run $f 16GiB inplace; done
 run f27 16GiB hops
 run f27 140GiB inplace
 run f27 140GiB hops
+# f27's whole 16 GiB grid, every design at 1-4 workers, 64 seeds, each runtime.
+family f27
+for m in inplace hops; do
+  flag=""; [ $m = hops ] && flag=--lock-hops
+  "$CUZK" bench contention --backend sim --profile $(prof f27) --seeds 64 $COSTS $MEM --vram-limit 16GiB \
+    --workers 1,2,3,4 $flag > $O/grid-f27-16GiB-$m.txt 2> $O/grid-f27-16GiB-$m.err
+  echo "f27 16GiB grid $m: $(grep -c 'an OOM in [1-9]' $O/grid-f27-16GiB-$m.err) rows with an OOM in some seed"
+done

@@ -10,6 +10,11 @@ H=docs/runs/h200-2026-12-05d
 G=docs/runs/h200-2026-12-05c
 T=$(mktemp -d); trap 'rm -rf $T' EXIT
 tar xzf $H/$1/draws.tgz -C $T
+for m in inplace hops; do
+  [ -f $T/grid-$m/gpu-f27-16GiB.txt ] || continue
+  echo "== f27 16 GiB grid, $m"
+  python3 docs/predictions/contention/draws/compare.py $H/pred/grid-f27-16GiB-$m.txt $T/grid-$m/gpu-f27-16GiB.txt
+done
 for run in inplace-f27 inplace-f24 inplace-f26 hops-f27; do
   m=${run%%-*}; fam=${run#*-}
   ls $T/d*/$run.txt > /dev/null 2>&1 || continue
