@@ -16,12 +16,12 @@ for p in sys.argv[1:]:
     in_place = {(e['args']['partition'], e['ts']): bool(e['args'].get('in_place'))
                 for e in ev if e.get('ph') == 'X' and 'worker' in e.get('args', {}) and 'partition' in e['args']}
     # the trace's directories, less the draws' (d<i>) and the temporary ones
-    row = '/'.join(d for d in os.path.dirname(p).split('/') if d and not re.fullmatch(r'd\d+', d))[-32:]
+    row = '/'.join(d for d in os.path.dirname(p).split('/') if d and not re.fullmatch(r'd\d+', d))[-40:]
     for l, s, gl, gs in ties(ev):
         kind = 'in place' if in_place.get((l['args']['partition'], gl)) else 'through the actor'
         c = by[(row, kind)]
         c['ties'] += 1
         c['lost'] += not s['args']['waited']
-print('%-32s %-18s %6s %6s' % ('traces', 'compute_mtx', 'ties', 'lost'))
+print('%-40s %-18s %6s %6s' % ('traces', 'compute_mtx', 'ties', 'lost'))
 for (row, kind), c in sorted(by.items()):
-    print('%-32s %-18s %6d %6d' % (row, kind, c['ties'], c['lost']))
+    print('%-40s %-18s %6d %6d' % (row, kind, c['ties'], c['lost']))
