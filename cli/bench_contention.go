@@ -421,8 +421,15 @@ func withTrace(obs actors.Observers, path string) (_ actors.Observers, _ *trace.
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--trace-dir: %w", err)
 	}
-	tw := trace.NewDeferred(f, trace.Interval)
-	return append(obs, tw), tw, func() error { return errors.Join(tw.Close(), f.Close()) }, nil
+	obs, tw, closeTrace := withTraceTo(obs, f)
+	return obs, tw, func() error { return errors.Join(closeTrace(), f.Close()) }, nil
+}
+
+// withTraceTo adds to obs a trace writer of the run's events to w; close
+// ends the trace (it does not close w).
+func withTraceTo(obs actors.Observers, w io.Writer) (_ actors.Observers, _ *trace.Writer, close func() error) {
+	tw := trace.NewDeferred(w, trace.Interval)
+	return append(obs, tw), tw, tw.Close
 }
 
 // hostCallTracing is a contention device whose kernels' host code reports

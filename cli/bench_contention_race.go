@@ -1,9 +1,8 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/cuzk/cuzk/sim"
 )
@@ -55,27 +54,18 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 	}
 	s := spec
 	s.limit = card
-	dir, err := os.MkdirTemp("", "cuzk-race-fit-")
-	if err != nil {
-		return nil, f, err
-	}
-	defer os.RemoveAll(dir)
-	// model is the simulator's ties at later_first lf.
+	// model is the simulator's ties at later_first lf, its traces kept in
+	// memory.
 	model := func(lf float64) (sim.RaceFit, error) {
 		c := contentionSimOf(withLaterFirst(p, lf, ""), s, raceFitSeeds)
 		var traces []sim.Trace
 		for _, w := range []int{3, 4} {
-			path := filepath.Join(dir, contentionTraceName("split-devsync", w))
-			if _, err := c.run("split-devsync", w, path); err != nil {
-				return sim.RaceFit{}, fmt.Errorf("split-devsync × %d at later_first %g: %w", w, lf, err)
-			}
-			for i := 1; i <= raceFitSeeds; i++ {
-				t := drawTracePath(path, "s", i)
-				data, err := os.ReadFile(t)
-				if err != nil {
-					return sim.RaceFit{}, err
+			for seed := uint64(1); seed <= raceFitSeeds; seed++ {
+				var b bytes.Buffer
+				if _, err := c.runSeedTo("split-devsync", w, seed, &b); err != nil {
+					return sim.RaceFit{}, fmt.Errorf("split-devsync × %d at later_first %g, seed %d: %w", w, lf, seed, err)
 				}
-				traces = append(traces, sim.Trace{Name: t, JSON: data})
+				traces = append(traces, sim.Trace{Name: fmt.Sprintf("split-devsync × %d, seed %d", w, seed), JSON: b.Bytes()})
 			}
 		}
 		return sim.RaceTies(traces...)

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,19 +58,14 @@ func simulatedRaceRuns(t *testing.T, base *sim.Profile, spec contentionSpec, car
 	s := spec
 	s.limit = card
 	c := contentionSimOf(withLaterFirst(base, lf, ""), s, 1)
-	dir := t.TempDir()
 	var race []sim.Trace
 	for _, w := range []int{3, 4} {
 		for seed := uint64(1001); seed <= 1048; seed++ {
-			path := filepath.Join(dir, "card.json")
-			if _, err := c.runSeed("split-devsync", w, seed, path); err != nil {
+			var b bytes.Buffer
+			if _, err := c.runSeedTo("split-devsync", w, seed, &b); err != nil {
 				t.Fatal(err)
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			race = append(race, sim.Trace{Name: path, JSON: data})
+			race = append(race, sim.Trace{Name: fmt.Sprintf("card w%d s%d", w, seed), JSON: b.Bytes()})
 		}
 	}
 	return race

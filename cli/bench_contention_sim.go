@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"slices"
 	"time"
 
@@ -130,7 +132,21 @@ func meanRow(rows []contentionRow, noun string) contentionRow {
 
 // runSeed simulates one design with n workers from seed and reads its
 // events as a device run's are read; wall is the virtual time the job took.
-func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath string) (row contentionRow, err error) {
+// With a tracePath it writes the run's trace there.
+func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath string) (contentionRow, error) {
+	if tracePath == "" {
+		return c.runSeedTo(design, n, seed, nil)
+	}
+	f, err := os.Create(tracePath)
+	if err != nil {
+		return contentionRow{}, fmt.Errorf("--trace-dir: %w", err)
+	}
+	row, err := c.runSeedTo(design, n, seed, f)
+	return row, errors.Join(err, f.Close())
+}
+
+// runSeedTo is runSeed writing the run's trace to w (nil: none).
+func (c *contentionSim) runSeedTo(design string, n int, seed uint64, w io.Writer) (row contentionRow, err error) {
 	gib := float64(int64(1) << 30)
 	vram := min(float64(c.spec.limit)/gib, c.profile.Device.VRAMGiB)
 	sc, err := sim.NewScenario(sim.Scenario{Name: "contention", Seed: seed, Devices: 1, VRAMGiB: vram,
@@ -140,11 +156,12 @@ func (c *contentionSim) runSeed(design string, n int, seed uint64, tracePath str
 		return row, err
 	}
 	col := newContentionCollector()
-	obs, _, closeTrace, err := withTrace(actors.Observers{col}, tracePath)
-	if err != nil {
-		return row, err
+	obs := actors.Observers{col}
+	if w != nil {
+		var closeTrace func() error
+		obs, _, closeTrace = withTraceTo(obs, w)
+		defer func() { err = errors.Join(err, closeTrace()) }()
 	}
-	defer func() { err = errors.Join(err, closeTrace()) }()
 	if _, err := sim.Run(sc, sim.Options{Observer: obs}); err != nil {
 		return row, err
 	}
