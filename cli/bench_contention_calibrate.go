@@ -153,15 +153,15 @@ func runContentionCalibrate(c *cli.Context) error {
 	}
 	f.print(c.App.ErrWriter, base)
 	fmt.Fprintf(c.App.ErrWriter, "partition.scratch_gib  from --scratch → %g\n", f.profile.Partition.ScratchGiB)
-	switch {
-	case len(raceTraces) > 0 && rf.noSay:
-		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); "+
-			"the simulator loses %d of %d (%.1f %%) at any later_first: kept at %g\n", rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(),
-			rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
-	case len(raceTraces) > 0:
-		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); "+
-			"through the simulator, at %g it loses %d of %d (%.1f %%) → %g\n", rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(),
+	if len(raceTraces) > 0 {
+		model := fmt.Sprintf("through the simulator, at %g it loses %d of %d (%.1f %%) → %g",
 			rf.laterFirst, rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
+		if rf.noSay {
+			model = fmt.Sprintf("the simulator loses %d of %d (%.1f %%) at any later_first: kept at %g",
+				rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "host.handoff.later_first  the race runs lost %d of %d launch/device-sync ties (%.1f %%); %s\n",
+			rf.card.Lost, rf.card.Ties, 100*rf.card.LostShare(), model)
 	}
 	out := c.String("out")
 	if out == "" {
