@@ -18,6 +18,8 @@ type collector struct {
 	firstSubmit  time.Duration
 	submitted    int
 	lastDone     time.Duration
+	busyAtDone   time.Duration // the devices' compute busy time at lastDone, every incarnation's
+	busyBefore   time.Duration // compute busy time of the incarnations a process crash ended
 	outstanding  map[string]bool // jobs not yet done
 	proved       int
 	failed       int
@@ -149,14 +151,14 @@ func (c *collector) Observe(e actors.Event) {
 		c.mark(e, "fallback")
 	case actors.EvPartitionDone:
 		c.proved++
-		c.lastDone = e.At
+		c.done(e.At)
 		c.journal.recordProved(e.Partition)
 	case actors.EvPartitionRetry:
 		c.retries++
 		c.mark(e, "retry")
 	case actors.EvPartitionFailed:
 		c.failed++
-		c.lastDone = e.At
+		c.done(e.At)
 		c.mark(e, "failed")
 	case actors.EvJobDone:
 		delete(c.outstanding, e.Partition.Job)
@@ -175,7 +177,24 @@ func (c *collector) mark(e actors.Event, text string) {
 }
 
 // crashed closes what was open when the process died.
+// done marks a partition's end (proved or failed) at now: the span the
+// report divides by ends there, and so does the compute time it counts
+// (a run stopped at max_time_s may have kernels running past it).
+func (c *collector) done(at time.Duration) {
+	c.lastDone = at
+	c.busyAtDone = c.busyBefore + c.computeBusy()
+}
+
+func (c *collector) computeBusy() time.Duration {
+	var b time.Duration
+	for _, d := range c.k.devices {
+		b += d.compute.busyUntilNow()
+	}
+	return b
+}
+
 func (c *collector) crashed() {
+	c.busyBefore += c.computeBusy()
 	if !c.record {
 		return
 	}

@@ -96,7 +96,7 @@ func buildReport(r *resolved, k *Kernel, c *collector, j *memJournal, acc device
 	if c.proved > 0 && span > 0 {
 		rep.Throughput = round(float64(c.proved)/span.Seconds(), 4)
 		rep.SecondsPerJob10 = round(10*span.Seconds()/float64(c.proved), 2)
-		rep.GPUBusyPct = round(100*acc.computeBusy.Seconds()/(span.Seconds()*float64(r.devices)), 1)
+		rep.GPUBusyPct = round(100*c.busyAtDone.Seconds()/(span.Seconds()*float64(r.devices)), 1)
 	}
 	if r.cfg.HostMemLimit > 0 {
 		slots := r.cfg.SynthWorkers

@@ -153,7 +153,6 @@ func queuedHas(q []actors.JobSpec, id string) bool {
 
 // deviceTotals sums device counters over process incarnations.
 type deviceTotals struct {
-	computeBusy  time.Duration
 	peak         int64
 	deviceWaits  int
 	deviceWaited time.Duration
@@ -164,7 +163,6 @@ type deviceTotals struct {
 func (a *deviceTotals) add(devs []*Device, _ time.Duration) {
 	for _, d := range devs {
 		s := d.Stats()
-		a.computeBusy += s.ComputeBusy
 		a.peak = max(a.peak, s.Peak)
 		a.deviceWaits += s.DeviceWaits
 		a.deviceWaited += s.DeviceWaited

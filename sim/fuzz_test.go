@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+// fuzzRunnable says whether a parsed scenario is small enough to simulate
+// inside a fuzz iteration: a few devices and workers, a few dozen
+// partitions, a bounded virtual time.
+func fuzzRunnable(s *Scenario) bool {
+	if s.Devices > 4 || s.WorkersPerDevice > 8 || len(s.Faults) > 8 {
+		return false
+	}
+	total := 0
+	for _, j := range s.Jobs {
+		n := max(j.Count, 1)
+		if n > 64 || j.Size > 1<<28 {
+			return false
+		}
+		total += n * j.Partitions
+	}
+	return total <= 64
+}
+
+// checkFuzzReport holds a run to the invariants every scenario keeps,
+// whatever its numbers: no partition proved twice, none lost (a complete
+// run accounts for each as proved or failed), and no figure out of range.
+func checkFuzzReport(t *testing.T, s *Scenario, r *Report) {
+	t.Helper()
+	total := 0
+	for _, j := range s.Jobs {
+		total += max(j.Count, 1) * j.Partitions
+	}
+	if r.Duplicates != 0 {
+		t.Errorf("%d partitions proved twice", r.Duplicates)
+	}
+	if r.Complete && r.Partitions+r.Failed != total {
+		t.Errorf("complete run accounts for %d proved + %d failed of %d partitions", r.Partitions, r.Failed, total)
+	}
+	if !r.Complete && r.Partitions+r.Failed > total {
+		t.Errorf("%d proved + %d failed of %d partitions", r.Partitions, r.Failed, total)
+	}
+	if r.OOMsFirst+r.OOMsFallback != r.OOMs {
+		t.Errorf("OOMs %d, by kind %d + %d", r.OOMs, r.OOMsFirst, r.OOMsFallback)
+	}
+	if r.GPUBusyPct < 0 || r.GPUBusyPct > 100.0001 || r.Throughput < 0 || r.SimulatedS < 0 {
+		t.Errorf("busy %g %%, %g partitions/s, %g s simulated", r.GPUBusyPct, r.Throughput, r.SimulatedS)
+	}
+}
+
+// FuzzScenario feeds arbitrary bytes to the scenario parser: every input is
+// a scenario or a clear error, never a panic, and a scenario small enough to
+// run keeps the invariants above. The embedded scenarios seed the corpus.
+func FuzzScenario(f *testing.F) {
+	for _, name := range ScenarioNames() {
+		data, _, err := readNamed(scenarioFS, "scenarios", name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"devices":1,"design":"split","workers_per_device":2,"vram_gib":16,"resident_gib":3,"headroom_gib":1,"jobs":[{"id":"a","partitions":4,"declare_scratch":true}],"faults":[{"kind":"oom","at_ms":5}]}`))
+	f.Add([]byte(`{"devices":2,"design":"split-devsync","workers_per_device":3,"stages_before":["synthesize"],"stages_after":[],"host_mem_limit_gib":40,"jobs":[{"id":"a","count":2,"partitions":3,"every_ms":10}],"faults":[{"kind":"process_crash","at_ms":100,"restart_after_ms":50}],"max_time_s":60}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseScenario("fuzz.json", data)
+		if err != nil {
+			if err.Error() == "" || !strings.HasPrefix(err.Error(), "scenario fuzz.json") {
+				t.Fatalf("error does not name the scenario: %q", err)
+			}
+			return
+		}
+		if !fuzzRunnable(s) {
+			return
+		}
+		if s.MaxTimeS == 0 || s.MaxTimeS > 3600 {
+			s.MaxTimeS = 3600
+		}
+		res, err := Run(s, Options{})
+		if err != nil {
+			return
+		}
+		checkFuzzReport(t, s, res.Report)
+	})
+}
+
+// FuzzProfile feeds arbitrary bytes to the profile parser, and runs a small
+// scenario on each profile it accepts: a profile is a clear error or one
+// the simulator can run, never a panic or a negative cost.
+func FuzzProfile(f *testing.F) {
+	for _, name := range ProfileNames() {
+		data, _, err := readNamed(profileFS, "profiles", name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint8(0), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, design, workers uint8) {
+		p, err := ParseProfile("fuzz.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "profile fuzz.json") {
+				t.Fatalf("error does not name the profile: %q", err)
+			}
+			return
+		}
+		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
+		s, err := NewScenario(Scenario{
+			Name: "fuzz", Devices: 1, Design: designs[int(design)%len(designs)],
+			WorkersPerDevice: 1 + int(workers)%4, MaxTimeS: 3600,
+			Jobs: []JobConfig{{ID: "a", Partitions: 6}},
+		}, p)
+		if err != nil {
+			return
+		}
+		res, err := Run(s, Options{})
+		if err != nil {
+			return
+		}
+		checkFuzzReport(t, s, res.Report)
+	})
+}
+
+// FuzzMachine runs every design on the contention base profile with its
+// memory and cost figures drawn by the fuzzer (partitions larger than the
+// card, scratch beside them, copies larger than what is staged, a ballast
+// and headroom, the device model's switches): a run proves, fails or stops
+// at its time limit with its partitions accounted for, or the scenario is
+// refused with an error; it never panics.
+func FuzzMachine(f *testing.F) {
+	f.Add(16.0, 7.0, 3.0, 3.0, 95.0, 45.0, 0.0, 0.0, 1.0, uint8(3), uint8(3), uint8(0))
+	f.Add(140.0, 12.0, 2.5, 12.0, 120.0, 400.0, 4.0, 1.0, 1.2, uint8(1), uint8(4), uint8(0xff))
+	f.Add(16.0, 15.5, 0.4, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5, uint8(4), uint8(2), uint8(0x55))
+	f.Fuzz(func(t *testing.T, vram, part, scratch, copyGiB, kernelMs, synthMs, resident, headroom, exponent float64, design, workers, flags uint8) {
+		base, err := LoadProfile("h200-contention-base")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *base
+		p.Device.VRAMGiB = vram
+		p.Partition.VRAMGiB, p.Partition.ScratchGiB, p.Partition.CopyGiB = part, scratch, copyGiB
+		p.Partition.Exponent = exponent
+		p.Device.CopyFIFO = flags&1 != 0
+		p.Device.PoolOpsSerialize = flags&2 != 0
+		p.Device.MallocWaitsFreeWork = flags&4 != 0
+		p.Device.ScratchOOMWaitsCopies = flags&8 != 0
+		p.Device.ScratchOOMAtOnceAfterTrim = flags&16 != 0
+		p.Device.StreamSyncWaitsPool = flags&32 != 0
+		p.Stages = maps.Clone(base.Stages)
+		set := func(name string, ms float64) {
+			st := p.Stages[name]
+			st.BaseMs, st.PerConstraintNs = ms, 0
+			p.Stages[name] = st
+		}
+		set("compute", kernelMs)
+		set("synthesize", synthMs)
+		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
+		s, err := NewScenario(Scenario{
+			Name: "fuzz", Devices: 1, Design: designs[int(design)%len(designs)],
+			WorkersPerDevice: 1 + int(workers)%4, MaxTimeS: 600, MaxAttempts: 3,
+			ResidentGiB: resident, HeadroomGiB: headroom, LockHops: flags&64 != 0,
+			Jobs: []JobConfig{{ID: "a", Partitions: 8, DeclareScratch: flags&128 != 0}},
+		}, &p)
+		if err != nil {
+			return
+		}
+		res, err := Run(s, Options{})
+		if err != nil {
+			return
+		}
+		checkFuzzReport(t, s, res.Report)
+	})
+}
