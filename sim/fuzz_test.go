@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/cuzk/cuzk/trace"
 )
 
 // fuzzRunnable says whether a parsed scenario is small enough to simulate
@@ -169,5 +172,66 @@ func FuzzMachine(f *testing.F) {
 			return
 		}
 		checkFuzzReport(t, s, res.Report)
+	})
+}
+
+// fuzzTrace is the production trace of a short simulated run of the
+// contention base profile.
+func fuzzTrace(f *testing.F, design string, workers int) []byte {
+	f.Helper()
+	p, err := LoadProfile("h200-contention-base")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := NewScenario(Scenario{Name: "trace", Devices: 1, Design: design, WorkersPerDevice: workers, VRAMGiB: 16,
+		Jobs: []JobConfig{{ID: "a", Partitions: 4}}}, p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := trace.New(&buf)
+	if _, err := Run(s, Options{Observer: tw}); err != nil {
+		f.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		f.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzCalibrate feeds arbitrary traces to every calibration: each returns
+// an error or a profile the simulator accepts (no NaN, no negative cost),
+// never a panic. Simulated traces of one worker and of three seed the
+// corpus.
+func FuzzCalibrate(f *testing.F) {
+	f.Add(fuzzTrace(f, "budget", 1))
+	f.Add(fuzzTrace(f, "split-devsync", 3))
+	f.Add([]byte(`{"traceEvents":[{"name":"compute","ph":"X","ts":0,"dur":5,"pid":0,"tid":1}]}`))
+	base, err := LoadProfile("h200-contention-base")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := Trace{Name: "fuzz", JSON: data}
+		check := func(what string, p *Profile, err error) {
+			if err != nil {
+				return
+			}
+			if err := p.validate(); err != nil {
+				t.Errorf("%s made a profile the simulator refuses: %v", what, err)
+			}
+		}
+		p, _, err := Calibrate(base, data, 1<<20, "fuzz")
+		check("Calibrate", p, err)
+		p, _, err = CalibrateDevice(base, 1<<20, tr)
+		check("CalibrateDevice", p, err)
+		p, _, err = CalibrateBallast(base, 16<<30, tr)
+		check("CalibrateBallast", p, err)
+		p, _, err = CalibrateRace(base, tr)
+		check("CalibrateRace", p, err)
+		p, _, err = CalibrateCompletionLatency(base, tr)
+		check("CalibrateCompletionLatency", p, err)
+		p, _, err = CalibratePoolBeside(base, tr)
+		check("CalibratePoolBeside", p, err)
 	})
 }
