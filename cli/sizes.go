@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -27,10 +28,14 @@ func parseCount(s string) (int, error) {
 		mult, t = 1<<30, t[:len(t)-1]
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("invalid size %q: want a number such as 16384, 64K, 1M or 2^20", s)
 	}
-	n := int(f * float64(mult))
+	v := f * float64(mult)
+	if v >= 1<<40+1 {
+		return 0, fmt.Errorf("invalid size %q: at most 2^40", s)
+	}
+	n := int(v)
 	if n <= 0 {
 		return 0, fmt.Errorf("invalid size %q: must be positive", s)
 	}
@@ -52,10 +57,17 @@ func parseBytes(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f <= 0 {
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("invalid byte size %q: want e.g. 16GiB, 512MiB", s)
 	}
-	return int64(f * float64(mult)), nil
+	v := f * float64(mult)
+	if v >= 1<<62 {
+		return 0, fmt.Errorf("invalid byte size %q: at most 4 EiB", s)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("invalid byte size %q: less than a byte", s)
+	}
+	return int64(v), nil
 }
 
 // flagBytes writes n as a size parseBytes reads back as n: in the largest
