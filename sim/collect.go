@@ -18,8 +18,8 @@ type collector struct {
 	firstSubmit  time.Duration
 	submitted    int
 	lastDone     time.Duration
-	busyAtDone   time.Duration // the devices' compute busy time at lastDone, every incarnation's
-	busyBefore   time.Duration // compute busy time of the incarnations a process crash ended
+	busyAtDone   time.Duration   // the devices' compute busy time at lastDone, every incarnation's
+	busyBefore   time.Duration   // compute busy time of the incarnations a process crash ended
 	outstanding  map[string]bool // jobs not yet done
 	proved       int
 	failed       int
