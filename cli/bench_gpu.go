@@ -60,6 +60,7 @@ func benchGPUFlags() []cli.Flag {
 			Action: func(_ *cli.Context, v string) error { _, err := chunkPoints(v); return err }},
 		bg2Flag(),
 		copiesInOrderFlag(),
+		&cli.BoolFlag{Name: "lock-hops", Usage: "gpu: send every lease request through its lock's actor, a free mutex's too, as the runtime did before free mutexes were taken in place (the runtime of the proving runs before runs/h200-2026-12-05d; `cuzk sim --lock-hops` predicts it)"},
 	}, hostMemFlags()...)
 }
 
@@ -411,6 +412,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 	if err != nil {
 		return row, err
 	}
+	cfg.LockHops = c.Bool("lock-hops")
 	var subs []runner.Submission
 	for j := range njobs {
 		seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))
