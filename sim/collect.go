@@ -176,7 +176,6 @@ func (c *collector) mark(e actors.Event, text string) {
 	}
 }
 
-// crashed closes what was open when the process died.
 // done marks a partition's end (proved or failed) at now: the span the
 // report divides by ends there, and so does the compute time it counts
 // (a run stopped at max_time_s may have kernels running past it).
@@ -185,6 +184,8 @@ func (c *collector) done(at time.Duration) {
 	c.busyAtDone = c.busyBefore + c.computeBusy()
 }
 
+// computeBusy is how long at least one kernel ran on each device of the
+// current incarnation, summed over them, up to now.
 func (c *collector) computeBusy() time.Duration {
 	var b time.Duration
 	for _, d := range c.k.devices {
@@ -193,6 +194,8 @@ func (c *collector) computeBusy() time.Duration {
 	return b
 }
 
+// crashed closes what was open when the process died, and keeps the compute
+// time of the devices that die with it.
 func (c *collector) crashed() {
 	c.busyBefore += c.computeBusy()
 	if !c.record {
