@@ -235,3 +235,51 @@ func FuzzCalibrate(f *testing.F) {
 		check("CalibratePoolBeside", p, err)
 	})
 }
+
+// FuzzFaults injects the fuzzer's faults (worker crashes, OOMs, process
+// crashes with restarts) into a two-device run of every design: whatever
+// they hit, the run ends, no partition is proved twice, and every partition
+// is proved or failed; none is lost.
+func FuzzFaults(f *testing.F) {
+	f.Add(uint64(1), uint8(3), uint8(2), []byte{0, 10, 0, 1, 30, 1, 2, 50, 20})
+	f.Add(uint64(7), uint8(1), uint8(3), []byte{2, 5, 0, 2, 6, 0, 1, 7, 1, 0, 8, 2})
+	f.Add(uint64(3), uint8(4), uint8(1), []byte{1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, seed uint64, design, workers uint8, raw []byte) {
+		base, err := LoadProfile("h200-contention-base")
+		if err != nil {
+			t.Fatal(err)
+		}
+		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
+		n := 1 + int(workers)%4
+		var faults []FaultConfig
+		for i := 0; i+2 < len(raw) && len(faults) < 8; i += 3 {
+			fc := FaultConfig{AtMs: float64(raw[i+1]) * 25, Device: int(raw[i+2]) % 2, Worker: int(raw[i+2]) % n}
+			switch raw[i] % 3 {
+			case 0:
+				fc.Kind = "worker_crash"
+			case 1:
+				fc.Kind = "oom"
+			default:
+				fc.Kind, fc.Device, fc.Worker, fc.RestartAfterMs = "process_crash", 0, 0, float64(raw[i+2])*10
+			}
+			faults = append(faults, fc)
+		}
+		s, err := NewScenario(Scenario{
+			Name: "faults", Seed: seed, Devices: 2, Design: designs[int(design)%len(designs)], WorkersPerDevice: n,
+			VRAMGiB: 16, MaxTimeS: 3600, Faults: faults,
+			Jobs: []JobConfig{{ID: "a", Partitions: 6}, {ID: "b", Partitions: 4, SubmitAtMs: 300}},
+		}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Report
+		if !r.Complete {
+			t.Fatalf("the run did not end: %d proved, %d failed of 10 in %g s", r.Partitions, r.Failed, r.SimulatedS)
+		}
+		checkFuzzReport(t, s, r)
+	})
+}

@@ -99,6 +99,10 @@ func simulate(start StartFunc, r *resolved) (*Result, error) {
 		case "process_crash":
 			down++
 			k.atAnyEpoch(at, func() {
+				if eng == nil {
+					down-- // the process is down already: nothing to crash, no restart of its own
+					return
+				}
 				crashes++
 				acc.add(k.devices, k.now)
 				col.crashed()

@@ -108,6 +108,7 @@ type JobConfig struct {
 //	process_crash: the whole process dies at AtMs, losing everything in flight
 //	               and in device memory; after RestartAfterMs it restarts and
 //	               resumes from the journal with only unproved partitions pending.
+//	               One that comes while the process is down does nothing.
 type FaultConfig struct {
 	Kind           string  `json:"kind"`
 	AtMs           float64 `json:"at_ms"`
