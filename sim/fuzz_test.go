@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -281,5 +282,40 @@ func FuzzFaults(f *testing.F) {
 			t.Fatalf("the run did not end: %d proved, %d failed of 10 in %g s", r.Partitions, r.Failed, r.SimulatedS)
 		}
 		checkFuzzReport(t, s, r)
+	})
+}
+
+// FuzzCluster runs the farm's lease protocol (the daemons' cluster.Leases)
+// over the fuzzer's network and failures: latency and jitter beside the
+// lease TTL and heartbeat, slow detection, frequent crashes of hosts that
+// own jobs. No proof is ever recorded twice, and a run that ends has every
+// partition proved.
+func FuzzCluster(f *testing.F) {
+	f.Add(uint64(1), uint8(3), uint8(2), 5.0, 1.0, 3000.0, 750.0, 2000.0, 0.0, 60.0, uint8(4))
+	f.Add(uint64(2), uint8(5), uint8(1), 400.0, 300.0, 1000.0, 900.0, 5000.0, 120.0, 5.0, uint8(9))
+	f.Fuzz(func(t *testing.T, seed uint64, hosts, gpus uint8, latency, jitter, ttl, heartbeat, detect, failures, repair float64, jobs uint8) {
+		s := &ClusterScenario{Name: "fuzz", Seed: seed, Hosts: 1 + int(hosts)%6, GPUsPerHost: 1 + int(gpus)%3, Host: "phase9",
+			LatencyMs: latency, JitterMs: jitter, LeaseTTLMs: ttl, HeartbeatMs: heartbeat, DetectMs: detect,
+			FailuresPerHostHour: failures, RepairS: repair, MaxTimeS: 4 * 3600,
+			Jobs: []JobConfig{{ID: "j", Count: 1 + int(jobs)%6, Partitions: 5, EveryMs: 500}}}
+		for _, v := range []float64{latency, jitter, ttl, heartbeat, detect, failures, repair} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v > 1e7 {
+				return
+			}
+		}
+		if s.defaults() != nil {
+			return
+		}
+		r, err := RunCluster(s, 4, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := s.Jobs[0].Count * s.Jobs[0].Partitions
+		if r.Duplicates != 0 || r.Proved > total {
+			t.Fatalf("%d proved of %d, %d recorded twice", r.Proved, total, r.Duplicates)
+		}
+		if r.Complete && r.Proved != total {
+			t.Fatalf("complete with %d proved of %d", r.Proved, total)
+		}
 	})
 }
