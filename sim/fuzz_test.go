@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/trace"
 )
 
@@ -52,6 +53,24 @@ func checkFuzzReport(t *testing.T, s *Scenario, r *Report) {
 	if r.GPUBusyPct < 0 || r.GPUBusyPct > 100.0001 || r.Throughput < 0 || r.SimulatedS < 0 {
 		t.Errorf("busy %g %%, %g partitions/s, %g s simulated", r.GPUBusyPct, r.Throughput, r.SimulatedS)
 	}
+}
+
+// fuzzDesign picks a design by the fuzzer's byte.
+func fuzzDesign(b uint8) string { return actors.Designs[int(b)%len(actors.Designs)] }
+
+// runFuzz runs scenario s, which NewScenario returned with err, and checks
+// its report; a scenario refused, or a run that ends in an error, is a
+// clear error and nothing to check.
+func runFuzz(t *testing.T, s *Scenario, err error) {
+	t.Helper()
+	if err != nil {
+		return
+	}
+	res, err := Run(s, Options{})
+	if err != nil {
+		return
+	}
+	checkFuzzReport(t, s, res.Report)
 }
 
 // FuzzScenario feeds arbitrary bytes to the scenario parser: every input is
@@ -108,20 +127,12 @@ func FuzzProfile(f *testing.F) {
 			}
 			return
 		}
-		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
 		s, err := NewScenario(Scenario{
-			Name: "fuzz", Devices: 1, Design: designs[int(design)%len(designs)],
+			Name: "fuzz", Devices: 1, Design: fuzzDesign(design),
 			WorkersPerDevice: 1 + int(workers)%4, MaxTimeS: 3600,
 			Jobs: []JobConfig{{ID: "a", Partitions: 6}},
 		}, p)
-		if err != nil {
-			return
-		}
-		res, err := Run(s, Options{})
-		if err != nil {
-			return
-		}
-		checkFuzzReport(t, s, res.Report)
+		runFuzz(t, s, err)
 	})
 }
 
@@ -158,21 +169,13 @@ func FuzzMachine(f *testing.F) {
 		}
 		set("compute", kernelMs)
 		set("synthesize", synthMs)
-		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
 		s, err := NewScenario(Scenario{
-			Name: "fuzz", Devices: 1, Design: designs[int(design)%len(designs)],
+			Name: "fuzz", Devices: 1, Design: fuzzDesign(design),
 			WorkersPerDevice: 1 + int(workers)%4, MaxTimeS: 600, MaxAttempts: 3,
 			ResidentGiB: resident, HeadroomGiB: headroom, LockHops: flags&64 != 0,
 			Jobs: []JobConfig{{ID: "a", Partitions: 8, DeclareScratch: flags&128 != 0}},
 		}, &p)
-		if err != nil {
-			return
-		}
-		res, err := Run(s, Options{})
-		if err != nil {
-			return
-		}
-		checkFuzzReport(t, s, res.Report)
+		runFuzz(t, s, err)
 	})
 }
 
@@ -250,7 +253,6 @@ func FuzzFaults(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		designs := []string{"single", "split", "split-first", "split-devsync", "budget"}
 		n := 1 + int(workers)%4
 		var faults []FaultConfig
 		for i := 0; i+2 < len(raw) && len(faults) < 8; i += 3 {
@@ -266,7 +268,7 @@ func FuzzFaults(f *testing.F) {
 			faults = append(faults, fc)
 		}
 		s, err := NewScenario(Scenario{
-			Name: "faults", Seed: seed, Devices: 2, Design: designs[int(design)%len(designs)], WorkersPerDevice: n,
+			Name: "faults", Seed: seed, Devices: 2, Design: fuzzDesign(design), WorkersPerDevice: n,
 			VRAMGiB: 16, MaxTimeS: 3600, Faults: faults,
 			Jobs: []JobConfig{{ID: "a", Partitions: 6}, {ID: "b", Partitions: 4, SubmitAtMs: 300}},
 		}, base)
