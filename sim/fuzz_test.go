@@ -109,11 +109,7 @@ func FuzzScenario(f *testing.F) {
 		if s.MaxTimeS == 0 || s.MaxTimeS > 3600 {
 			s.MaxTimeS = 3600
 		}
-		res, err := Run(s, Options{})
-		if err != nil {
-			return
-		}
-		checkFuzzReport(t, s, res.Report)
+		runFuzz(t, s, nil)
 	})
 }
 
