@@ -60,13 +60,17 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 		c := contentionSimOf(withLaterFirst(p, lf, ""), s, raceFitSeeds)
 		var traces []sim.Trace
 		for _, w := range []int{3, 4} {
-			for seed := uint64(1); seed <= raceFitSeeds; seed++ {
+			ts, err := seedsSideBySide(raceFitSeeds, func(seed int) (sim.Trace, error) {
 				var b bytes.Buffer
-				if _, err := c.runSeedTo("split-devsync", w, seed, &b); err != nil {
-					return sim.RaceFit{}, fmt.Errorf("split-devsync × %d at later_first %g, seed %d: %w", w, lf, seed, err)
+				if _, err := c.runSeedTo("split-devsync", w, uint64(seed), &b); err != nil {
+					return sim.Trace{}, fmt.Errorf("split-devsync × %d at later_first %g, seed %d: %w", w, lf, seed, err)
 				}
-				traces = append(traces, sim.Trace{Name: fmt.Sprintf("split-devsync × %d, seed %d", w, seed), JSON: b.Bytes()})
+				return sim.Trace{Name: fmt.Sprintf("split-devsync × %d, seed %d", w, seed), JSON: b.Bytes()}, nil
+			})
+			if err != nil {
+				return sim.RaceFit{}, err
 			}
+			traces = append(traces, ts...)
 		}
 		return sim.RaceTies(traces...)
 	}

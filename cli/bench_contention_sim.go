@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/internal/par"
 	"github.com/cuzk/cuzk/sim"
 )
 
@@ -59,13 +60,37 @@ func contentionSimOf(profile *sim.Profile, spec contentionSpec, seeds int) *cont
 // "-s<i>" before the extension, so that each seed's handoffs can be read as
 // the card's runs are.
 func (c *contentionSim) run(design string, n int, tracePath string) (contentionRow, error) {
-	return meanOfDraws(c.seeds, "seeds", func(seed int) (contentionRow, error) {
+	rows, err := seedsSideBySide(max(c.seeds, 1), func(seed int) (contentionRow, error) {
 		row, err := c.runSeed(design, n, uint64(seed), drawTracePath(tracePath, "s", seed))
 		if err != nil {
 			err = fmt.Errorf("seed %d: %w", seed, err)
 		}
 		return row, err
 	})
+	if err != nil {
+		return contentionRow{}, err
+	}
+	return meanRow(rows, "seeds"), nil
+}
+
+// seedsSideBySide runs draw for seeds 1..n on the host's cores, each seed a
+// simulation of its own, and returns their results in seed order, or the
+// first error in seed order. (A device's runs are drawn one after another:
+// meanOfDraws.)
+func seedsSideBySide[T any](n int, draw func(seed int) (T, error)) ([]T, error) {
+	out := make([]T, n)
+	errs := make([]error, n)
+	par.Range(n, 1, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i], errs[i] = draw(i + 1)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // meanOfDraws runs draws 1..n of one configuration (noun: what they are,

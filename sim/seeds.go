@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/cuzk/cuzk/internal/par"
 )
 
 // Seeds runs scenario s under o once per seed, n seeds from o's seed (or the
@@ -19,16 +21,28 @@ func Seeds(s *Scenario, o Options, n int) ([]*Report, error) {
 	if o.Seed != nil {
 		first = *o.Seed
 	}
-	out := make([]*Report, 0, n)
-	for i := range uint64(n) {
-		seed := first + i
-		oo := o
-		oo.Seed, oo.Record, oo.Observer = &seed, false, nil
-		res, err := Run(s, oo)
-		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", seed, err)
+	// Each seed is a run of its own (its kernel, actors and devices), so the
+	// seeds run side by side on the host's cores; each report lands at its
+	// seed's place, and the first error in seed order is the one returned.
+	out := make([]*Report, n)
+	errs := make([]error, n)
+	par.Range(n, 1, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			seed := first + uint64(i)
+			oo := o
+			oo.Seed, oo.Record, oo.Observer = &seed, false, nil
+			res, err := Run(s, oo)
+			if err != nil {
+				errs[i] = fmt.Errorf("seed %d: %w", seed, err)
+				continue
+			}
+			out[i] = res.Report
 		}
-		out = append(out, res.Report)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
