@@ -78,19 +78,7 @@ func (c *contentionSim) run(design string, n int, tracePath string) (contentionR
 // first error in seed order. (A device's runs are drawn one after another:
 // meanOfDraws.)
 func seedsSideBySide[T any](n int, draw func(seed int) (T, error)) ([]T, error) {
-	out := make([]T, n)
-	errs := make([]error, n)
-	par.Range(n, 1, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i], errs[i] = draw(i + 1)
-		}
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return par.Collect(n, func(i int) (T, error) { return draw(i + 1) })
 }
 
 // meanOfDraws runs draws 1..n of one configuration (noun: what they are,

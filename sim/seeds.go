@@ -24,27 +24,16 @@ func Seeds(s *Scenario, o Options, n int) ([]*Report, error) {
 	// Each seed is a run of its own (its kernel, actors and devices), so the
 	// seeds run side by side on the host's cores; each report lands at its
 	// seed's place, and the first error in seed order is the one returned.
-	out := make([]*Report, n)
-	errs := make([]error, n)
-	par.Range(n, 1, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			seed := first + uint64(i)
-			oo := o
-			oo.Seed, oo.Record, oo.Observer = &seed, false, nil
-			res, err := Run(s, oo)
-			if err != nil {
-				errs[i] = fmt.Errorf("seed %d: %w", seed, err)
-				continue
-			}
-			out[i] = res.Report
-		}
-	})
-	for _, err := range errs {
+	return par.Collect(n, func(i int) (*Report, error) {
+		seed := first + uint64(i)
+		oo := o
+		oo.Seed, oo.Record, oo.Observer = &seed, false, nil
+		res, err := Run(s, oo)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("seed %d: %w", seed, err)
 		}
-	}
-	return out, nil
+		return res.Report, nil
+	})
 }
 
 // SeedSummary is what several seeds' reports of one design and worker count

@@ -25,3 +25,22 @@ func Range(n, minChunk, perCore int, f func(lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// Collect runs f(0) … f(n-1) on all cores (Range, one index at least a
+// chunk) and returns their results in index order, or the error of the
+// lowest index that failed.
+func Collect[T any](n int, f func(i int) (T, error)) ([]T, error) {
+	out := make([]T, max(n, 0))
+	errs := make([]error, max(n, 0))
+	Range(n, 1, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i], errs[i] = f(i)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

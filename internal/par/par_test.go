@@ -1,6 +1,7 @@
 package par
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -31,5 +32,30 @@ func TestRangeCoversOnce(t *testing.T) {
 		if tc.n == 0 && calls != 0 {
 			t.Errorf("n 0: %d calls", calls)
 		}
+	}
+}
+
+// Collect keeps index order and returns the lowest failing index's error.
+func TestCollect(t *testing.T) {
+	got, err := Collect(100, func(i int) (int, error) { return i * i, nil })
+	if err != nil || len(got) != 100 {
+		t.Fatalf("got %d results, %v", len(got), err)
+	}
+	for i, v := range got {
+		if v != i*i {
+			t.Fatalf("result %d is %d", i, v)
+		}
+	}
+	_, err = Collect(50, func(i int) (int, error) {
+		if i == 7 || i == 40 {
+			return 0, fmt.Errorf("index %d", i)
+		}
+		return i, nil
+	})
+	if err == nil || err.Error() != "index 7" {
+		t.Fatalf("error %v, want index 7's", err)
+	}
+	if got, err := Collect(0, func(int) (int, error) { return 1, nil }); err != nil || len(got) != 0 {
+		t.Fatalf("n 0: %v, %v", got, err)
 	}
 }
