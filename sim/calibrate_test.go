@@ -485,3 +485,44 @@ func TestTraceOpsPlaceACallBeforeItsCompletionsWait(t *testing.T) {
 		t.Errorf("ops %+v: want the launch called at 860 and ended at 870, the sync at 990-1000", ops)
 	}
 }
+
+// The run's first kernel grows the empty pool for its scratch, which the
+// device model charges on its own: Calibrate reads the compute stage's cost
+// and jitter from the kernels after it (f26's one-worker single run on the
+// card: 108.4 ms, then eleven of 98.0-98.2 ms), and every span where there
+// are two or fewer.
+func TestCalibrateLeavesOutThePoolsFirstGrowth(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calibrate := func(compute ...float64) StageProfile {
+		t.Helper()
+		var b traceBuilder
+		for i, c := range compute {
+			at := float64(i) * 200
+			b.span(0, "synthesize", "bench/0", at, 10)
+			b.span(0, "prep", "bench/0", at+12, 0.01)
+			b.span(0, "compute", "bench/0", at+13, c)
+			b.span(0, "b_g2", "bench/0", at+150, 0.01)
+			b.span(0, "finalize", "bench/0", at+151, 0.2)
+		}
+		got, _, err := Calibrate(base, b.json(), 1<<20, "synthetic")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Stages["compute"]
+	}
+	perMs := 1e6 / float64(1<<20) // per_constraint_ns of 1 ms
+	c := calibrate(108.4, 98, 98, 98)
+	if want := math.Round(98*perMs*1e4) / 1e4; c.PerConstraintNs != want || c.Jitter == nil || *c.Jitter != 0 {
+		t.Errorf("compute %g ns per constraint, jitter %v; want %g and 0 (the first span left out)", c.PerConstraintNs, c.Jitter, want)
+	}
+	if !strings.Contains(c.Source, "3 spans after the first") {
+		t.Errorf("source %q does not say the first span was left out", c.Source)
+	}
+	c = calibrate(30, 20)
+	if want := math.Round(25*perMs*1e4) / 1e4; c.PerConstraintNs != want {
+		t.Errorf("two spans: %g ns per constraint, want %g (both)", c.PerConstraintNs, want)
+	}
+}

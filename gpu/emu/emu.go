@@ -15,7 +15,8 @@
 // streams take turns on one compute engine, copies of all streams take turns
 // on one copy engine in the order they start (behind the work a cudaFree left
 // on it), each for its bytes at the bandwidth, and growing the pool keeps the
-// host waiting.
+// host waiting, one growth at a time device-wide (the H200's pool does its
+// mapping work one call at a time, docs/cuda-facts.md).
 //
 // What it leaves out: kernels run one at a time rather than sharing the
 // engine, blocks are byte counts rather than address ranges (no
@@ -80,6 +81,7 @@ type Device struct {
 	opt  Options
 
 	compute sync.Mutex // the one compute engine all streams share
+	pool    sync.Mutex // the pool's mapping work: one growth at a time
 
 	mu     sync.Mutex
 	m      *model.Device
@@ -189,9 +191,16 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		}
 		if cost > 0 && r.Err == nil {
 			d.wg.Add(1)
+			grows := c.Grew > 0
 			starts = append(starts, func() {
 				defer d.wg.Done()
-				time.Sleep(cost)
+				if grows {
+					d.pool.Lock()
+					time.Sleep(cost)
+					d.pool.Unlock()
+				} else {
+					time.Sleep(cost)
+				}
 				done(r)
 			})
 		} else {
@@ -278,7 +287,9 @@ func (d *Device) runItem(it *model.Item, copyEnd time.Time) {
 			if it.ScratchFirstGrowth {
 				cost = d.opt.PoolGrowCost
 			}
+			d.pool.Lock()
 			time.Sleep(cost)
+			d.pool.Unlock()
 		}
 		err = d.runKernel(k)
 	}

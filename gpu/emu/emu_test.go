@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,6 +298,34 @@ func TestPoolGrowthCostsHostTimeButReuseDoesNot(t *testing.T) {
 	call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 2 * gib})
 	if took := time.Since(start); took < 45*time.Millisecond || took > 78*time.Millisecond {
 		t.Errorf("growing the pool again to its former size took %v, want the repeated growth's 45 ms", took)
+	}
+}
+
+// Two workers growing the pool at once take turns: the H200's pool does its
+// mapping work one call at a time (docs/cuda-facts.md), so the second growth
+// returns one growth after the first.
+func TestPoolGrowthsTakeTurns(t *testing.T) {
+	const grow = 60 * time.Millisecond
+	d, err := New(Options{Capacity: 16 * gib, PoolGrowCost: grow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	start := time.Now()
+	var wg sync.WaitGroup
+	took := make([]time.Duration, 2)
+	for i := range took {
+		s := d.NewStream()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: 2 * gib})
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	if last := max(took[0], took[1]); last < 2*grow {
+		t.Errorf("two growths at once: the later returned after %v, want at least %v (one after the other)", last, 2*grow)
 	}
 }
 
