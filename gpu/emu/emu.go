@@ -196,10 +196,10 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 				defer d.wg.Done()
 				if grows {
 					d.pool.Lock()
-					time.Sleep(cost)
+				}
+				time.Sleep(cost)
+				if grows {
 					d.pool.Unlock()
-				} else {
-					time.Sleep(cost)
 				}
 				done(r)
 			})
