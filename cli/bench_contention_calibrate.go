@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +31,8 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 			"  ballast/        split under --vram-limit (pool growth and trims beside the limit's ballast);\n" +
 			"  probe-ballast/  single without CPU stages under --vram-limit (a cudaMalloc right after a\n" +
 			"                  cudaFree: how long it waits for the freed bytes);\n" +
-			"each --runs times, their tables and traces under --dir. Then it fits the profile as `cuzk sim\n" +
+			"each --runs times, their tables and traces under --dir, and the card of the whole-card runs (its\n" +
+			"name and memory: card.json). Then it fits the profile as `cuzk sim\n" +
 			"calibrate` does: the stage costs and the partition's memory from single's first run, the device's\n" +
 			"figures from every run, the pool's costs under the ballast from the limited runs; the rest (the CPU\n" +
 			"model, the actors' handoff, the device's rules) from --base. `cuzk bench contention --backend sim\n" +
@@ -145,6 +148,14 @@ func runContentionCalibrate(c *cli.Context) error {
 	}
 	// No trace carries the kernel's scratch; the runs had the flag's.
 	f.profile.Partition.ScratchGiB = float64(spec.scratch) / (1 << 30)
+	// Nor the card: the whole-card runs recorded it.
+	ran, err := readCalibrationCard(dir)
+	if err != nil {
+		return err
+	}
+	if ran != nil {
+		ran.apply(f.profile)
+	}
 	var rf raceFit
 	if len(raceTraces) > 0 {
 		if f.profile, rf, err = fitLaterFirst(f.profile, spec, card, raceTraces); err != nil {
@@ -153,6 +164,11 @@ func runContentionCalibrate(c *cli.Context) error {
 	}
 	f.print(c.App.ErrWriter, base)
 	fmt.Fprintf(c.App.ErrWriter, "partition.scratch_gib  from --scratch → %g\n", f.profile.Partition.ScratchGiB)
+	if ran != nil {
+		fmt.Fprintf(c.App.ErrWriter, "device.name, device.vram_gib  the whole-card runs' device → %s, %g\n", f.profile.Device.Name, f.profile.Device.VRAMGiB)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "device.name, device.vram_gib  no %s in --dir: --base's → %s, %g\n", calibrationCardFile, f.profile.Device.Name, f.profile.Device.VRAMGiB)
+	}
 	if len(raceTraces) > 0 {
 		model := fmt.Sprintf("through the simulator, at %g it loses %d of %d (%.1f %%) → %g",
 			rf.laterFirst, rf.model.Lost, rf.model.Ties, 100*rf.model.LostShare(), rf.laterFirst)
@@ -192,6 +208,9 @@ func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, d
 			return fmt.Errorf("--dir: %w", err)
 		}
 		open := contentionOpener(c, s)
+		if r.whole {
+			open = recordingCard(open, dir, s.headroom)
+		}
 		t0 := time.Now()
 		var rows []contentionRow
 		n := r.runs
@@ -308,4 +327,72 @@ func contentionSpecFlags(s contentionSpec) string {
 		b.WriteString(" --lock-hops")
 	}
 	return b.String()
+}
+
+// calibrationCardFile is where a calibration's directory keeps the card its
+// whole-card runs had, for the fit (and a later --fit-only).
+const calibrationCardFile = "card.json"
+
+// calibrationCard is the card a calibration ran on: its name and the device
+// memory the designs had on the whole card (the free memory at the run's
+// start). The base profile's are another card's (the H200's 139.8 GiB), and
+// the simulator gives a run at most the profile's memory, so a profile of a
+// smaller card that kept them would predict its whole card as an H200's.
+type calibrationCard struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"memory_bytes"`
+}
+
+// apply sets p's device name and memory to the card's, and says so in the
+// device's source.
+func (cc *calibrationCard) apply(p *sim.Profile) {
+	p.Device.Name = cc.Name
+	p.Device.VRAMGiB = math.Round(float64(cc.Bytes)/(1<<30)*10) / 10
+	p.Device.Source = "name and vram_gib: the calibration's whole-card runs' device; " + p.Device.Source
+}
+
+// recordingCard wraps open so that the first device it opens is recorded in
+// dir as the calibration's card (its memory with the spec's headroom, which
+// the device leaves out of what it reports, added back).
+func recordingCard(open func() (contentionDevice, error), dir string, headroom int64) func() (contentionDevice, error) {
+	return func() (contentionDevice, error) {
+		d, err := open()
+		if err != nil {
+			return d, err
+		}
+		path := filepath.Join(dir, calibrationCardFile)
+		if _, err := os.Stat(path); err == nil {
+			return d, nil
+		}
+		info := d.Device().Info()
+		b, err := json.MarshalIndent(calibrationCard{Name: info.Name, Bytes: info.Total + headroom}, "", "  ")
+		if err == nil {
+			err = os.WriteFile(path, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("--dir: %w", err)
+		}
+		return d, nil
+	}
+}
+
+// readCalibrationCard reads the card dir's calibration recorded; nil where
+// it recorded none (a calibration made before cards were recorded).
+func readCalibrationCard(dir string) (*calibrationCard, error) {
+	b, err := os.ReadFile(filepath.Join(dir, calibrationCardFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--dir: %w", err)
+	}
+	var cc calibrationCard
+	if err := json.Unmarshal(b, &cc); err != nil {
+		return nil, fmt.Errorf("--dir: %s: %w", calibrationCardFile, err)
+	}
+	if cc.Name == "" || cc.Bytes <= 0 {
+		return nil, fmt.Errorf("--dir: %s: want a name and a positive memory_bytes, got %q and %d", calibrationCardFile, cc.Name, cc.Bytes)
+	}
+	return &cc, nil
 }

@@ -48,6 +48,11 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, 0.5 GiB of scratch, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
 			p.Name, p.Partition, p.Device)
 	}
+	// The card is the runs' own (the emulated device of --card's 140 GiB),
+	// not the base's H200.
+	if p.Device.Name != "emulated" || p.Device.VRAMGiB != 140 || !strings.Contains(stderr, "the whole-card runs' device → emulated, 140") {
+		t.Errorf("profile's card %q of %g GiB; want the runs' emulated device of 140 GiB", p.Device.Name, p.Device.VRAMGiB)
+	}
 	if h := p.Host.Handoff; h == nil || !strings.Contains(h.Source, "fitted through the simulator") {
 		t.Errorf("the racing runs' ties did not reach the profile: %+v", h)
 	}
@@ -89,7 +94,7 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if q.Name != "again" || q.Stages["compute"].PerConstraintNs != p.Stages["compute"].PerConstraintNs || q.Device.H2DGBps != p.Device.H2DGBps ||
-		q.Host.Handoff.LaterFirst != p.Host.Handoff.LaterFirst {
+		q.Host.Handoff.LaterFirst != p.Host.Handoff.LaterFirst || q.Device.Name != p.Device.Name || q.Device.VRAMGiB != p.Device.VRAMGiB {
 		t.Errorf("--fit-only: %s compute %g ns, %g GB/s, later_first %g; the run's fit: %g ns, %g GB/s, %g", q.Name, q.Stages["compute"].PerConstraintNs,
 			q.Device.H2DGBps, q.Host.Handoff.LaterFirst, p.Stages["compute"].PerConstraintNs, p.Device.H2DGBps, p.Host.Handoff.LaterFirst)
 	}
@@ -136,6 +141,9 @@ func TestBenchContentionCalibrateOnTheStandInLibrary(t *testing.T) {
 	p, err := sim.LoadProfile(filepath.Join(dir, "profile.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.Device.VRAMGiB <= 0 || p.Device.VRAMGiB > 0.5 || strings.Contains(p.Device.Name, "H200") {
+		t.Errorf("profile's card %q of %g GiB; want the stand-in's 512 MiB or less, not the base's H200", p.Device.Name, p.Device.VRAMGiB)
 	}
 	if math.Abs(p.Partition.VRAMGiB-64.0/1024) > 1e-3 || math.Abs(p.Partition.CopyGiB-16.0/1024) > 1e-3 {
 		t.Errorf("partition %+v: want 64 MiB held, 16 MiB copied", p.Partition)

@@ -18,6 +18,8 @@ for fam in ${FAMS:-f24 f25}; do
   family "$fam"
   cal=$OUT/cal-$fam; rm -rf "$cal"; mkdir -p "$cal"
   for d in designs probe ballast probe-ballast; do ln -s "$(realpath "$RUN/cal-$fam/$d")" "$cal/$d"; done
+  # The card the runs had (recorded by binaries newer than 0a6cc46; older runs have none).
+  [ ! -f "$RUN/cal-$fam/card.json" ] || cp "$RUN/cal-$fam/card.json" "$cal/"
   "$CUZK" bench contention calibrate --fit-only $COSTS $MEM --dir "$cal" --name h200-contention-$fam \
     --out "$OUT/h200-contention-$fam.json" > "$OUT/fit-$fam.txt" 2>&1
   # One run of each design is too few handoffs to fit newest_first: the base's.
