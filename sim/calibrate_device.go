@@ -86,6 +86,11 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 		// The profile's figure is less than the traces say the work was
 		// at least: the bound is the better guess.
 		fit("device.free_copy_work_ms_per_gib", c.outlasted, round(c.lowerBound, 3), &out.Device.FreeCopyWorkMsPerGiB)
+	case c.undelayed > 0 && c.upperBound < out.Device.FreeCopyWorkMsPerGiB:
+		// No copy after a free waited, some began too soon after one for
+		// the profile's work to have drained: the bound is the better
+		// guess (the emulated device without --free-copy-work: none).
+		fit("device.free_copy_work_ms_per_gib", c.undelayed, round(c.upperBound, 3), &out.Device.FreeCopyWorkMsPerGiB)
 	}
 	h := fitHostCalls(ops)
 	if h.mallocs > 0 {
@@ -391,6 +396,12 @@ type copyFit struct {
 	// the median of what each says the work was at least, ms per GiB.
 	lowerBound float64
 	outlasted  int
+	// upperBound: when no copy after a free was delayed at all, the least
+	// of what each says the work was at most (the time from the free to its
+	// start, per GiB freed): a device whose frees leave the copy engine no
+	// work says so by its copies made right after one.
+	upperBound float64
+	undelayed  int
 }
 
 // saturatedShare is how much longer than alone a copy beside a free's work
@@ -406,6 +417,9 @@ const saturatedShare = 0.9
 // time) bounds the work from below only and is left out; when most copies
 // were, the others are exceptions and nothing is fitted: the profile keeps
 // its figure, or takes the copies' bound where its figure lies below it.
+// When no copy after a free was delayed, each bounds the work from above by
+// the time between the free and its start, per GiB freed, and the least of
+// those bounds replaces a profile's figure above it.
 // The bandwidth is taken again from every copy the fitted work did not
 // reach.
 func fitCopies(traces [][]traceOp) copyFit {
@@ -450,7 +464,7 @@ func fitCopies(traces [][]traceOp) copyFit {
 		c.copies, c.gbps = n, bw/1e3
 		return c
 	}
-	var perGiB, atLeast []float64
+	var perGiB, atLeast, atMost []float64
 	for _, s := range ss {
 		if s.freed == 0 || s.gap > freeWindowUs {
 			continue
@@ -458,7 +472,10 @@ func fitCopies(traces [][]traceOp) copyFit {
 		solo := s.bytes / bw
 		extra := s.took - solo
 		if extra <= math.Max(500, 0.02*s.took) {
-			continue // the free's work was done before the copy began
+			// The free's work was done before the copy began: it was at
+			// most what the copy's start (and any extra) leaves room for.
+			atMost = append(atMost, (math.Max(extra, 0)+s.gap)/1e3/(s.freed/float64(gib)))
+			continue
 		}
 		if extra >= saturatedShare*solo {
 			// Sharing the engine, a copy is delayed by the work left or
@@ -479,6 +496,9 @@ func fitCopies(traces [][]traceOp) copyFit {
 		// keeps its figure unless it lies under that bound.
 		c.lowerBound, c.outlasted = median(atLeast), len(atLeast)
 		perGiB = nil
+	}
+	if len(perGiB) == 0 && len(atLeast) == 0 && len(atMost) > 0 {
+		c.upperBound, c.undelayed = slices.Min(atMost), len(atMost)
 	}
 	if len(perGiB) > 0 {
 		c.freeWork, c.delayed = median(perGiB), len(perGiB)

@@ -472,6 +472,32 @@ func TestCalibrateFreeWorkMostCopiesOutlasted(t *testing.T) {
 	}
 }
 
+// A device whose frees leave the copy engine no work: copies made 0.1 ms
+// after a free of 1 GiB take their solo time, so the work was at most
+// 0.1 ms a GiB, and the base's H200 figure (2.45) gives way to that bound.
+// Copies made 50 ms after a free of 4 GiB bound it by 12.5 ms a GiB only,
+// which says nothing against 2.45.
+func TestCalibrateFreeWorkNoneDelayed(t *testing.T) {
+	fit := func(gapMs float64, freed int64) float64 {
+		var b traceBuilder
+		for i := range 3 {
+			b.op("copy_in", float64(i)*1000+20, 20, gib) // alone: 20 ms a GiB
+		}
+		for i := range 4 {
+			at := float64(i)*1000 + 5000
+			b.op("free", at, 1, freed)
+			b.op("copy_in", at+gapMs+20, 20, gib)
+		}
+		return b.calibrate(t, contentionBase(t)).Device.FreeCopyWorkMsPerGiB
+	}
+	if got := fit(0.1, gib); math.Abs(got-0.1) > 1e-9 {
+		t.Errorf("copies 0.1 ms after a free of 1 GiB, none delayed: %g ms a GiB, want the bound 0.1", got)
+	}
+	if got, base := fit(50, 4*gib), contentionBase(t).Device.FreeCopyWorkMsPerGiB; got != base {
+		t.Errorf("copies 50 ms after a free of 4 GiB, none delayed: %g ms a GiB, want the base's %g kept", got, base)
+	}
+}
+
 // TestTraceOpsPlaceACallBeforeItsCompletionsWait: a device op's mark is where
 // its worker handled the completion; with late_us the op ended that long
 // before, and was called its took_us before that.
