@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cuzk/cuzk/actors"
 	"github.com/cuzk/cuzk/sim"
 	"github.com/cuzk/cuzk/trace"
 )
@@ -325,6 +327,15 @@ func runSim(c *cli.Context) error {
 	if seeds > 1 && (c.IsSet("trace") || c.IsSet("timeline")) {
 		return fmt.Errorf("sim: --trace and --timeline record one seed's run; they take no --seeds")
 	}
+	if seeds > 1 && isTerminal(os.Stderr) {
+		runs := seeds
+		if c.Bool("compare") {
+			runs *= len(actors.Designs) * 4
+		}
+		var stop func()
+		o.SeedDone, stop = seedProgress(c.App.ErrWriter, runs)
+		defer stop()
+	}
 	if c.Bool("compare") {
 		if c.IsSet("trace") || c.IsSet("timeline") || c.IsSet("design") || c.IsSet("workers") {
 			return fmt.Errorf("sim: --compare runs every design and worker count; it takes no --design, --workers, --trace or --timeline")
@@ -440,4 +451,36 @@ func runClusterSim(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(c.App.Writer, "  ran in %.2f s\n", took.Seconds())
 	return err
+}
+
+// seedProgress keeps one terminal line on w up to date while a run of many
+// seeds goes: the seeded runs ended of total, and the time so far. done
+// counts one (safe for concurrent use); stop ends the line.
+func seedProgress(w io.Writer, total int) (done func(), stop func()) {
+	var n atomic.Int64
+	start := time.Now()
+	draw := func() {
+		k := n.Load()
+		fmt.Fprintf(w, "\r[%7.1fs] %d of %d seeded runs (%.0f %%)", time.Since(start).Seconds(), k, total, 100*float64(k)/float64(total))
+	}
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				draw()
+			}
+		}
+	}()
+	return func() { n.Add(1) }, func() {
+		close(quit)
+		<-ended
+		draw()
+		fmt.Fprintln(w)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -274,5 +275,23 @@ func TestSimSeeds(t *testing.T) {
 	}
 	if _, err := runSimCLI(t, "--scenario", "phase9", "--seeds", "0"); err == nil {
 		t.Error("--seeds 0: no error")
+	}
+}
+
+// The terminal line of a run of many seeds counts the seeded runs ended of
+// all, from the goroutines that ran them, and ends with the whole count.
+func TestSeedProgress(t *testing.T) {
+	var b strings.Builder
+	done, stop := seedProgress(&b, 40)
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Add(1)
+		go func() { defer wg.Done(); done() }()
+	}
+	wg.Wait()
+	stop()
+	last := b.String()[strings.LastIndex(b.String(), "\r")+1:]
+	if !strings.Contains(last, "40 of 40 seeded runs (100 %)") || !strings.HasSuffix(last, "\n") {
+		t.Errorf("last line %q, want 40 of 40 seeded runs (100 %%) and a line's end", last)
 	}
 }

@@ -339,6 +339,10 @@ type Options struct {
 	// Observer, when set, also receives every event of the actors (a
 	// trace.Writer for a Chrome trace in the production format).
 	Observer actors.Observer
+	// SeedDone, when set, is called as each seed's run of Seeds (and so of
+	// CompareSeeds) ends, from the goroutine that ran it: a progress count
+	// for runs of many seeds. It must be safe for concurrent use.
+	SeedDone func()
 }
 
 // resolved is a scenario with its options applied and defaults filled in.

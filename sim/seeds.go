@@ -27,8 +27,11 @@ func Seeds(s *Scenario, o Options, n int) ([]*Report, error) {
 	return par.Collect(n, func(i int) (*Report, error) {
 		seed := first + uint64(i)
 		oo := o
-		oo.Seed, oo.Record, oo.Observer = &seed, false, nil
+		oo.Seed, oo.Record, oo.Observer, oo.SeedDone = &seed, false, nil, nil
 		res, err := Run(s, oo)
+		if o.SeedDone != nil {
+			o.SeedDone()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", seed, err)
 		}

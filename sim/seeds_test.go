@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 // Summarize: the mean and range of throughput, the mean of GPU busy, and
 // the seeds with an OOM, a failed partition or an unended run.
@@ -56,3 +59,20 @@ func TestSeedsRunsConsecutiveSeeds(t *testing.T) {
 		t.Error("Seeds with no seed to run: no error")
 	}
 }
+
+// SeedDone is called once for each seed's run, seeds run side by side.
+func TestSeedDoneCountsEachSeed(t *testing.T) {
+	scn, err := LoadScenario("phase10-devsync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	sums, err := CompareSeeds(scn, Options{SeedDone: func() { n.Add(1) }}, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(3 * len(sums)); n.Load() != want || len(sums) == 0 {
+		t.Errorf("SeedDone called %d times for %d rows of 3 seeds, want %d", n.Load(), len(sums), want)
+	}
+}
+
