@@ -56,6 +56,11 @@ func (r *Result) WriteTimelineWindow(w io.Writer, from, to time.Duration) error 
 		return fmt.Errorf("timeline: the run was not recorded (set Options.Record)")
 	}
 	end := time.Duration(r.Report.SimulatedS * float64(time.Second))
+	if end == 0 {
+		// The run took no virtual time (every partition refused at once):
+		// what happened is drawn at the start of a millisecond's window.
+		end = time.Millisecond
+	}
 	if to <= 0 || to > end {
 		to = end
 	}
