@@ -195,6 +195,11 @@ func runContentionCalibrate(c *cli.Context) error {
 // every design it names with its workers (one unless it names others), its
 // runs or --runs times, its table in <dir>.txt, progress on stderr.
 func runContentionCalibration(c *cli.Context, spec contentionSpec, card int64, dir string, runs []contentionCalibrationRun) error {
+	// These runs' card is recorded afresh, not one an earlier calibration
+	// in dir left.
+	if err := os.Remove(filepath.Join(dir, calibrationCardFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--dir: %w", err)
+	}
 	for i, r := range runs {
 		s := spec
 		if r.whole {
@@ -351,9 +356,10 @@ func (cc *calibrationCard) apply(p *sim.Profile) {
 	p.Device.Source = "name and vram_gib: the calibration's whole-card runs' device; " + p.Device.Source
 }
 
-// recordingCard wraps open so that the first device it opens is recorded in
-// dir as the calibration's card (its memory with the spec's headroom, which
-// the device leaves out of what it reports, added back).
+// recordingCard wraps open so that the first device it opens, where dir has
+// no card yet, is recorded there as the calibration's card (its memory with
+// the spec's headroom, which the device leaves out of what it reports, added
+// back).
 func recordingCard(open func() (contentionDevice, error), dir string, headroom int64) func() (contentionDevice, error) {
 	return func() (contentionDevice, error) {
 		d, err := open()

@@ -19,6 +19,10 @@ import (
 // traces.
 func TestBenchContentionCalibrate(t *testing.T) {
 	dir := t.TempDir()
+	// An earlier calibration's card in dir is not these runs'.
+	if err := os.WriteFile(filepath.Join(dir, "card.json"), []byte(`{"name": "stale", "memory_bytes": 1073741824}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
 		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5", "--free-copy-work", "2450us"}
 	out, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1", "--race", "1"}, partition...)...)
