@@ -75,4 +75,3 @@ func TestSeedDoneCountsEachSeed(t *testing.T) {
 		t.Errorf("SeedDone called %d times for %d rows of 3 seeds, want %d", n.Load(), len(sums), want)
 	}
 }
-
