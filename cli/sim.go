@@ -330,7 +330,7 @@ func runSim(c *cli.Context) error {
 	if seeds > 1 && isTerminal(os.Stderr) {
 		runs := seeds
 		if c.Bool("compare") {
-			runs *= len(actors.Designs) * 4
+			runs *= len(actors.Designs) * compareWorkers
 		}
 		var stop func()
 		o.SeedDone, stop = seedProgress(c.App.ErrWriter, runs)
@@ -341,7 +341,7 @@ func runSim(c *cli.Context) error {
 			return fmt.Errorf("sim: --compare runs every design and worker count; it takes no --design, --workers, --trace or --timeline")
 		}
 		if seeds > 1 {
-			sums, err := sim.CompareSeeds(scn, o, 4, seeds)
+			sums, err := sim.CompareSeeds(scn, o, compareWorkers, seeds)
 			if err != nil {
 				return err
 			}
@@ -350,7 +350,7 @@ func runSim(c *cli.Context) error {
 			}
 			return sim.WriteSeedsTable(w, sums)
 		}
-		reps, err := sim.Compare(scn, o, 4)
+		reps, err := sim.Compare(scn, o, compareWorkers)
 		if err != nil {
 			return err
 		}
@@ -452,6 +452,9 @@ func runClusterSim(c *cli.Context) error {
 	_, err = fmt.Fprintf(c.App.Writer, "  ran in %.2f s\n", took.Seconds())
 	return err
 }
+
+// compareWorkers is the most workers a device has in --compare's rows.
+const compareWorkers = 4
 
 // seedProgress keeps one terminal line on w up to date while a run of many
 // seeds goes: the seeded runs ended of total, and the time so far. done

@@ -195,11 +195,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			starts = append(starts, func() {
 				defer d.wg.Done()
 				if grows {
-					d.pool.Lock()
-				}
-				time.Sleep(cost)
-				if grows {
-					d.pool.Unlock()
+					d.grow(cost)
+				} else {
+					time.Sleep(cost)
 				}
 				done(r)
 			})
@@ -209,6 +207,13 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	d.mu.Unlock()
 	run(calls, starts)
+}
+
+// grow keeps its caller for a pool growth's cost, one growth at a time.
+func (d *Device) grow(cost time.Duration) {
+	d.pool.Lock()
+	defer d.pool.Unlock()
+	time.Sleep(cost)
 }
 
 // run completes host calls in the order the model decided, then starts the
@@ -287,9 +292,7 @@ func (d *Device) runItem(it *model.Item, copyEnd time.Time) {
 			if it.ScratchFirstGrowth {
 				cost = d.opt.PoolGrowCost
 			}
-			d.pool.Lock()
-			time.Sleep(cost)
-			d.pool.Unlock()
+			d.grow(cost)
 		}
 		err = d.runKernel(k)
 	}
