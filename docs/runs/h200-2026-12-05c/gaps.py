@@ -11,6 +11,11 @@ is lost (the sync did not wait) when launch - sync > gap.
     python3 gaps.py CAL CAL-DIR ...             the same share from a calibration's
                                                 race/ runs (whole card, 3 and 4 workers)
 
+The independent draws hold for the runtime with lock hops (--lock-hops, the
+runtime of this round). With free mutexes taken in place (runs/h200-2026-12-05d
+on) the syncing worker's grant comes after the launch is enqueued, so the three
+latencies depend on each other and the "indep." column says nothing there.
+
 A path names its family (f<N>), its limit (16GiB or not) and its workers
 (-w<N>.json, -w<N>-r<i>.json); ties as runs/h200-2026-12-05's calls.ties (300 us).
 """
