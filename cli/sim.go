@@ -71,7 +71,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
-			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than alone is device.pool_slowdown_kernel"},
+			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than the profile's one-worker figures say is device.pool_slowdown_kernel; how much longer its kernels ran beside another worker's trims and growths, device.kernel_slowdown_pool (traces with the kernels' scratch allocations, written since runs/h200-2026-12-05)"},
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first (set directly: the model then loses more ties than the card did; bench contention calibrate --race fits it through the simulator)"},
 			&cli.StringSliceFlag{Name: "latency-trace", Usage: "a trace of the production runtime on a device, one worker is enough (`FILE`, .json or .json.gz; repeat for more): how long its device calls' completions waited for their workers (late_us), by call, is host.completion_latency, and its cudaMemGetInfo calls' median time device.mem_info_ms"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
@@ -193,6 +193,9 @@ func (in calibration) fit() (fitted, error) {
 			return f, err
 		}
 		f.device = append(f.device, sim.DeviceFit{Field: "device.pool_slowdown_kernel", Count: bf.Beside, Value: bf.Slowdown})
+		if bf.Kernels > 0 {
+			f.device = append(f.device, sim.DeviceFit{Field: "device.kernel_slowdown_pool", Count: bf.Kernels, Value: bf.KernelSlowdown})
+		}
 	}
 	if len(in.race) > 0 {
 		var rf sim.RaceFit

@@ -197,48 +197,94 @@ func TestNoteDeviceFits(t *testing.T) {
 	}
 }
 
-// Trims of 4 GiB and growths back after them: alone at 1 and 0.5 ms a GiB,
-// beside another worker's compute stage at 1.5 times that; one trim that
-// the stage overlaps in part, at 5 times, is left out: pool_slowdown_kernel
-// 0.5 from the 4 calls beside. Traces with no call beside a kernel fit
-// nothing.
+// Trims of 4 GiB and growths back after them, against a profile that
+// charges 1 and 0.5 ms a GiB for them alone: in the trace, alone, at 1.2
+// times that, beside another worker's compute stage at 1.5 times; one trim
+// that the stage overlaps in part, at 5 times, is left out:
+// pool_slowdown_kernel 0.5 from the 4 calls beside, measured against the
+// profile's figures, not the trace's calls alone (their 1.2 is reported).
+// Traces with no call beside a kernel fit nothing.
 func TestCalibratePoolSlowdownBesideAKernel(t *testing.T) {
-	base := contentionBase(t)
+	q := *contentionBase(t)
+	q.Device.TrimMsPerGiB, q.Device.PoolRegrowthMs, q.Device.PoolRegrowthMsPerGiB = 1, 0, 0.5
 	var b traceBuilder
 	pair := func(at, trimMs, growMs float64) {
 		b.op("trim_pool", at+trimMs, trimMs, 4*gib)
 		b.op("malloc_async", at+trimMs+growMs+0.1, growMs, 4*gib)
 	}
 	for i := range 3 {
-		pair(float64(i)*100, 4, 2)
+		pair(float64(i)*100, 4.8, 2.4)
 	}
 	b.span(1, "compute", "bench/1", 1000, 100)
 	pair(1010, 6, 3)
 	pair(1050, 6, 3)
 	b.op("trim_pool", 1095+20, 20, 4*gib) // 5 of its 20 ms beside the stage
-	got, fit, err := CalibratePoolBeside(base, Trace{"w2", b.json()})
+	got, fit, err := CalibratePoolBeside(&q, Trace{"w2", b.json()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 4 || fit.Alone != 6 {
-		t.Fatalf("slowdown %g from %+v: want 0.5 from 4 calls beside and 6 alone", got.Device.PoolSlowdownKernel, fit)
+	if math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 4 || fit.Alone != 6 || fit.AloneRatio != 1.2 {
+		t.Fatalf("slowdown %g from %+v: want 0.5 from 4 calls beside, and 6 alone at 1.2 times the profile's", got.Device.PoolSlowdownKernel, fit)
 	}
 	var alone traceBuilder
 	alone.op("trim_pool", 4, 4, 4*gib)
 	alone.op("malloc_async", 6.1, 2, 4*gib)
-	if _, _, err := CalibratePoolBeside(base, Trace{"w1", alone.json()}); err == nil {
+	if _, _, err := CalibratePoolBeside(&q, Trace{"w1", alone.json()}); err == nil {
 		t.Fatal("a trace without a call beside a kernel fitted a slowdown")
 	}
-	// With no call alone, the profile's one-worker figures stand for them:
-	// trims at 1 ms a GiB, growths back at 0.5.
+	// With no call alone, the same.
 	var besideOnly traceBuilder
 	besideOnly.span(1, "compute", "bench/1", 0, 100)
 	besideOnly.op("trim_pool", 16, 6, 4*gib)
 	besideOnly.op("malloc_async", 19.1, 3, 4*gib)
-	q := *base
-	q.Device.TrimMsPerGiB, q.Device.PoolRegrowthMs, q.Device.PoolRegrowthMsPerGiB = 1, 0, 0.5
 	got, fit, err = CalibratePoolBeside(&q, Trace{"w2", besideOnly.json()})
-	if err != nil || math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 2 || fit.Alone != 0 {
+	if err != nil || math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 2 || fit.Alone != 0 || fit.AloneRatio != 0 {
 		t.Fatalf("beside only: %v, slowdown %v from %+v: want 0.5 from 2 calls against the profile's figures", err, got, fit)
+	}
+}
+
+// Kernels of 100 ms (each with its scratch allocation's 2 ms of host time
+// inside its compute stage) on one worker, beside none of another worker's
+// pool work or beside a trim of 20 ms that ran 4 ms longer (kernel_slowdown_pool
+// 0.25: 20·0.25/1.25), and one whose scratch did not fit (10 ms, left out),
+// and the trace's first (left out): the fit gives 0.25 from the 4 kernels
+// beside. A trace that does not time the scratch allocations fits nothing
+// and leaves the profile's figure.
+func TestCalibrateKernelSlowdownBesidePool(t *testing.T) {
+	q := *contentionBase(t)
+	q.Device.TrimMsPerGiB = 4
+	build := func(scratchTimed bool) *traceBuilder {
+		var b traceBuilder
+		kernel := func(i int, durMs float64) {
+			part := fmt.Sprintf("bench/%d", i)
+			start := float64(i) * 1000
+			b.span(1, "compute", part, start, durMs)
+			if scratchTimed {
+				b.span(2, "scratch_malloc", part, start+0.1, 2)
+			}
+		}
+		kernel(0, 150)
+		for i := 1; i <= 4; i++ {
+			kernel(i, 102)
+		}
+		for i := 5; i <= 8; i++ {
+			kernel(i, 106)
+			b.op("trim_pool", float64(i)*1000+40, 20, 4*gib)
+		}
+		kernel(9, 10)
+		b.op("trim_pool", 9000+8, 6, 4*gib)
+		return &b
+	}
+	got, fit, err := CalibratePoolBeside(&q, Trace{"w2", build(true).json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Kernels != 4 || math.Abs(fit.KernelSlowdown-0.25) > 1e-9 || got.Device.KernelSlowdownPool != fit.KernelSlowdown {
+		t.Fatalf("kernel_slowdown_pool %g from %+v: want 0.25 from 4 kernels", got.Device.KernelSlowdownPool, fit)
+	}
+	q.Device.KernelSlowdownPool = 0.07
+	got, fit, err = CalibratePoolBeside(&q, Trace{"w2", build(false).json()})
+	if err != nil || fit.Kernels != 0 || got.Device.KernelSlowdownPool != 0.07 {
+		t.Fatalf("no scratch allocations timed: %v, %+v, kernel_slowdown_pool %g: want none fitted, 0.07 kept", err, fit, got.Device.KernelSlowdownPool)
 	}
 }

@@ -64,6 +64,9 @@ type Device struct {
 	// poolFree is when the pool's mapping work queued so far ends
 	// (pool_ops_serialize).
 	poolFree time.Duration
+	// poolWorking counts the pool's mapping works in progress
+	// (kernel_slowdown_pool).
+	poolWorking int
 	// dirty are the cudaFrees whose bytes a cudaMalloc cannot have yet
 	// (their copy-engine work or malloc_free_wait_ms_per_gib pending),
 	// oldest first (malloc_waits_free_work).
@@ -158,9 +161,27 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	return d
 }
 
-// interfered reports whether copies or CPU stages slow this device's kernels.
+// interfered reports whether copies, CPU stages or the pool's mapping work
+// slow this device's kernels.
 func (d *Device) interfered() bool {
-	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0
+	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0 || d.prof.KernelSlowdownPool > 0
+}
+
+// poolWorks marks the pool's mapping work from start to end (start no
+// earlier than now) for kernel_slowdown_pool: the kernels' rates change as
+// it begins and as it ends.
+func (d *Device) poolWorks(start, end time.Duration) {
+	if d.prof.KernelSlowdownPool <= 0 || end <= start {
+		return
+	}
+	d.k.At(start, func() {
+		d.poolWorking++
+		d.restretch()
+	})
+	d.k.At(end, func() {
+		d.poolWorking--
+		d.restretch()
+	})
 }
 
 // stretchedShare is equalShare slowed by what runs beside the kernels.
@@ -175,13 +196,18 @@ func (d *Device) stretchedShare(jobs []*psJob) {
 // interferenceStretch is how many times longer a kernel takes now than on a
 // quiet machine: 1+kernel_slowdown_copy while a copy is on the copy engine,
 // times 1+kernel_slowdown_cpu·u, u the share of the host's cores the running
-// CPU stages ask for (at most 1). Both are what `cuzk bench interference`
-// measures, a kernel alone against the same kernel beside endless copies or
-// beside every core busy.
+// CPU stages ask for (at most 1), times 1+kernel_slowdown_pool while the
+// pool's mapping work is in progress. The first two are what `cuzk bench
+// interference` measures, a kernel alone against the same kernel beside
+// endless copies or beside every core busy; the third what traces of
+// several workers show (CalibratePoolBeside).
 func (d *Device) interferenceStretch() float64 {
 	s := 1.0
 	if d.copying() {
 		s *= 1 + d.prof.KernelSlowdownCopy
+	}
+	if d.poolWorking > 0 {
+		s *= 1 + d.prof.KernelSlowdownPool
 	}
 	if f := d.prof.KernelSlowdownCPU; f > 0 {
 		var want float64
@@ -343,9 +369,11 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	if hold > 0 && d.prof.PoolSlowdownKernel > 0 && len(d.compute.jobs) > 0 {
 		hold = time.Duration(float64(hold) * (1 + d.prof.PoolSlowdownKernel))
 	}
+	work := hold // the mapping work itself, which ends the call
 	if d.prof.PoolOpsSerialize && (op.Kind == gpu.OpTrimPool || op.Kind == gpu.OpMallocAsync) {
 		hold = d.poolHold(hold)
 	}
+	d.poolWorks(now+after+hold-work, now+after+hold)
 	d.dispatch()
 	if c.Item != nil && op.Async {
 		reply(0, gpu.Result{})

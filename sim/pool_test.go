@@ -349,3 +349,42 @@ func TestStreamSyncWaitsPool(t *testing.T) {
 		}
 	}
 }
+
+// With kernel_slowdown_pool a kernel advances at 1/(1+s) of its rate while
+// the pool's mapping work runs: another stream's trim of 4 GiB at 2 ms a
+// GiB, 10 ms into a 100 ms kernel, stretches it by 8·s/(1+s) ms; a growth
+// made before the launch does not; without the figure it is unchanged. A
+// profile without it runs as before (TestPoolWorkAtALaunchIsBesideIt and
+// the rest keep their times).
+func TestKernelSlowdownPool(t *testing.T) {
+	for _, s := range []float64{0, 0.25, 1} {
+		p := interferenceProfile(t, 0, 0)
+		p.Device.PoolGrowthMs, p.Device.PoolGrowthMsPerGiB = 0, 1
+		p.Device.PoolRegrowthMs, p.Device.PoolRegrowthMsPerGiB = 0, 1
+		p.Device.TrimMsPerGiB = 2
+		p.Device.PoolOpsSerialize = true
+		p.Device.PoolSlowdownKernel = 0
+		p.Device.KernelSlowdownPool = s
+		k := NewKernel(p, []int64{32 * gib}, gpu.DefaultPoolPolicy(), 1)
+		g := &poolRig{t: t, k: k, d: k.Devices()[0]}
+		a, b := g.d.NewStream(), g.d.NewStream()
+		var buf gpu.Result
+		g.at(0, b, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 4 * gib}, nil, &buf) // 4 ms of growth, before the launch
+		g.k.At(10*time.Millisecond, func() {
+			g.at(10*time.Millisecond, b, gpu.Op{Kind: gpu.OpFreeAsync, Buffer: buf.Buffer}, nil, nil)
+		})
+		g.at(11*time.Millisecond, b, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
+		g.at(20*time.Millisecond, a, gpu.Op{Kind: gpu.OpCompute, Kernel: kernelOf(100*time.Millisecond, 0), Async: true}, nil, nil)
+		var ran time.Duration
+		g.at(20*time.Millisecond, a, gpu.Op{Kind: gpu.OpStreamSync}, &ran, nil)
+		var trim time.Duration
+		var res gpu.Result
+		g.at(30*time.Millisecond, b, gpu.Op{Kind: gpu.OpTrimPool}, &trim, &res)
+		g.run()
+		work := time.Duration(float64(res.Released) / float64(gib) * 2 * float64(time.Millisecond))
+		want := 100*time.Millisecond + time.Duration(float64(work)*s/(1+s))
+		if res.Released != 4*gib || !near(trim, work) || !near(ran, want) {
+			t.Errorf("s %g: a trim of %d bytes in %v beside the kernel; the kernel ran %v, want %v", s, res.Released, trim, ran, want)
+		}
+	}
+}

@@ -216,6 +216,16 @@ type DeviceProfile struct {
 	// `cuzk sim calibrate --beside-trace` fits it from traces of several
 	// workers under a design that trims. 0: kernels never slow them.
 	PoolSlowdownKernel float64 `json:"pool_slowdown_kernel,omitempty"`
+	// KernelSlowdownPool is the other side of PoolSlowdownKernel: for as
+	// long as the pool's mapping work (a trim that releases memory, a
+	// growth) is in progress on the device, every kernel advances at
+	// 1/(1+KernelSlowdownPool) of its rate, so a kernel beside d of such
+	// work takes about KernelSlowdownPool·d longer. The H200: kernels beside
+	// another worker's trims and growths back ran 0.06–0.11 ms longer a ms
+	// of that work, those beside none as alone; an H100 0.32
+	// (docs/simulator.md). `cuzk sim calibrate --beside-trace` fits it with
+	// PoolSlowdownKernel. 0: pool work never slows kernels.
+	KernelSlowdownPool float64 `json:"kernel_slowdown_pool,omitempty"`
 	// PoolOpsSerialize makes the stream-ordered pool do its mapping work
 	// one call at a time, device-wide: a pool growth or a trim that
 	// releases memory holds the pool for the host time it costs, and every
@@ -410,7 +420,7 @@ func (p *Profile) validate() error {
 		{"device.malloc_free_wait_ms_per_gib", d.MallocFreeWaitMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
 		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},
-		{"device.pool_slowdown_kernel", d.PoolSlowdownKernel, false},
+		{"device.pool_slowdown_kernel", d.PoolSlowdownKernel, false}, {"device.kernel_slowdown_pool", d.KernelSlowdownPool, false},
 		{"device.limit_shortfall_mib", d.LimitShortfallMiB, false},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || (f.pos && f.v == 0) {
