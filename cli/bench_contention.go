@@ -268,15 +268,34 @@ type contentionDevice interface {
 type emuContention struct {
 	d    *emu.Device
 	spec contentionSpec
+	// now and call, when the run is traced (traceHostCalls): as the GPU
+	// backend's, for the kernels' scratch allocations.
+	now  func() time.Duration
+	call func(hostCall)
 }
 
 func openEmuContention(spec contentionSpec, gbps float64, freeWork time.Duration) (contentionDevice, error) {
+	e := &emuContention{spec: spec}
 	d, err := emu.New(emu.Options{Name: "emulated", Capacity: spec.limit, CopyBandwidth: gbps * 1e9,
-		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond, FreeCopyWorkPerGiB: freeWork})
+		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond, FreeCopyWorkPerGiB: freeWork,
+		Scratch: e.scratchCall})
 	if err != nil {
 		return nil, err
 	}
-	return &emuContention{d: d, spec: spec}, nil
+	e.d = d
+	return e, nil
+}
+
+func (e *emuContention) traceHostCalls(now func() time.Duration, call func(hostCall)) {
+	e.now, e.call = now, call
+}
+
+// scratchCall reports a kernel's scratch allocation as the card's host code
+// does (scratch_malloc), when the run is traced.
+func (e *emuContention) scratchCall(partition string, took time.Duration, bytes int64) {
+	if e.call != nil {
+		e.call(hostCall{Name: "scratch_malloc", Partition: partition, Start: e.now() - took, Took: took, Bytes: bytes})
+	}
 }
 
 func (e *emuContention) Device() gpu.Device { return headroomDevice{e.d, e.spec.headroom} }

@@ -37,8 +37,10 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 			"figures from every run, the pool's costs under the ballast from the limited runs; the rest (the CPU\n" +
 			"model, the actors' handoff, the device's rules) from --base. `cuzk bench contention --backend sim\n" +
 			"--profile` with the same partition flags then predicts any number of workers, any design and limit.\n" +
-			"--race N adds the one input that needs several workers: split-devsync at 3 and 4 workers, whose\n" +
+			"--race N adds an input that needs several workers: split-devsync at 3 and 4 workers, whose\n" +
 			"launch/device-sync ties give the share the syncing worker wins on this host (race/).\n" +
+			"--beside N adds the other: split and split-first at 2-4 workers, whose trims and growths run\n" +
+			"beside another worker's kernel, and kernels beside them, slower than alone on this card (beside/).\n" +
 			"--fit-only fits again from the traces already in --dir (with another --base, say) without running.",
 		Flags: append(partition,
 			&cli.StringFlag{Name: "dir", Required: true, Usage: "where the runs' tables and traces go (`DIR`; with --fit-only, where they are)"},
@@ -49,6 +51,7 @@ func contentionCalibrateCommand(partition []cli.Flag) *cli.Command {
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "runs of each: a one-worker run is one draw of the device's copy and pool costs, which move by several per cent between runs", Action: intAtLeast("runs", 1)},
 			&cli.StringFlag{Name: "card", Value: "140GiB", Usage: "the memory of the whole-card runs: on the GPU any size at or above its free memory runs them without a ballast; the emulated device's capacity"},
 			&cli.IntFlag{Name: "race", Usage: "also run split-devsync with 3 and 4 workers on the whole card `N` times each (race/) and fit host.handoff.later_first from their launch/device-sync ties (the base's is the H200 host's, 16 cores: on a host with other cores or another scheduler the share of ties the syncing worker wins differs); 0: the base's", Action: intAtLeast("race", 0)},
+			&cli.IntFlag{Name: "beside", Usage: "also run split and split-first with 2, 3 and 4 workers on the whole card `N` times each (beside/) and fit device.pool_slowdown_kernel and device.kernel_slowdown_pool from their trims, growths and kernels beside each other's (the base's are the H200's; an H100's kernels slowed about four times as much); 0: the base's", Action: intAtLeast("beside", 0)},
 			&cli.BoolFlag{Name: "fit-only", Usage: "fit from the traces already in --dir, without running"},
 		),
 		Action: runContentionCalibrate,
@@ -64,13 +67,15 @@ type contentionCalibrationRun struct {
 	whole      bool  // on the whole card (--card), else under --vram-limit
 	noStages   bool  // without the CPU stages before and after the kernel
 	race       bool  // its traces fit the handoff's ties (sim calibrate --race-trace)
+	beside     bool  // its traces fit the pool's work beside kernels (sim calibrate --beside-trace)
 	runs       int   // how many times each; --runs unless set
 }
 
 // contentionCalibrationRuns are the runs contention_calibrate.sh makes for a
-// family, under the names calibrate reads them by, and with race > 0 the
-// racing runs, race times each.
-func contentionCalibrationRuns(designs []string, race int) []contentionCalibrationRun {
+// family, under the names calibrate reads them by, with race > 0 the
+// racing runs, race times each, and with beside > 0 the runs whose pool
+// work and kernels overlap, beside times each.
+func contentionCalibrationRuns(designs []string, race, beside int) []contentionCalibrationRun {
 	runs := []contentionCalibrationRun{
 		{dir: "designs", about: "every design with the CPU stages, whole card", designs: designs, whole: true},
 		{dir: "probe", about: "single without CPU stages, whole card", designs: []string{"single"}, whole: true, noStages: true},
@@ -80,6 +85,10 @@ func contentionCalibrationRuns(designs []string, race int) []contentionCalibrati
 	if race > 0 {
 		runs = append(runs, contentionCalibrationRun{dir: "race", about: "split-devsync at 3 and 4 workers, whole card",
 			designs: []string{"split-devsync"}, workers: []int{3, 4}, whole: true, race: true, runs: race})
+	}
+	if beside > 0 {
+		runs = append(runs, contentionCalibrationRun{dir: "beside", about: "split and split-first at 2-4 workers, whole card",
+			designs: []string{"split", "split-first"}, workers: []int{2, 3, 4}, whole: true, beside: true, runs: beside})
 	}
 	return runs
 }
@@ -121,11 +130,11 @@ func runContentionCalibrate(c *cli.Context) error {
 		return fmt.Errorf("--base: %w", err)
 	}
 	dir := c.String("dir")
-	race := c.Int("race")
+	race, beside := c.Int("race"), c.Int("beside")
 	if c.Bool("fit-only") {
-		race = 1 // the racing runs' traces, where the calibration has them
+		race, beside = 1, 1 // the racing and beside runs' traces, where the calibration has them
 	}
-	runs := contentionCalibrationRuns(designs, race)
+	runs := contentionCalibrationRuns(designs, race, beside)
 	if !c.Bool("fit-only") {
 		if c.String("backend") != "emu" && c.String("backend") != "gpu" {
 			return fmt.Errorf("bench contention calibrate --backend %s: want emu or gpu", c.String("backend"))
@@ -257,7 +266,7 @@ func writeContentionTable(path string, s contentionSpec, rows []contentionRow) e
 // contention_fit.sh does: single's first run with the CPU stages gives the
 // stage costs, every whole-card run the device's figures, the limited runs
 // the pool's costs under the ballast; the racing runs, where there are any,
-// the handoff's ties.
+// the handoff's ties; the beside runs, the pool's work beside kernels.
 func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, spec contentionSpec, base *sim.Profile, name string) (calibration, error) {
 	in := calibration{base: base, constraints: spec.size, ballastLimit: spec.limit, name: name}
 	// trace is run i's trace of design d in sub, gzipped or not; "" when
@@ -276,7 +285,7 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 		return in, fmt.Errorf("--dir %s: no calibration there (no %s/trace-single-w1.json); run without --fit-only first", dir, runs[0].dir)
 	}
 	paths := []string{first}
-	var ballast, race []string
+	var ballast, race, beside []string
 	for _, r := range runs {
 		for _, d := range r.designs {
 			for _, w := range r.workerCounts() {
@@ -289,6 +298,8 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 					switch {
 					case r.race:
 						race = append(race, p)
+					case r.beside:
+						beside = append(beside, p)
 					case !r.whole:
 						ballast = append(ballast, p)
 					case p != first:
@@ -306,6 +317,9 @@ func contentionCalibrationTraces(dir string, runs []contentionCalibrationRun, sp
 		return in, err
 	}
 	if in.race, err = readSimTraces("race-trace", race); err != nil {
+		return in, err
+	}
+	if in.beside, err = readSimTraces("beside-trace", beside); err != nil {
 		return in, err
 	}
 	if len(in.ballast) == 0 {

@@ -104,6 +104,55 @@ func TestBenchContentionCalibrate(t *testing.T) {
 	}
 }
 
+// --beside runs split and split-first at 2-4 workers and fits the pool's
+// work beside kernels from them: the emulated device slows neither its
+// trims and growths beside a kernel nor its kernels beside them, so the
+// H200 base's figures (0.35, 0.094) give way to about none; --fit-only
+// finds the same runs again.
+func TestBenchContentionCalibrateBeside(t *testing.T) {
+	dir := t.TempDir()
+	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
+		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5"}
+	_, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1", "--beside", "1"}, partition...)...)
+	if err != nil {
+		t.Fatalf("calibrate --beside: %v\n%s", err, stderr)
+	}
+	for _, w := range []string{"2", "3", "4"} {
+		for _, d := range []string{"split", "split-first"} {
+			if _, err := os.Stat(filepath.Join(dir, "beside", "trace-"+d+"-w"+w+".json")); err != nil {
+				t.Errorf("no beside run of %s × %s: %v", d, w, err)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "device.pool_slowdown_kernel") || !strings.Contains(stderr, "device.kernel_slowdown_pool") {
+		t.Errorf("the beside runs fitted nothing:\n%s", stderr)
+	}
+	base, err := sim.LoadProfile("h200-contention-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sim.LoadProfile(filepath.Join(dir, "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Device; d.PoolSlowdownKernel > 0.1 || d.KernelSlowdownPool > 0.05 || base.Device.PoolSlowdownKernel < 0.2 || base.Device.KernelSlowdownPool < 0.05 {
+		t.Errorf("the emulated device's pool_slowdown_kernel %g, kernel_slowdown_pool %g (the base's %g, %g): want about none",
+			d.PoolSlowdownKernel, d.KernelSlowdownPool, base.Device.PoolSlowdownKernel, base.Device.KernelSlowdownPool)
+	}
+	again := filepath.Join(dir, "again.json")
+	if _, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--fit-only", "--out", again}, partition...)...); err != nil {
+		t.Fatalf("--fit-only: %v\n%s", err, stderr)
+	}
+	q, err := sim.LoadProfile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Device.PoolSlowdownKernel != p.Device.PoolSlowdownKernel || q.Device.KernelSlowdownPool != p.Device.KernelSlowdownPool {
+		t.Errorf("--fit-only: %g, %g; the run's fit: %g, %g", q.Device.PoolSlowdownKernel, q.Device.KernelSlowdownPool,
+			p.Device.PoolSlowdownKernel, p.Device.KernelSlowdownPool)
+	}
+}
+
 func TestBenchContentionCalibrateBadInput(t *testing.T) {
 	empty := t.TempDir()
 	for _, args := range [][]string{
@@ -114,6 +163,7 @@ func TestBenchContentionCalibrateBadInput(t *testing.T) {
 		{"--base", "no-such-profile"},
 		{"--fit-only"}, // nothing in --dir
 		{"--race", "-1"},
+		{"--beside", "-1"},
 	} {
 		_, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", empty, "--items", "1"}, args...)...)
 		if err == nil {

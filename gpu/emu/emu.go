@@ -61,6 +61,12 @@ type Options struct {
 	// the H200): a copy that starts before that work is done waits for
 	// what is left of it. 0: a free leaves nothing behind.
 	FreeCopyWorkPerGiB time.Duration
+	// Scratch, if set, is told of each kernel's scratch allocation as its
+	// host time ends: the kernel's partition, the host time it took
+	// (PoolGrowCost or PoolRegrowCost where it grew the pool, else none)
+	// and its bytes; what the card's kernel host code reports of its
+	// cudaMallocAsync.
+	Scratch func(partition string, took time.Duration, bytes int64)
 }
 
 // Stats is a snapshot of the device's memory ledger.
@@ -287,12 +293,16 @@ func (d *Device) runItem(it *model.Item, copyEnd time.Time) {
 	case gpu.OpCompute:
 		// Growing the pool for the kernel's scratch is host time inside
 		// the kernel's run.
+		began := time.Now()
 		if it.ScratchGrew > 0 {
 			cost := d.opt.PoolRegrowCost
 			if it.ScratchFirstGrowth {
 				cost = d.opt.PoolGrowCost
 			}
 			d.grow(cost)
+		}
+		if d.opt.Scratch != nil && k != nil && k.Scratch > 0 {
+			d.opt.Scratch(k.Partition, time.Since(began), k.Scratch)
 		}
 		err = d.runKernel(k)
 	}

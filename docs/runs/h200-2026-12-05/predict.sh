@@ -1,6 +1,7 @@
 # Predicts a call's grids from its one-worker calibration alone (fixed before
 # the round, README.md "Checks") and reads them against the call's draws:
 #   `cuzk bench contention calibrate --fit-only` on cal-<family>/ without race/
+#   (with beside/ where the call ran it)
 #   (the base: the embedded h200-contention-base, newest_first 0.973,
 #   later_first 0.01), then BACKEND=sim contention_grid.sh, 16 seeds, and
 #   draws/compare.py against RUN/d*/gpu-<family>-<limit>.txt.
@@ -18,6 +19,9 @@ for fam in ${FAMS:-f24 f25}; do
   family "$fam"
   cal=$OUT/cal-$fam; rm -rf "$cal"; mkdir -p "$cal"
   for d in designs probe ballast probe-ballast; do ln -s "$(realpath "$RUN/cal-$fam/$d")" "$cal/$d"; done
+  # The runs of several workers beside each other, where the call made them
+  # (call.sh BESIDE=N): the card's own pool figures, not the base's.
+  [ ! -d "$RUN/cal-$fam/beside" ] || ln -s "$(realpath "$RUN/cal-$fam/beside")" "$cal/beside"
   # The card the runs had (recorded by binaries newer than 0a6cc46; older runs have none).
   [ ! -f "$RUN/cal-$fam/card.json" ] || cp "$RUN/cal-$fam/card.json" "$cal/"
   "$CUZK" bench contention calibrate --fit-only $COSTS $MEM --dir "$cal" --name h200-contention-$fam \
