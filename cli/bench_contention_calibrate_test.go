@@ -105,10 +105,11 @@ func TestBenchContentionCalibrate(t *testing.T) {
 }
 
 // --beside runs split and split-first at 2-4 workers and fits the pool's
-// work beside kernels from them: the emulated device slows neither its
-// trims and growths beside a kernel nor its kernels beside them, so the
-// H200 base's figures (0.35, 0.094) give way to about none; --fit-only
-// finds the same runs again.
+// work beside kernels from them: the emulated device does not slow its
+// kernels beside its trims and growths, so the H200 base's 0.094 gives way
+// to about none (its trims and growths are a millisecond of host sleep, the
+// pool's figure the host's jitter: fitted, not checked); --fit-only finds
+// the same runs again.
 func TestBenchContentionCalibrateBeside(t *testing.T) {
 	dir := t.TempDir()
 	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
@@ -135,9 +136,11 @@ func TestBenchContentionCalibrateBeside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Device; d.PoolSlowdownKernel > 0.1 || d.KernelSlowdownPool > 0.05 || base.Device.PoolSlowdownKernel < 0.2 || base.Device.KernelSlowdownPool < 0.05 {
-		t.Errorf("the emulated device's pool_slowdown_kernel %g, kernel_slowdown_pool %g (the base's %g, %g): want about none",
-			d.PoolSlowdownKernel, d.KernelSlowdownPool, base.Device.PoolSlowdownKernel, base.Device.KernelSlowdownPool)
+	if d := p.Device; d.KernelSlowdownPool > 0.05 || base.Device.KernelSlowdownPool < 0.05 {
+		t.Errorf("the emulated device's kernel_slowdown_pool %g (the base's %g): want about none", d.KernelSlowdownPool, base.Device.KernelSlowdownPool)
+	}
+	if !strings.Contains(p.Device.Source, "pool_slowdown_kernel") || !strings.Contains(p.Device.Source, "kernel_slowdown_pool") {
+		t.Errorf("the profile's device source does not name the beside runs' figures: %q", p.Device.Source)
 	}
 	again := filepath.Join(dir, "again.json")
 	if _, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--fit-only", "--out", again}, partition...)...); err != nil {

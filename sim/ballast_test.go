@@ -241,6 +241,13 @@ func TestCalibratePoolSlowdownBesideAKernel(t *testing.T) {
 	if err != nil || math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 2 || fit.Alone != 0 || fit.AloneRatio != 0 {
 		t.Fatalf("beside only: %v, slowdown %v from %+v: want 0.5 from 2 calls against the profile's figures", err, got, fit)
 	}
+	// A call the profile charges under half a millisecond (a trim of 4 GiB
+	// at 0.1 ms a GiB) is the host's jitter: left out.
+	q.Device.TrimMsPerGiB = 0.1
+	got, fit, err = CalibratePoolBeside(&q, Trace{"w2", besideOnly.json()})
+	if err != nil || math.Abs(got.Device.PoolSlowdownKernel-0.5) > 1e-9 || fit.Beside != 1 {
+		t.Fatalf("a cheap trim: %v, slowdown %v from %+v: want 0.5 from the growth alone", err, got, fit)
+	}
 }
 
 // Kernels of 100 ms (each with its scratch allocation's 2 ms of host time

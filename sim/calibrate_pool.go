@@ -47,6 +47,10 @@ type PoolBesideFit struct {
 // 0.40-0.67 without) where the fit against p gives 0.26 either way
 // (docs/simulator.md, "Pool work beside a kernel"). AloneRatio reports them.
 //
+// A call the profile charges less than minChargedMs is left out: the
+// host's own jitter would be most of its ratio (the emulated device's trims
+// cost microseconds).
+//
 // A one-worker run of a design has no such calls (a worker does not trim
 // while its own kernel runs): the traces are of several workers on the
 // card, as for host.handoff.later_first, or of `cuzk bench pool-beside`,
@@ -80,7 +84,7 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 			share := overlap / took
 			g := o.bytes / float64(gib)
 			charged := profileMsPerGiB(p, trim, g)
-			if share > 0.1 && share < 0.9 || charged <= 0 {
+			if share > 0.1 && share < 0.9 || charged*g < minChargedMs {
 				return
 			}
 			r := took / 1e3 / g / charged
@@ -118,6 +122,10 @@ func profileMsPerGiB(p *Profile, trim bool, gib float64) float64 {
 	}
 	return p.Device.PoolRegrowthMs/gib + p.Device.PoolRegrowthMsPerGiB
 }
+
+// minChargedMs is the least host time, in ms, the profile must charge a
+// trim or growth alone for CalibratePoolBeside to time it against that.
+const minChargedMs = 0.5
 
 // kernelsBesidePool gathers, trace by trace, what compute stages beside
 // another worker's pool work said of it (kernel_slowdown_pool): a trace's
