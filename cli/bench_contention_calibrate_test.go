@@ -105,11 +105,13 @@ func TestBenchContentionCalibrate(t *testing.T) {
 }
 
 // --beside runs split and split-first at 2-4 workers and fits the pool's
-// work beside kernels from them: the emulated device does not slow its
-// kernels beside its trims and growths, so the H200 base's 0.094 gives way
-// to about none (its trims and growths are a millisecond of host sleep, the
-// pool's figure the host's jitter: fitted, not checked); --fit-only finds
-// the same runs again.
+// work beside kernels from them, both figures replacing the base's, and
+// --fit-only finds the same runs again. The values are not checked here:
+// the emulated device slows neither side, its pool work is a millisecond
+// of host sleep, and what the fit sees beside it is the host's jitter
+// (0-0.13 for the kernel's side on this 2-core host under load); the
+// figures' arithmetic is sim's TestCalibratePoolSlowdownBesideAKernel and
+// TestCalibrateKernelSlowdownBesidePool.
 func TestBenchContentionCalibrateBeside(t *testing.T) {
 	dir := t.TempDir()
 	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
@@ -128,16 +130,9 @@ func TestBenchContentionCalibrateBeside(t *testing.T) {
 	if !strings.Contains(stderr, "device.pool_slowdown_kernel") || !strings.Contains(stderr, "device.kernel_slowdown_pool") {
 		t.Errorf("the beside runs fitted nothing:\n%s", stderr)
 	}
-	base, err := sim.LoadProfile("h200-contention-base")
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := sim.LoadProfile(filepath.Join(dir, "profile.json"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if d := p.Device; d.KernelSlowdownPool > 0.05 || base.Device.KernelSlowdownPool < 0.05 {
-		t.Errorf("the emulated device's kernel_slowdown_pool %g (the base's %g): want about none", d.KernelSlowdownPool, base.Device.KernelSlowdownPool)
 	}
 	if !strings.Contains(p.Device.Source, "pool_slowdown_kernel") || !strings.Contains(p.Device.Source, "kernel_slowdown_pool") {
 		t.Errorf("the profile's device source does not name the beside runs' figures: %q", p.Device.Source)
