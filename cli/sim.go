@@ -105,6 +105,7 @@ type fitted struct {
 	profile *sim.Profile
 	stages  []sim.StageFit
 	device  []sim.DeviceFit
+	notes   []string // what the fit saw and did not fit, a line each
 }
 
 func runSimCalibrate(c *cli.Context) error {
@@ -193,6 +194,10 @@ func (in calibration) fit() (fitted, error) {
 			return f, err
 		}
 		f.device = append(f.device, sim.DeviceFit{Field: "device.pool_slowdown_kernel", Count: bf.Beside, Value: bf.Slowdown})
+		if bf.Alone > 0 {
+			f.notes = append(f.notes, fmt.Sprintf("the beside traces' %d trims and growths with no kernel beside them took %g times the profile's one-worker figures (not fitted: the model charges them those)",
+				bf.Alone, bf.AloneRatio))
+		}
 		if bf.Kernels > 0 {
 			f.device = append(f.device, sim.DeviceFit{Field: "device.kernel_slowdown_pool", Count: bf.Kernels, Value: bf.KernelSlowdown})
 		}
@@ -239,6 +244,9 @@ func (f fitted) print(w io.Writer, base *sim.Profile) {
 	}
 	for _, d := range f.device {
 		fmt.Fprintf(w, "%-20s %3d ops → %g\n", d.Field, d.Count, d.Value)
+	}
+	for _, n := range f.notes {
+		fmt.Fprintln(w, n)
 	}
 }
 

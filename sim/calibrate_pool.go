@@ -20,9 +20,10 @@ type PoolBesideFit struct {
 	// Slowdown is device.pool_slowdown_kernel.
 	Slowdown float64
 	// Kernels is how many compute stages another worker's pool work
-	// overlapped (by a millisecond or more) in traces that also had
-	// stages it did not: KernelSlowdown, device.kernel_slowdown_pool, is
-	// fitted from them (none: left as it was).
+	// overlapped by a millisecond or more, in traces that time the
+	// kernels' scratch allocations: KernelSlowdown,
+	// device.kernel_slowdown_pool, is fitted from them against the stages
+	// it did not overlap (none: left as it was; kernelsBesidePool).
 	Kernels        int
 	KernelSlowdown float64
 }
@@ -40,12 +41,13 @@ type PoolBesideFit struct {
 //
 // The baseline is p's, not the traces' own calls with no kernel beside
 // them, because the model stretches p's figures: on the H200 those calls
-// ran 1.0-1.3 (trims) and 1.05-1.6 (growths) times p's in grids of 2-4
+// ran 0.8-1.3 (trims) and 1.05-1.6 (growths) times p's in grids of 2-4
 // workers, depending on which designs' traces were given (split-devsync's
 // trims follow a device sync), and a fit against them gave 0 to 0.67 for one
 // family's grid (runs/h100-2026-12-05 f28: 0.18 with split-devsync's traces,
 // 0.40-0.67 without) where the fit against p gives 0.26 either way
-// (docs/simulator.md, "Pool work beside a kernel"). AloneRatio reports them.
+// (docs/simulator.md, "Both sides of the pool's work"). AloneRatio reports
+// them.
 //
 // A call the profile charges less than minChargedMs is left out: the
 // host's own jitter would be most of its ratio (the emulated device's trims
