@@ -67,14 +67,15 @@ func CalibratePoolBeside(p *Profile, traces ...Trace) (*Profile, PoolBesideFit, 
 		if err != nil {
 			return nil, f, err
 		}
-		kb.add(events)
+		ops := traceOps(events)
+		kb.add(events, ops)
 		kernels := map[int][][2]float64{} // device → its compute stages' spans, µs
 		for _, e := range events {
 			if e.Ph == "X" && e.Name == "compute" {
 				kernels[e.Pid] = append(kernels[e.Pid], [2]float64{e.Ts, e.Ts + e.Dur})
 			}
 		}
-		poolCalls(traceOps(events), func(o traceOp, trim bool) {
+		poolCalls(ops, func(o traceOp, trim bool) {
 			took := o.end - o.start
 			if o.bytes < float64(gib) || took <= 0 {
 				return
@@ -136,10 +137,10 @@ const minChargedMs = 0.5
 // trace without those times, written before they were, adds nothing),
 // leaving out its first stage (the pool's first growth) and any shorter
 // than half its median stage (a kernel whose scratch did not fit). A stage
-// that no other worker's trim or cudaMallocAsync overlapped is quiet; the
-// others' excess over the trace's quiet median (the quiet stages of every
-// trace given, where it has fewer than 3) is summed with the milliseconds
-// of pool work that overlapped them (fit).
+// that no other worker's trim or cudaMallocAsync on its device overlapped
+// is quiet; the others' excess over the trace's quiet median (the quiet
+// stages of every trace given, where it has fewer than 3) is summed with
+// the milliseconds of pool work that overlapped them (fit).
 type kernelsBesidePool struct {
 	traces []besideStages
 }
@@ -151,11 +152,11 @@ type besideStages struct {
 
 type besideStage struct{ ms, beside float64 }
 
-func (kb *kernelsBesidePool) add(events []traceEvent) {
+func (kb *kernelsBesidePool) add(events []traceEvent, ops []traceOp) {
 	type span struct {
-		start, end float64
-		tid        int
-		part       string
+		start, end  float64
+		device, tid int
+		part        string
 	}
 	var stages, pool []span
 	scratch := map[string]float64{} // partition → its scratch allocation's host time, µs
@@ -163,7 +164,7 @@ func (kb *kernelsBesidePool) add(events []traceEvent) {
 		part, _ := e.Args["partition"].(string)
 		switch {
 		case e.Ph == "X" && e.Name == "compute":
-			stages = append(stages, span{e.Ts, e.Ts + e.Dur, e.Tid, part})
+			stages = append(stages, span{e.Ts, e.Ts + e.Dur, e.Pid, e.Tid, part})
 		case e.Ph == "X" && e.Name == "scratch_malloc":
 			scratch[part] += e.Dur
 		}
@@ -171,9 +172,9 @@ func (kb *kernelsBesidePool) add(events []traceEvent) {
 	if len(stages) < 2 || len(scratch) == 0 {
 		return
 	}
-	for _, o := range traceOps(events) {
+	for _, o := range ops {
 		if !o.err && (o.name == "trim_pool" || o.name == "malloc_async") && o.end > o.start {
-			pool = append(pool, span{o.start, o.end, o.tid, o.partition})
+			pool = append(pool, span{o.start, o.end, o.device, o.tid, o.partition})
 		}
 	}
 	slices.SortFunc(stages, func(a, b span) int { return cmp.Compare(a.start, b.start) })
@@ -182,7 +183,7 @@ func (kb *kernelsBesidePool) add(events []traceEvent) {
 	for _, st := range stages[1:] {
 		var beside float64
 		for _, o := range pool {
-			if o.tid != st.tid {
+			if o.device == st.device && o.tid != st.tid {
 				beside += max(0, min(o.end, st.end)-max(o.start, st.start))
 			}
 		}
