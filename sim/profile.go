@@ -210,11 +210,12 @@ type DeviceProfile struct {
 	TrimMsPerGiB float64 `json:"trim_ms_per_gib,omitempty"`
 	// PoolSlowdownKernel stretches the pool's mapping work while a kernel
 	// runs on the device: a trim or a pool growth called then takes
-	// 1+PoolSlowdownKernel times its host time. The H200: trims of 6–10 GiB
-	// took 1.19–1.29 times as long per GiB beside another worker's kernel as
-	// alone, growths back 1.10–1.34 (F12–F14's grids, docs/simulator.md).
-	// `cuzk sim calibrate --beside-trace` fits it from traces of several
-	// workers under a design that trims. 0: kernels never slow them.
+	// 1+PoolSlowdownKernel times its host time. The H200: trims and growths
+	// back beside another worker's kernel took 1.19–1.64 times the
+	// one-worker figures (13 families' grids, median 1.35); an H100 1.25
+	// (docs/simulator.md, "Both sides of the pool's work"). `cuzk sim
+	// calibrate --beside-trace` fits it from traces of several workers
+	// under a design that trims. 0: kernels never slow them.
 	PoolSlowdownKernel float64 `json:"pool_slowdown_kernel,omitempty"`
 	// KernelSlowdownPool is the other side of PoolSlowdownKernel: for as
 	// long as the pool's mapping work (a trim that releases memory, a
