@@ -266,12 +266,9 @@ type contentionDevice interface {
 // emuContention is the emulated device: copies take their bandwidth, kernels
 // hold the one compute engine for their length, scratch comes from the pool.
 type emuContention struct {
-	d    *emu.Device
-	spec contentionSpec
-	// now and call, when the run is traced (traceHostCalls): as the GPU
-	// backend's, for the kernels' scratch allocations.
-	now  func() time.Duration
-	call func(hostCall)
+	d         *emu.Device
+	spec      contentionSpec
+	hostCalls // the kernels' scratch allocations, as the GPU backend's
 }
 
 func openEmuContention(spec contentionSpec, gbps float64, freeWork time.Duration) (contentionDevice, error) {
@@ -286,16 +283,10 @@ func openEmuContention(spec contentionSpec, gbps float64, freeWork time.Duration
 	return e, nil
 }
 
-func (e *emuContention) traceHostCalls(now func() time.Duration, call func(hostCall)) {
-	e.now, e.call = now, call
-}
-
 // scratchCall reports a kernel's scratch allocation as the card's host code
 // does (scratch_malloc), when the run is traced.
 func (e *emuContention) scratchCall(partition string, took time.Duration, bytes int64) {
-	if e.call != nil {
-		e.call(hostCall{Name: "scratch_malloc", Partition: partition, Start: e.now() - took, Took: took, Bytes: bytes})
-	}
+	e.reportCall("scratch_malloc", partition, e.clock()-took, bytes, nil)
 }
 
 func (e *emuContention) Device() gpu.Device { return headroomDevice{e.d, e.spec.headroom} }
@@ -470,6 +461,34 @@ type hostCall struct {
 	Start, Took     time.Duration
 	Bytes           int64
 	Err             error
+}
+
+// hostCalls is a contention device's hostCallTracing: the clock of the
+// run's events and where the kernels' host code reports its calls, both nil
+// when the run is not traced.
+type hostCalls struct {
+	now  func() time.Duration
+	call func(hostCall)
+}
+
+func (h *hostCalls) traceHostCalls(now func() time.Duration, call func(hostCall)) {
+	h.now, h.call = now, call
+}
+
+// reportCall reports a call of the kernel's host code that began at start
+// (on the run's clock), when the run is traced.
+func (h *hostCalls) reportCall(name, partition string, start time.Duration, bytes int64, err error) {
+	if h.call != nil {
+		h.call(hostCall{Name: name, Partition: partition, Start: start, Took: h.now() - start, Bytes: bytes, Err: err})
+	}
+}
+
+// clock is the run's clock when it is traced, else zero.
+func (h *hostCalls) clock() time.Duration {
+	if h.now == nil {
+		return 0
+	}
+	return h.now()
 }
 
 // hostCallSpan writes each host call as a slice of the trace, on a thread

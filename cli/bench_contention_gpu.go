@@ -24,30 +24,7 @@ type gpuContention struct {
 	spec  contentionSpec
 	host  *cuda.HostBuffer
 	perGB time.Duration // one memset of a GiB, alone
-	// now and call, when the run is traced (traceHostCalls): the clock of
-	// the run's events and where the kernels' host code reports its calls.
-	now  func() time.Duration
-	call func(hostCall)
-}
-
-func (g *gpuContention) traceHostCalls(now func() time.Duration, call func(hostCall)) {
-	g.now, g.call = now, call
-}
-
-// reportCall reports a call of the kernel's host code that began at start
-// (on the run's clock), when the run is traced.
-func (g *gpuContention) reportCall(name, partition string, start time.Duration, bytes int64, err error) {
-	if g.call != nil {
-		g.call(hostCall{Name: name, Partition: partition, Start: start, Took: g.now() - start, Bytes: bytes, Err: err})
-	}
-}
-
-// clock is the run's clock when it is traced, else zero.
-func (g *gpuContention) clock() time.Duration {
-	if g.now == nil {
-		return 0
-	}
-	return g.now()
+	hostCalls
 }
 
 func openGPUContention(spec contentionSpec, index int) (contentionDevice, error) {
