@@ -73,6 +73,9 @@ family() {
 	# and a kernel's scratch beside them does not (17 GiB); its 3 GiB copy
 	# is shorter than its 95 ms kernel, its CPU stages the shortest yet.
 	f28) MEM="--items 12 --staged 7GiB --copy 3GiB --scratch 3GiB"; COSTS="--kernel 95ms --before 45ms --after 40ms" ;;
+	# f29 is the first family calibrated with --beside (its card's own pool
+	# figures beside a kernel) and predicted with both those and the base's.
+	f29) MEM="--items 12 --staged 8704MiB --copy 2560MiB --scratch 2560MiB"; COSTS="--kernel 120ms --before 70ms --after 30ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
