@@ -46,9 +46,11 @@ const freeWindowUs = 100e3
 // CalibrateDevice returns a copy of p with what production traces of
 // partitions of the given size say of the device and the partition. From
 // every trace: the host→device bandwidth (bytes over time of the copies
-// that no recent cudaFree delayed), the work a cudaFree leaves on the copy
-// engine (how much longer than that a copy made soon after a free took,
-// plus how long after the free it started, per GiB freed), the host time of
+// that no recent cudaFree or trim delayed), the work a cudaFree leaves on
+// the copy engine (how much longer than that a copy made soon after a free
+// took, plus how long after the free it started, per GiB freed) and the
+// work a trim leaves there (the same of copies soon after a trim that
+// released memory, per GiB released), the host time of
 // cudaMalloc, of cudaFree and of a trim by the bytes they gave back, and of
 // a cudaMallocAsync that grows the pool back right after a trim released
 // its bytes, per GiB; and the order of two lock actors one handler wakes
@@ -79,19 +81,8 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 	if c.copies > 0 {
 		fit("device.h2d_gbps", c.copies, round(c.gbps, 2), &out.Device.H2DGBps)
 	}
-	switch {
-	case c.delayed > 0:
-		fit("device.free_copy_work_ms_per_gib", c.delayed, round(c.freeWork, 3), &out.Device.FreeCopyWorkMsPerGiB)
-	case c.outlasted > 0 && c.lowerBound > out.Device.FreeCopyWorkMsPerGiB:
-		// The profile's figure is less than the traces say the work was
-		// at least: the bound is the better guess.
-		fit("device.free_copy_work_ms_per_gib", c.outlasted, round(c.lowerBound, 3), &out.Device.FreeCopyWorkMsPerGiB)
-	case c.undelayed > 0 && c.upperBound < out.Device.FreeCopyWorkMsPerGiB:
-		// No copy after a free waited, some began too soon after one for
-		// the profile's work to have drained: the bound is the better
-		// guess (the emulated device without --free-copy-work: none).
-		fit("device.free_copy_work_ms_per_gib", c.undelayed, round(c.upperBound, 3), &out.Device.FreeCopyWorkMsPerGiB)
-	}
+	c.free.apply("device.free_copy_work_ms_per_gib", &out.Device.FreeCopyWorkMsPerGiB, fit)
+	c.trim.apply("device.trim_copy_work_ms_per_gib", &out.Device.TrimCopyWorkMsPerGiB, fit)
 	h := fitHostCalls(ops)
 	if h.mallocs > 0 {
 		fit("device.malloc_ms", h.mallocs, round(h.mallocMs, 3), &out.Device.MallocMs)
@@ -388,44 +379,94 @@ func traceOps(events []traceEvent) []traceOp {
 
 // copyFit is what the copies of the traces said.
 type copyFit struct {
-	copies   int     // copies the bandwidth came from
-	gbps     float64 // their bytes over their time
-	delayed  int     // copies a free's work delayed
-	freeWork float64 // ms of copy-engine work a cudaFree leaves per GiB freed
+	copies int     // copies the bandwidth came from
+	gbps   float64 // their bytes over their time
+	// What a cudaFree and a trim that released memory leave on the copy
+	// engine.
+	free, trim releaseFit
+}
+
+// releaseFit is what the copies made soon after one kind of release (a
+// cudaFree, a trim) said of the work it leaves on the copy engine.
+type releaseFit struct {
+	delayed int     // copies the work delayed
+	work    float64 // ms of copy-engine work per GiB released
 	// lowerBound: when most copies were outlasted by the work (none fitted),
 	// the median of what each says the work was at least, ms per GiB.
 	lowerBound float64
 	outlasted  int
-	// upperBound: when no copy after a free was delayed at all, the least
-	// of what each says the work was at most (the time from the free to its
-	// start, per GiB freed): a device whose frees leave the copy engine no
-	// work says so by its copies made right after one.
+	// upperBound: when no copy after a release was delayed at all, the
+	// least of what each says the work was at most (the time from the
+	// release to its start, per GiB released): a device whose frees leave
+	// the copy engine no work says so by its copies made right after one.
 	upperBound float64
 	undelayed  int
+}
+
+// fitted is the work per GiB the copies gave, if they gave one.
+func (r releaseFit) fitted() (float64, bool) { return r.work, r.delayed > 0 }
+
+// apply sets *to from r where the copies say more than the profile's figure
+// there: the fitted work; else, when most copies were outlasted, the bound
+// from below if the figure lies under it; else, when none was delayed, the
+// bound from above if the figure lies over it.
+func (r releaseFit) apply(field string, to *float64, fit func(string, int, float64, *float64)) {
+	switch {
+	case r.delayed > 0:
+		fit(field, r.delayed, round(r.work, 3), to)
+	case r.outlasted > 0 && r.lowerBound > *to:
+		// The profile's figure is less than the traces say the work was
+		// at least: the bound is the better guess.
+		fit(field, r.outlasted, round(r.lowerBound, 3), to)
+	case r.undelayed > 0 && r.upperBound < *to:
+		// No copy after a release waited, some began too soon after one
+		// for the profile's work to have drained: the bound is the better
+		// guess (the emulated device without --free-copy-work: none).
+		fit(field, r.undelayed, round(r.upperBound, 3), to)
+	}
 }
 
 // saturatedShare is how much longer than alone a copy beside a free's work
 // must take for the work to have outlasted it (equal sharing doubles it).
 const saturatedShare = 0.9
 
-// fitCopies takes the bandwidth from the copies no free preceded by less
-// than freeWindow, then, for each copy made sooner after a free that took
-// longer than that bandwidth says, the free's work per GiB as the extra time
-// plus the time between the free's return and the copy's start (what the
-// copy shares the engine with is what was left of that work); the median of
-// those is the figure. A copy the work outlasted (about twice its solo
-// time) bounds the work from below only and is left out; when most copies
-// were, the others are exceptions and nothing is fitted: the profile keeps
-// its figure, or takes the copies' bound where its figure lies below it.
-// When no copy after a free was delayed, each bounds the work from above by
-// the time between the free and its start, per GiB freed, and the least of
-// those bounds replaces a profile's figure above it.
-// The bandwidth is taken again from every copy the fitted work did not
-// reach.
+// releaseBefore is the release on ops[i]'s device that started last of
+// those that ended by ops[i]'s start: a cudaFree, or a trim that recorded
+// releasing bytes.
+func releaseBefore(ops []traceOp, i int) (traceOp, bool) {
+	o := ops[i]
+	for j := i - 1; j >= 0; j-- {
+		f := ops[j]
+		if f.device != o.device || f.err || f.end > o.start {
+			continue
+		}
+		if f.name == "free" || (f.name == "trim_pool" && f.bytes > 0) {
+			return f, true
+		}
+	}
+	return traceOp{}, false
+}
+
+// fitCopies takes the bandwidth from the copies no release (a cudaFree, a
+// trim that released memory) preceded by less than freeWindow, then, for
+// each kind of release apart, from each copy made sooner after one that
+// took longer than that bandwidth says, the release's work per GiB as the
+// extra time plus the time between the release's return and the copy's
+// start (what the copy shares the engine with is what was left of that
+// work); the median of those is the kind's figure. A copy the work
+// outlasted (about twice its solo time) bounds the work from below only and
+// is left out; when most copies were, the others are exceptions and nothing
+// is fitted: the profile keeps its figure, or takes the copies' bound where
+// its figure lies below it. When no copy after a release was delayed, each
+// bounds the work from above by the time between the release and its
+// start, per GiB released, and the least of those bounds replaces a
+// profile's figure above it. The bandwidth is taken again from every copy
+// the fitted work did not reach.
 func fitCopies(traces [][]traceOp) copyFit {
 	type sample struct {
 		bytes, took float64 // bytes, µs
-		gap, freed  float64 // µs since the latest free returned; its bytes (0: none)
+		gap, freed  float64 // µs since the latest release returned; its bytes (0: none)
+		trim        bool    // that release was a trim
 	}
 	var ss []sample
 	for _, ops := range traces {
@@ -436,8 +477,8 @@ func fitCopies(traces [][]traceOp) copyFit {
 			// A partition staged with a alone moved fewer bytes than its
 			// op said (the trace's copied): the link's speed is theirs.
 			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
-			if f, ok := freeBefore(ops, i); ok {
-				s.gap, s.freed = o.start-f.end, f.bytes
+			if f, ok := releaseBefore(ops, i); ok {
+				s.gap, s.freed, s.trim = o.start-f.end, f.bytes, f.name == "trim_pool"
 			}
 			ss = append(ss, s)
 		}
@@ -459,50 +500,71 @@ func fitCopies(traces [][]traceOp) copyFit {
 	var c copyFit
 	n, bw := bandwidth(func(s sample) bool { return s.freed == 0 || s.gap > freeWindowUs })
 	if n == 0 {
-		// Every copy followed a free closely: the bandwidth is theirs.
+		// Every copy followed a release closely: the bandwidth is theirs.
 		n, bw = bandwidth(func(sample) bool { return true })
 		c.copies, c.gbps = n, bw/1e3
 		return c
 	}
-	var perGiB, atLeast, atMost []float64
-	for _, s := range ss {
-		if s.freed == 0 || s.gap > freeWindowUs {
-			continue
+	kind := func(trim bool) releaseFit {
+		var r releaseFit
+		var perGiB, atLeast, atMost []float64
+		for _, s := range ss {
+			if s.trim != trim || s.freed == 0 || s.gap > freeWindowUs {
+				continue
+			}
+			solo := s.bytes / bw
+			extra := s.took - solo
+			if extra <= math.Max(500, 0.02*s.took) {
+				// The work was done before the copy began: it was at most
+				// what the copy's start (and any extra) leaves room for.
+				atMost = append(atMost, (math.Max(extra, 0)+s.gap)/1e3/(s.freed/float64(gib)))
+				continue
+			}
+			if extra >= saturatedShare*solo {
+				// Sharing the engine, a copy is delayed by the work left or
+				// by its own length, whichever is less: this one was as
+				// long again as alone, so the work outlasted it and says
+				// only that it was at least that much.
+				atLeast = append(atLeast, (extra+s.gap)/1e3/(s.freed/float64(gib)))
+				continue
+			}
+			perGiB = append(perGiB, (extra+s.gap)/1e3/(s.freed/float64(gib)))
 		}
-		solo := s.bytes / bw
-		extra := s.took - solo
-		if extra <= math.Max(500, 0.02*s.took) {
-			// The free's work was done before the copy began: it was at
-			// most what the copy's start (and any extra) leaves room for.
-			atMost = append(atMost, (math.Max(extra, 0)+s.gap)/1e3/(s.freed/float64(gib)))
-			continue
+		if len(atLeast) > len(perGiB) {
+			// Most copies were shorter than the work: the few it did not
+			// outlast are the exceptions (F6's probe on the H200: 12 of 13
+			// copies of 512 MiB doubled after frees of 11 GiB, and the
+			// thirteenth said 0.91 ms a GiB where the card's figure is
+			// about 2.4). The traces bound the work from below only; the
+			// profile keeps its figure unless it lies under that bound.
+			r.lowerBound, r.outlasted = median(atLeast), len(atLeast)
+			perGiB = nil
 		}
-		if extra >= saturatedShare*solo {
-			// Sharing the engine, a copy is delayed by the work left or
-			// by its own length, whichever is less: this one was as long
-			// again as alone, so the work outlasted it and says only
-			// that it was at least that much.
-			atLeast = append(atLeast, (extra+s.gap)/1e3/(s.freed/float64(gib)))
-			continue
+		if len(perGiB) == 0 && len(atLeast) == 0 && len(atMost) > 0 {
+			r.upperBound, r.undelayed = slices.Min(atMost), len(atMost)
 		}
-		perGiB = append(perGiB, (extra+s.gap)/1e3/(s.freed/float64(gib)))
+		if len(perGiB) > 0 {
+			r.work, r.delayed = median(perGiB), len(perGiB)
+		}
+		return r
 	}
-	if len(atLeast) > len(perGiB) {
-		// Most copies were shorter than the work: the few it did not
-		// outlast are the exceptions (F6's probe on the H200: 12 of 13
-		// copies of 512 MiB doubled after frees of 11 GiB, and the
-		// thirteenth said 0.91 ms a GiB where the card's figure is about
-		// 2.4). The traces bound the work from below only; the profile
-		// keeps its figure unless it lies under that bound.
-		c.lowerBound, c.outlasted = median(atLeast), len(atLeast)
-		perGiB = nil
-	}
-	if len(perGiB) == 0 && len(atLeast) == 0 && len(atMost) > 0 {
-		c.upperBound, c.undelayed = slices.Min(atMost), len(atMost)
-	}
-	if len(perGiB) > 0 {
-		c.freeWork, c.delayed = median(perGiB), len(perGiB)
-		n, bw = bandwidth(func(s sample) bool { return s.freed == 0 || s.gap/1e3 >= c.freeWork*s.freed/float64(gib) })
+	c.free, c.trim = kind(false), kind(true)
+	if c.free.delayed > 0 || c.trim.delayed > 0 {
+		// Every copy the fitted work did not reach; after a kind with no
+		// figure, those beyond the window as before.
+		n, bw = bandwidth(func(s sample) bool {
+			if s.freed == 0 {
+				return true
+			}
+			r := c.free
+			if s.trim {
+				r = c.trim
+			}
+			if w, ok := r.fitted(); ok {
+				return s.gap/1e3 >= w*s.freed/float64(gib)
+			}
+			return s.gap > freeWindowUs
+		})
 	}
 	c.copies, c.gbps = n, bw/1e3
 	return c

@@ -498,6 +498,53 @@ func TestCalibrateFreeWorkNoneDelayed(t *testing.T) {
 	}
 }
 
+// Copies made soon after a trim that released memory give the trim's work
+// on the copy engine apart from a free's, and the bandwidth comes from the
+// copies neither reached: 1 GiB copies alone 20 ms; each 4 ms after a trim
+// of 8 GiB and 6 ms longer (1.25 ms a GiB: 10 ms of work, 4 of them gone
+// before the copy); copies 1 ms after a free of 2 GiB and 4 ms longer
+// (2.5 ms a GiB). Counted as alone, the copies after trims would have made
+// the link 23 % slower. A trim the trace gives no bytes for releases
+// nothing the fit can use.
+func TestCalibrateTrimWorkApartFromAFrees(t *testing.T) {
+	var b traceBuilder
+	for i := range 3 {
+		b.op("copy_in", float64(i)*1000+20, 20, gib)
+	}
+	for i := range 4 {
+		at := float64(i)*1000 + 5000
+		b.op("trim_pool", at, 12, 8*gib)
+		b.op("copy_in", at+4+26, 26, gib)
+	}
+	for i := range 3 {
+		at := float64(i)*1000 + 10000
+		b.op("free", at, 1, 2*gib)
+		b.op("copy_in", at+1+24, 24, gib)
+	}
+	base := contentionBase(t)
+	base.Device.TrimCopyWorkMsPerGiB = 0
+	got := b.calibrate(t, base).Device
+	if math.Abs(got.TrimCopyWorkMsPerGiB-1.25) > 1e-9 || math.Abs(got.FreeCopyWorkMsPerGiB-2.5) > 1e-9 {
+		t.Errorf("trim's work %g ms a GiB, free's %g: want 1.25 and 2.5", got.TrimCopyWorkMsPerGiB, got.FreeCopyWorkMsPerGiB)
+	}
+	if want := float64(gib) / 20e6; math.Abs(got.H2DGBps-want) > 0.01 {
+		t.Errorf("bandwidth %.2f GB/s, want %.2f (the copies alone)", got.H2DGBps, want)
+	}
+
+	var old traceBuilder // trims without their bytes
+	for i := range 3 {
+		old.op("copy_in", float64(i)*1000+20, 20, gib)
+	}
+	for i := range 4 {
+		at := float64(i)*1000 + 5000
+		old.op("trim_pool", at, 12, 0)
+		old.op("copy_in", at+4+26, 26, gib)
+	}
+	if got := old.calibrate(t, base).Device.TrimCopyWorkMsPerGiB; got != 0 {
+		t.Errorf("trims with no bytes: trim's work %g ms a GiB, want the profile's 0 kept", got)
+	}
+}
+
 // TestTraceOpsPlaceACallBeforeItsCompletionsWait: a device op's mark is where
 // its worker handled the completion; with late_us the op ended that long
 // before, and was called its took_us before that.

@@ -374,6 +374,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		hold = d.poolHold(hold)
 	}
 	d.poolWorks(now+after+hold-work, now+after+hold)
+	if op.Kind == gpu.OpTrimPool && c.Result.Released > 0 {
+		d.leaveTrimWork(now+after+hold, c.Result.Released)
+	}
 	d.dispatch()
 	if c.Item != nil && op.Async {
 		reply(0, gpu.Result{})
@@ -466,6 +469,23 @@ func (d *Device) leaveFreeWork(bytes int64) {
 		d.activity("copy", 0, label, start)
 		d.cleaned(fw)
 	}})
+}
+
+// leaveTrimWork puts what a trim that released bytes leaves to do on the
+// copy engine (trim_copy_work_ms_per_gib) there at the instant the trim
+// returns: the copies after it share the engine with it, as with a free's
+// work; no cudaMalloc waits for it.
+func (d *Device) leaveTrimWork(at time.Duration, released int64) {
+	work := perGiB(d.prof.TrimCopyWorkMsPerGiB, released)
+	if work <= 0 {
+		return
+	}
+	label := "trim " + gpu.FormatBytes(released)
+	d.k.At(at, func() {
+		d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
+			d.activity("copy", 0, label, start)
+		}})
+	})
 }
 
 // cleaned is called when a free's copy-engine work is done: at fw.until,

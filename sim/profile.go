@@ -204,6 +204,15 @@ type DeviceProfile struct {
 	// freeing 6 GiB took 33.5 ms, after freeing 1 GiB 21.2, alone 19.5;
 	// docs/cuda-facts.md). 0: a free leaves nothing behind.
 	FreeCopyWorkMsPerGiB float64 `json:"free_copy_work_ms_per_gib,omitempty"`
+	// TrimCopyWorkMsPerGiB is the same for cudaMemPoolTrimTo: the work a
+	// trim leaves on the copy engine when it returns, per GiB it released
+	// to the device, which the copies after it share the engine with. The
+	// H200: about 1.3 ms a GiB (copies made 5-15 ms after a trim of 6-13 GiB,
+	// behind the pool's growth back, took up to 9 ms longer than alone; 19
+	// families' one-worker runs, 1.07-1.43), an H100 1.0-1.4
+	// (docs/simulator.md, "A trim's work on the copy engine"). 0: a trim
+	// leaves nothing behind.
+	TrimCopyWorkMsPerGiB float64 `json:"trim_copy_work_ms_per_gib,omitempty"`
 	// TrimMsPerGiB is the host time cudaMemPoolTrimTo takes per GiB it
 	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a
 	// trim costs nothing.
@@ -418,6 +427,7 @@ func (p *Profile) validate() error {
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
 		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
+		{"device.trim_copy_work_ms_per_gib", d.TrimCopyWorkMsPerGiB, false},
 		{"device.malloc_free_wait_ms_per_gib", d.MallocFreeWaitMsPerGiB, false},
 		{"device.trim_ms_per_gib", d.TrimMsPerGiB, false}, {"device.pool_regrowth_ms_per_gib", d.PoolRegrowthMsPerGiB, false},
 		{"device.pool_growth_ballast_ms_per_gib", d.PoolGrowthBallastMsPerGiB, false},

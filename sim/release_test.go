@@ -118,3 +118,48 @@ func TestTrimCostsByWhatItReleases(t *testing.T) {
 		t.Errorf("a trim releasing 3 GiB took %v and released %d bytes, want 6 ms and 3 GiB", full, trimmed.Released)
 	}
 }
+
+// A trim that releases memory leaves work on the copy engine by the bytes it
+// released (trim_copy_work_ms_per_gib), from the instant it returns: a copy
+// made at once after it shares the engine with that work, one made once the
+// work is done takes its solo time, and a trim that releases nothing leaves
+// nothing.
+func TestTrimLeavesCopyWork(t *testing.T) {
+	took := func(trimCopyMs float64, release bool, copyAt time.Duration) time.Duration {
+		g := newReleaseRig(t, 0, 0, 2, 0)
+		g.d.prof.TrimCopyWorkMsPerGiB = trimCopyMs
+		dst := g.d.m.Submit(gpu.Op{Kind: gpu.OpMalloc, Bytes: gib}, nil).Result.Buffer
+		var alloc gpu.Result
+		var copied time.Duration
+		g.at(0, gpu.Op{Kind: gpu.OpMallocAsync, Bytes: 4 * gib}, nil, &alloc)
+		g.k.At(time.Millisecond, func() {
+			if release {
+				g.at(time.Millisecond, gpu.Op{Kind: gpu.OpFreeAsync, Buffer: alloc.Buffer}, nil, nil)
+			}
+		})
+		g.at(2*time.Millisecond, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
+		// The trim at 3 ms releases 4 GiB in 8 ms: it returns at 11 ms and
+		// leaves 4 GiB × trimCopyMs of work.
+		g.at(3*time.Millisecond, gpu.Op{Kind: gpu.OpTrimPool}, nil, nil)
+		g.at(copyAt, gpu.Op{Kind: gpu.OpCopyIn, Buffer: dst, Bytes: 20e6}, &copied, nil)
+		g.run()
+		return copied
+	}
+	for _, c := range []struct {
+		what    string
+		work    float64
+		release bool
+		at      time.Duration
+		want    time.Duration
+	}{
+		{"a 20 ms copy at the trim's return, 6 ms of work", 1.5, true, 11 * time.Millisecond, 26 * time.Millisecond},
+		{"the same copy 4 ms later, 2 ms of work left", 1.5, true, 15 * time.Millisecond, 22 * time.Millisecond},
+		{"the same copy after the work", 1.5, true, 40 * time.Millisecond, 20 * time.Millisecond},
+		{"a copy after a trim that released nothing", 1.5, false, 4 * time.Millisecond, 20 * time.Millisecond},
+		{"a copy at the trim's return, no trim work", 0, true, 11 * time.Millisecond, 20 * time.Millisecond},
+	} {
+		if got := took(c.work, c.release, c.at); !near(got, c.want) {
+			t.Errorf("%s took %v, want %v", c.what, got, c.want)
+		}
+	}
+}
