@@ -76,6 +76,9 @@ family() {
 	# f29 is the first family calibrated with --beside (its card's own pool
 	# figures beside a kernel) and predicted with both those and the base's.
 	f29) MEM="--items 12 --staged 8704MiB --copy 2560MiB --scratch 2560MiB"; COSTS="--kernel 120ms --before 70ms --after 30ms" ;;
+	# f30 is the first family run after a trim's copy-engine work was
+	# modelled (trim_copy_work_ms_per_gib), its copies longer than its kernels.
+	f30) MEM="--items 12 --staged 10GiB --copy 5GiB --scratch 1536MiB"; COSTS="--kernel 70ms --before 90ms --after 50ms" ;;
 	*) echo "unknown family $1" >&2; return 2 ;;
 	esac
 }
