@@ -73,6 +73,7 @@ func contentionPartitionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
 		&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
 		&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
+		&cli.DurationFlag{Name: "trim-copy-work", Usage: "emu: work a pool trim leaves on the copy engine per GiB it released, which the next copy waits behind (the H200's: 1.32ms)"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
 		&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
 		&cli.BoolFlag{Name: "lock-hops", Usage: "send every lease request through its lock's actor, a free mutex's too, as the runtime did before free mutexes were taken in place (to measure the race that hop made)"},
@@ -201,13 +202,13 @@ func contentionSpecFrom(c *cli.Context) (contentionSpec, error) {
 }
 
 // contentionOpener opens spec's device on the backend c names, emu (with c's
-// --copy-gbps and --free-copy-work, where c has them) or gpu (--device); nil
-// for any other backend.
+// --copy-gbps, --free-copy-work and --trim-copy-work, where c has them) or
+// gpu (--device); nil for any other backend.
 func contentionOpener(c *cli.Context, spec contentionSpec) func() (contentionDevice, error) {
 	switch c.String("backend") {
 	case "emu":
-		gbps, freeWork := c.Float64("copy-gbps"), c.Duration("free-copy-work")
-		return func() (contentionDevice, error) { return openEmuContention(spec, gbps, freeWork) }
+		gbps, freeWork, trimWork := c.Float64("copy-gbps"), c.Duration("free-copy-work"), c.Duration("trim-copy-work")
+		return func() (contentionDevice, error) { return openEmuContention(spec, gbps, freeWork, trimWork) }
 	case "gpu":
 		idx := c.Int("device")
 		return func() (contentionDevice, error) { return openGPUContention(spec, idx) }
@@ -271,11 +272,11 @@ type emuContention struct {
 	hostCalls // the kernels' scratch allocations, as the GPU backend's
 }
 
-func openEmuContention(spec contentionSpec, gbps float64, freeWork time.Duration) (contentionDevice, error) {
+func openEmuContention(spec contentionSpec, gbps float64, freeWork, trimWork time.Duration) (contentionDevice, error) {
 	e := &emuContention{spec: spec}
 	d, err := emu.New(emu.Options{Name: "emulated", Capacity: spec.limit, CopyBandwidth: gbps * 1e9,
 		PoolGrowCost: 10 * time.Millisecond, PoolRegrowCost: time.Millisecond, FreeCopyWorkPerGiB: freeWork,
-		Scratch: e.scratchCall})
+		TrimCopyWorkPerGiB: trimWork, Scratch: e.scratchCall})
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	partition := []string{"--kernel", "40ms", "--before", "30ms", "--after", "10ms", "--staged", "6GiB", "--copy", "1GiB",
-		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5", "--free-copy-work", "2450us"}
+		"--scratch", "512MiB", "--vram-limit", "16GiB", "--items", "5", "--free-copy-work", "2450us", "--trim-copy-work", "1300us"}
 	out, stderr, err := run(t, append([]string{"bench", "contention", "calibrate", "--dir", dir, "--runs", "1", "--race", "1"}, partition...)...)
 	if err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, stderr)
@@ -48,8 +48,9 @@ func TestBenchContentionCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Name != "contention" || p.Partition.VRAMGiB != 6 || p.Partition.CopyGiB != 1 || p.Partition.ScratchGiB != 0.5 || p.Device.H2DGBps < 20 || p.Device.H2DGBps > 70 ||
-		p.Device.FreeCopyWorkMsPerGiB < 1.5 || p.Device.FreeCopyWorkMsPerGiB > 3.5 || !p.Device.PoolOpsSerialize {
-		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, 0.5 GiB of scratch, ~55 GB/s, ~2.45 ms/GiB behind a free, the base's rules",
+		p.Device.FreeCopyWorkMsPerGiB < 1.5 || p.Device.FreeCopyWorkMsPerGiB > 3.5 ||
+		p.Device.TrimCopyWorkMsPerGiB < 0.8 || p.Device.TrimCopyWorkMsPerGiB > 2 || !p.Device.PoolOpsSerialize {
+		t.Errorf("profile %q: partition %+v, device %+v; want 6 GiB held, 1 GiB copied, 0.5 GiB of scratch, ~55 GB/s, ~2.45 ms/GiB behind a free and ~1.3 behind a trim, the base's rules",
 			p.Name, p.Partition, p.Device)
 	}
 	// The card is the runs' own (the emulated device of --card's 140 GiB),

@@ -61,6 +61,10 @@ type Options struct {
 	// the H200): a copy that starts before that work is done waits for
 	// what is left of it. 0: a free leaves nothing behind.
 	FreeCopyWorkPerGiB time.Duration
+	// TrimCopyWorkPerGiB is the same for a TrimPool, per GiB it released
+	// (docs/cuda-facts.md, "A copy after a trim": about 1.32 ms on the
+	// H200). 0: a trim leaves nothing behind.
+	TrimCopyWorkPerGiB time.Duration
 	// Scratch, if set, is told of each kernel's scratch allocation as its
 	// host time ends: the kernel's partition, the host time it took
 	// (PoolGrowCost or PoolRegrowCost where it grew the pool, else none)
@@ -186,6 +190,9 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	if c.Item == nil && c.Wait == nil {
 		r := c.Result
+		if op.Kind == gpu.OpTrimPool && r.Err == nil && r.Released > 0 {
+			d.leaveCopyWork(d.opt.TrimCopyWorkPerGiB, r.Released)
+		}
 		var cost time.Duration
 		switch {
 		case op.Kind == gpu.OpHostAlloc:
@@ -266,9 +273,8 @@ func (d *Device) dispatchLocked() (calls, starts []func()) {
 		case model.OutMet:
 			done := o.Wait.Tag.(func(gpu.Result))
 			r := d.m.Return(o.Wait)
-			if r.Err == nil && r.Released > 0 && d.opt.FreeCopyWorkPerGiB > 0 {
-				work := time.Duration(float64(d.opt.FreeCopyWorkPerGiB) * float64(r.Released) / (1 << 30))
-				d.copyEngineFree = later(d.copyEngineFree, time.Now()).Add(work)
+			if r.Err == nil && r.Released > 0 {
+				d.leaveCopyWork(d.opt.FreeCopyWorkPerGiB, r.Released)
 			}
 			calls = append(calls, func() { done(r) })
 		}
@@ -313,6 +319,17 @@ func (d *Device) runItem(it *model.Item, copyEnd time.Time) {
 	calls, starts := d.dispatchLocked()
 	d.mu.Unlock()
 	run(calls, starts)
+}
+
+// leaveCopyWork puts perGiB of work for every GiB released on the copy
+// engine, after what it has now: a copy that starts before that work is done
+// waits for what is left of it. Called with d.mu held.
+func (d *Device) leaveCopyWork(perGiB time.Duration, released int64) {
+	if perGiB <= 0 {
+		return
+	}
+	work := time.Duration(float64(perGiB) * float64(released) / (1 << 30))
+	d.copyEngineFree = later(d.copyEngineFree, time.Now()).Add(work)
 }
 
 func later(a, b time.Time) time.Time {

@@ -439,3 +439,45 @@ func TestCopiesTakeTurnsOnOneEngine(t *testing.T) {
 		t.Errorf("a copy right after a free of 1 GiB took %v; want about 90 ms (40 of the free's work, 50 its own)", e)
 	}
 }
+
+// A trim that releases memory leaves its work on the copy engine as a free
+// does, by the bytes it released: a copy right after a trim of 1 GiB at
+// 40 ms a GiB waits 40 ms, one after a trim that released nothing does not.
+func TestTrimLeavesCopyWork(t *testing.T) {
+	const bw = 20 << 30 // bytes a second: 50 ms a GiB
+	d, err := New(Options{Capacity: 16 * gib, CopyBandwidth: bw, TrimCopyWorkPerGiB: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	s := d.NewStream()
+	dst := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Stream: s, Bytes: gib})
+	if dst.Err != nil {
+		t.Fatal(dst.Err)
+	}
+	copyAfter := func() time.Duration {
+		start := time.Now()
+		if r := call(t, d, gpu.Op{Kind: gpu.OpCopyIn, Stream: s, Buffer: dst.Buffer, Bytes: gib}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		return time.Since(start)
+	}
+	if r := call(t, d, gpu.Op{Kind: gpu.OpTrimPool}); r.Err != nil || r.Released != 0 {
+		t.Fatalf("a trim of an empty pool: %+v", r)
+	}
+	if e := copyAfter(); e < 45*time.Millisecond || e > 85*time.Millisecond {
+		t.Errorf("a copy after a trim that released nothing took %v; want about 50 ms", e)
+	}
+	a := call(t, d, gpu.Op{Kind: gpu.OpMallocAsync, Stream: s, Bytes: gib})
+	if a.Err != nil {
+		t.Fatal(a.Err)
+	}
+	call(t, d, gpu.Op{Kind: gpu.OpFreeAsync, Stream: s, Buffer: a.Buffer})
+	call(t, d, gpu.Op{Kind: gpu.OpStreamSync, Stream: s})
+	if r := call(t, d, gpu.Op{Kind: gpu.OpTrimPool}); r.Err != nil || r.Released != gib {
+		t.Fatalf("a trim after the free was observed: %+v, want 1 GiB released", r)
+	}
+	if e := copyAfter(); e < 85*time.Millisecond || e > 130*time.Millisecond {
+		t.Errorf("a copy right after a trim of 1 GiB took %v; want about 90 ms (40 of the trim's work, 50 its own)", e)
+	}
+}
