@@ -16,7 +16,13 @@ const gib = 1 << 30
 
 func newDev(t *testing.T, capacity int64, pool gpu.PoolPolicy) *Device {
 	t.Helper()
-	d, err := New(Options{Capacity: capacity, Pool: pool})
+	return open(t, Options{Capacity: capacity, Pool: pool})
+}
+
+// open makes a device of opt, closed when the test ends.
+func open(t *testing.T, opt Options) *Device {
+	t.Helper()
+	d, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,11 +404,7 @@ func TestAsyncLaunchReturnsAtEnqueue(t *testing.T) {
 // after it by all of itself.
 func TestCopiesTakeTurnsOnOneEngine(t *testing.T) {
 	const bw = 20 << 30 // bytes a second: 50 ms a GiB
-	d, err := New(Options{Capacity: 16 * gib, CopyBandwidth: bw, FreeCopyWorkPerGiB: 40 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
+	d := open(t, Options{Capacity: 16 * gib, CopyBandwidth: bw, FreeCopyWorkPerGiB: 40 * time.Millisecond})
 	var bufs []gpu.Buffer
 	var streams []gpu.Stream
 	for range 4 {
@@ -445,11 +447,7 @@ func TestCopiesTakeTurnsOnOneEngine(t *testing.T) {
 // 40 ms a GiB waits 40 ms, one after a trim that released nothing does not.
 func TestTrimLeavesCopyWork(t *testing.T) {
 	const bw = 20 << 30 // bytes a second: 50 ms a GiB
-	d, err := New(Options{Capacity: 16 * gib, CopyBandwidth: bw, TrimCopyWorkPerGiB: 40 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
+	d := open(t, Options{Capacity: 16 * gib, CopyBandwidth: bw, TrimCopyWorkPerGiB: 40 * time.Millisecond})
 	s := d.NewStream()
 	dst := call(t, d, gpu.Op{Kind: gpu.OpMalloc, Stream: s, Bytes: gib})
 	if dst.Err != nil {
