@@ -240,7 +240,7 @@ func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float
 			if o.name != "malloc" || o.err || (o.end-o.start)/1e3 < mallocMs+freeWaitMinMs {
 				continue
 			}
-			if f, ok := freeBefore(t, i); ok && f.bytes > 0 && o.start-f.end <= freeWaitGapUs {
+			if f, ok := releaseBefore(t, i, false); ok && f.bytes > 0 && o.start-f.end <= freeWaitGapUs {
 				perGiB = append(perGiB, max((o.end-f.end)/1e3-mallocMs, 0)/(f.bytes/float64(gib)))
 			}
 		}
@@ -249,18 +249,6 @@ func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float
 		return 0, 0
 	}
 	return len(perGiB), round(median(perGiB), 3)
-}
-
-// freeBefore is the cudaFree on ops[i]'s device that started last of those
-// returned before ops[i] started (ops in the order they started).
-func freeBefore(ops []traceOp, i int) (traceOp, bool) {
-	o := ops[i]
-	for j := i - 1; j >= 0; j-- {
-		if f := ops[j]; f.name == "free" && f.device == o.device && !f.err && f.end <= o.start {
-			return f, true
-		}
-	}
-	return traceOp{}, false
 }
 
 // A cudaMalloc that starts within freeWaitGapUs of a cudaFree's return and
@@ -431,16 +419,16 @@ func (r releaseFit) apply(field string, to *float64, fit func(string, int, float
 const saturatedShare = 0.9
 
 // releaseBefore is the release on ops[i]'s device that started last of
-// those that ended by ops[i]'s start: a cudaFree, or a trim that recorded
-// releasing bytes.
-func releaseBefore(ops []traceOp, i int) (traceOp, bool) {
+// those that ended by ops[i]'s start (ops in the order they started): a
+// cudaFree, or with trims also a trim that recorded releasing bytes.
+func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 	o := ops[i]
 	for j := i - 1; j >= 0; j-- {
 		f := ops[j]
 		if f.device != o.device || f.err || f.end > o.start {
 			continue
 		}
-		if f.name == "free" || (f.name == "trim_pool" && f.bytes > 0) {
+		if f.name == "free" || (trims && f.name == "trim_pool" && f.bytes > 0) {
 			return f, true
 		}
 	}
@@ -477,7 +465,7 @@ func fitCopies(traces [][]traceOp) copyFit {
 			// A partition staged with a alone moved fewer bytes than its
 			// op said (the trace's copied): the link's speed is theirs.
 			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
-			if f, ok := releaseBefore(ops, i); ok {
+			if f, ok := releaseBefore(ops, i, true); ok {
 				s.gap, s.freed, s.trim = o.start-f.end, f.bytes, f.name == "trim_pool"
 			}
 			ss = append(ss, s)
