@@ -465,10 +465,7 @@ func (d *Device) leaveFreeWork(bytes int64) {
 		d.cleaned(fw)
 		return
 	}
-	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
-		d.activity("copy", 0, label, start)
-		d.cleaned(fw)
-	}})
+	d.releaseWork(work, label, func() { d.cleaned(fw) })
 }
 
 // leaveTrimWork puts what a trim that released bytes leaves to do on the
@@ -480,12 +477,19 @@ func (d *Device) leaveTrimWork(at time.Duration, released int64) {
 	if work <= 0 {
 		return
 	}
-	label := "trim " + gpu.FormatBytes(released)
-	d.k.At(at, func() {
-		d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
-			d.activity("copy", 0, label, start)
-		}})
-	})
+	d.k.At(at, func() { d.releaseWork(work, "trim "+gpu.FormatBytes(released), nil) })
+}
+
+// releaseWork puts a release's work (a free's, a trim's) on the copy engine
+// now, beside the copies and no copy itself, shown as label in timelines;
+// then, if not nil, is called when it is done.
+func (d *Device) releaseWork(work time.Duration, label string, then func()) {
+	d.copier.add(&psJob{remaining: float64(work), label: label, background: true, done: func(start time.Duration) {
+		d.activity("copy", 0, label, start)
+		if then != nil {
+			then()
+		}
+	}})
 }
 
 // cleaned is called when a free's copy-engine work is done: at fw.until,

@@ -208,8 +208,8 @@ type DeviceProfile struct {
 	// trim leaves on the copy engine when it returns, per GiB it released
 	// to the device, which the copies after it share the engine with. The
 	// H200: about 1.3 ms a GiB (copies made 5-15 ms after a trim of 6-13 GiB,
-	// behind the pool's growth back, took up to 9 ms longer than alone; 19
-	// families' one-worker runs, 1.07-1.43), an H100 1.0-1.4
+	// behind the pool's growth back, took up to 9 ms longer than alone; 21
+	// families' one-worker runs, 1.14-1.42), an H100 1.05-1.39
 	// (docs/simulator.md, "A trim's work on the copy engine"). 0: a trim
 	// leaves nothing behind.
 	TrimCopyWorkMsPerGiB float64 `json:"trim_copy_work_ms_per_gib,omitempty"`
