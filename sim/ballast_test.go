@@ -178,6 +178,50 @@ func TestCalibrateMallocFreeWaitUnderALimit(t *testing.T) {
 	}
 }
 
+// Under a limit, a cudaMalloc right after a cudaFree whose buffer could not
+// fit beside the freed one needed its bytes: where most such mallocs
+// return as fast as a malloc with nothing to wait for (the emulated
+// device), the device's mallocs do not wait for a free's work; where they
+// take the wait, its figure is fitted as before and the rule kept.
+func TestCalibrateMallocNeedNotWaitUnderALimit(t *testing.T) {
+	base, err := LoadProfile("../docs/predictions/contention/h200-contention-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !base.Device.MallocWaitsFreeWork {
+		t.Fatal("the base's mallocs do not wait for a free's work: the test needs them to")
+	}
+	m := base.Device.MallocMs
+	trace := func(waitMs float64, n int) []byte {
+		var b traceBuilder
+		for i := range n {
+			at := float64(i) * 1000
+			b.op("free", at+6, 6, 10*gib)
+			b.op("malloc", at+6+waitMs+m, waitMs+m-0.1, 10*gib)
+		}
+		return b.json()
+	}
+	got, fits, err := CalibrateBallast(base, 16*gib, Trace{"quick", trace(0.2, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Device.MallocWaitsFreeWork || len(fits) != 1 || fits[0].Field != "device.malloc_waits_free_work" || fits[0].Count != 4 {
+		t.Fatalf("4 quick mallocs that needed the freed 10 GiB under 16 GiB: waits %v, fits %+v", got.Device.MallocWaitsFreeWork, fits)
+	}
+	// Beside a 40 GiB limit the two buffers fit together: the quick mallocs say nothing.
+	if p, fits, err := CalibrateBallast(base, 40*gib, Trace{"quick", trace(0.2, 4)}); err != nil || !p.Device.MallocWaitsFreeWork || len(fits) != 0 {
+		t.Fatalf("quick mallocs that fitted beside: waits %v, fits %+v, %v", p.Device.MallocWaitsFreeWork, fits, err)
+	}
+	// Too few to say.
+	if p, _, err := CalibrateBallast(base, 16*gib, Trace{"two", trace(0.2, 2)}); err != nil || !p.Device.MallocWaitsFreeWork {
+		t.Fatalf("two quick mallocs: waits %v, %v", p.Device.MallocWaitsFreeWork, err)
+	}
+	p, fits, err := CalibrateBallast(base, 16*gib, Trace{"waited", trace(32, 4)})
+	if err != nil || !p.Device.MallocWaitsFreeWork || math.Abs(p.Device.MallocFreeWaitMsPerGiB-3.2) > 1e-3 || fits[0].Field != "device.malloc_free_wait_ms_per_gib" {
+		t.Fatalf("mallocs that waited 32 ms for 10 GiB: waits %v, %.3f ms/GiB, fits %+v, %v", p.Device.MallocWaitsFreeWork, p.Device.MallocFreeWaitMsPerGiB, fits, err)
+	}
+}
+
 // A fitted profile's device source names the figures its traces gave, then
 // the base's source; partition and host fits are not the device's.
 func TestNoteDeviceFits(t *testing.T) {

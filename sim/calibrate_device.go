@@ -178,7 +178,10 @@ func (p *Profile) recordTraces(traces []Trace) error {
 // it asks, as split does, asks with nothing held). Where a cudaMalloc right
 // after a cudaFree needed the freed bytes (the single design with no CPU
 // stages, its buffer too large to fit beside the one just freed), it fits
-// device.malloc_free_wait_ms_per_gib (fitMallocFreeWait). Traces without
+// device.malloc_free_wait_ms_per_gib (fitMallocFreeWait), or, where most
+// of at least minNoWaitMallocs mallocs that could not fit beside the freed
+// buffer returned at once, sets device.malloc_waits_free_work false (the
+// emulated device's cudaMalloc does not wait). Traces without
 // such growths, calls or mallocs leave those figures as they are; p's
 // others are not touched.
 func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []DeviceFit, error) {
@@ -196,9 +199,13 @@ func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []Dev
 		out.Device.PoolGrowthBallastMsPerGiB = extra
 		fits = append(fits, DeviceFit{"device.pool_growth_ballast_ms_per_gib", h.regrowths, extra})
 	}
-	if n, wait := fitMallocFreeWait(ops, p.Device.MallocMs); n > 0 {
-		out.Device.MallocFreeWaitMsPerGiB = wait
-		fits = append(fits, DeviceFit{"device.malloc_free_wait_ms_per_gib", n, wait})
+	switch w := fitMallocFreeWait(ops, p.Device.MallocMs, limit); {
+	case w.needed >= minNoWaitMallocs && 2*w.quick > w.needed:
+		out.Device.MallocWaitsFreeWork = false
+		fits = append(fits, DeviceFit{"device.malloc_waits_free_work", w.needed, 0})
+	case w.n > 0:
+		out.Device.MallocFreeWaitMsPerGiB = w.msPerGiB
+		fits = append(fits, DeviceFit{"device.malloc_free_wait_ms_per_gib", w.n, w.msPerGiB})
 	}
 	if limit > 0 {
 		var asked int
@@ -233,23 +240,56 @@ func CalibrateBallast(p *Profile, limit int64, traces ...Trace) (*Profile, []Dev
 // back), of the time from the free's return to the malloc's, less
 // mallocMs, per GiB freed. A malloc that fitted beside the freed bytes
 // returns in about mallocMs and says nothing. n = 0: no such malloc.
-func fitMallocFreeWait(ops [][]traceOp, mallocMs float64) (n int, msPerGiB float64) {
+//
+// It also counts, with limit > 0, the mallocs right after a free that
+// could not have fitted beside the freed buffer (the two together larger
+// than the limit), and of them those that returned within freeWaitMinMs
+// of mallocMs: a device whose mallocs do that did not wait for the free's
+// work (malloc_waits_free_work false).
+func fitMallocFreeWait(ops [][]traceOp, mallocMs float64, limit int64) mallocFreeWait {
+	var w mallocFreeWait
 	var perGiB []float64
 	for _, t := range ops {
 		for i, o := range t {
-			if o.name != "malloc" || o.err || (o.end-o.start)/1e3 < mallocMs+freeWaitMinMs {
+			if o.name != "malloc" || o.err {
 				continue
 			}
-			if f, ok := releaseBefore(t, i, false); ok && f.bytes > 0 && o.start-f.end <= freeWaitGapUs {
+			f, ok := releaseBefore(t, i, false)
+			if !ok || f.bytes <= 0 || o.start-f.end > freeWaitGapUs {
+				continue
+			}
+			quick := (o.end-o.start)/1e3 < mallocMs+freeWaitMinMs
+			if limit > 0 && o.bytes+f.bytes > float64(limit) {
+				w.needed++
+				if quick {
+					w.quick++
+				}
+			}
+			if !quick {
 				perGiB = append(perGiB, max((o.end-f.end)/1e3-mallocMs, 0)/(f.bytes/float64(gib)))
 			}
 		}
 	}
-	if len(perGiB) == 0 {
-		return 0, 0
+	if len(perGiB) > 0 {
+		w.n, w.msPerGiB = len(perGiB), round(median(perGiB), 3)
 	}
-	return len(perGiB), round(median(perGiB), 3)
+	return w
 }
+
+// mallocFreeWait is what fitMallocFreeWait read: n mallocs that waited for
+// a free's bytes, msPerGiB their median wait a GiB freed; needed mallocs
+// that could not fit beside the bytes just freed, quick of them that
+// returned as a malloc with nothing to wait for does.
+type mallocFreeWait struct {
+	n             int
+	msPerGiB      float64
+	needed, quick int
+}
+
+// minNoWaitMallocs is the fewest mallocs that needed a free's bytes from
+// which CalibrateBallast reads that the device's cudaMalloc does not wait
+// for a free's work.
+const minNoWaitMallocs = 3
 
 // A cudaMalloc that starts within freeWaitGapUs of a cudaFree's return and
 // takes freeWaitMinMs beyond its usual cost waited for that free's bytes.
