@@ -479,9 +479,10 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 // trim that released memory) preceded by less than freeWindow, then, for
 // each kind of release apart, from each copy made sooner after one that
 // took longer than that bandwidth says, the release's work per GiB as the
-// extra time plus the time between the release's return and the copy's
-// start (what the copy shares the engine with is what was left of that
-// work); the median of those is the kind's figure. A copy the work
+// extra time plus the time between the release's return (a trim's start:
+// its work begins with it) and the copy's start (what the copy shares the
+// engine with is what was left of that work); the median of those is the
+// kind's figure. A copy the work
 // outlasted (about twice its solo time) bounds the work from below only and
 // is left out; when most copies were, the others are exceptions and nothing
 // is fitted: the profile keeps its figure, or takes the copies' bound where
@@ -493,7 +494,7 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 func fitCopies(traces [][]traceOp) copyFit {
 	type sample struct {
 		bytes, took float64 // bytes, µs
-		gap, freed  float64 // µs since the latest release returned; its bytes (0: none)
+		gap, freed  float64 // µs since the latest release returned (a trim: began); its bytes (0: none)
 		trim        bool    // that release was a trim
 	}
 	var ss []sample
@@ -507,6 +508,10 @@ func fitCopies(traces [][]traceOp) copyFit {
 			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
 			if f, ok := releaseBefore(ops, i, true); ok {
 				s.gap, s.freed, s.trim = o.start-f.end, f.bytes, f.name == "trim_pool"
+				if s.trim {
+					// A trim's work starts with the trim (trim_copy_work_ms_per_gib).
+					s.gap = o.start - f.start
+				}
 			}
 			ss = append(ss, s)
 		}

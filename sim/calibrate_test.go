@@ -501,8 +501,9 @@ func TestCalibrateFreeWorkNoneDelayed(t *testing.T) {
 // Copies made soon after a trim that released memory give the trim's work
 // on the copy engine apart from a free's, and the bandwidth comes from the
 // copies neither reached: 1 GiB copies alone 20 ms; each 4 ms after a trim
-// of 8 GiB and 6 ms longer (1.25 ms a GiB: 10 ms of work, 4 of them gone
-// before the copy); copies 1 ms after a free of 2 GiB and 4 ms longer
+// of 8 GiB that took 12 ms, and 6 ms longer (2.75 ms a GiB from the trim's
+// start: 22 ms of work, 16 of them gone before the copy; from its return
+// it would read 1.25); copies 1 ms after a free of 2 GiB and 4 ms longer
 // (2.5 ms a GiB). Counted as alone, the copies after trims would have made
 // the link 23 % slower. A trim the trace gives no bytes for releases
 // nothing the fit can use.
@@ -524,8 +525,8 @@ func TestCalibrateTrimWorkApartFromAFrees(t *testing.T) {
 	base := contentionBase(t)
 	base.Device.TrimCopyWorkMsPerGiB = 0
 	got := b.calibrate(t, base).Device
-	if math.Abs(got.TrimCopyWorkMsPerGiB-1.25) > 1e-9 || math.Abs(got.FreeCopyWorkMsPerGiB-2.5) > 1e-9 {
-		t.Errorf("trim's work %g ms a GiB, free's %g: want 1.25 and 2.5", got.TrimCopyWorkMsPerGiB, got.FreeCopyWorkMsPerGiB)
+	if math.Abs(got.TrimCopyWorkMsPerGiB-2.75) > 1e-9 || math.Abs(got.FreeCopyWorkMsPerGiB-2.5) > 1e-9 {
+		t.Errorf("trim's work %g ms a GiB, free's %g: want 2.75 and 2.5", got.TrimCopyWorkMsPerGiB, got.FreeCopyWorkMsPerGiB)
 	}
 	if want := float64(gib) / 20e6; math.Abs(got.H2DGBps-want) > 0.01 {
 		t.Errorf("bandwidth %.2f GB/s, want %.2f (the copies alone)", got.H2DGBps, want)

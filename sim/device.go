@@ -375,7 +375,7 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	d.poolWorks(now+after+hold-work, now+after+hold)
 	if op.Kind == gpu.OpTrimPool && c.Result.Released > 0 {
-		d.leaveTrimWork(now+after+hold, c.Result.Released)
+		d.leaveTrimWork(now+after+hold-work, c.Result.Released)
 	}
 	d.dispatch()
 	if c.Item != nil && op.Async {
@@ -468,9 +468,10 @@ func (d *Device) leaveFreeWork(bytes int64) {
 	d.releaseWork(work, label, func() { d.cleaned(fw) })
 }
 
-// leaveTrimWork puts what a trim that released bytes leaves to do on the
-// copy engine (trim_copy_work_ms_per_gib) there at the instant the trim
-// returns: the copies after it share the engine with it, as with a free's
+// leaveTrimWork puts what a trim that released bytes gives the copy engine
+// to do (trim_copy_work_ms_per_gib) there at the instant the trim's own
+// mapping work starts (at): the host call returns partway through it, and
+// the copies after it share the engine with what is left, as with a free's
 // work; no cudaMalloc waits for it.
 func (d *Device) leaveTrimWork(at time.Duration, released int64) {
 	work := perGiB(d.prof.TrimCopyWorkMsPerGiB, released)

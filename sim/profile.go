@@ -204,14 +204,15 @@ type DeviceProfile struct {
 	// freeing 6 GiB took 33.5 ms, after freeing 1 GiB 21.2, alone 19.5;
 	// docs/cuda-facts.md). 0: a free leaves nothing behind.
 	FreeCopyWorkMsPerGiB float64 `json:"free_copy_work_ms_per_gib,omitempty"`
-	// TrimCopyWorkMsPerGiB is the same for cudaMemPoolTrimTo: the work a
-	// trim leaves on the copy engine when it returns, per GiB it released
-	// to the device, which the copies after it share the engine with. The
-	// H200: about 1.3 ms a GiB (copies made 5-15 ms after a trim of 6-13 GiB,
-	// behind the pool's growth back, took up to 9 ms longer than alone; 21
-	// families' one-worker runs, 1.14-1.42), an H100 1.05-1.39
-	// (docs/simulator.md, "A trim's work on the copy engine"). 0: a trim
-	// leaves nothing behind.
+	// TrimCopyWorkMsPerGiB is the same for cudaMemPoolTrimTo, per GiB it
+	// released to the device, from the instant the trim starts: the host
+	// call returns partway through that work (after trim_ms_per_gib a GiB,
+	// longer beside a kernel), and the copies after it share the engine
+	// with what is left. The H200: about 2.5 ms a GiB, as a free's (copies
+	// made within 30 ms of a trim of 8-24 GiB ended their delay 2.49-2.64
+	// ms a GiB after the trim began, whatever the trim's own host time,
+	// in F16's and F25's grids; an H100 2.57-2.59, f29; docs/simulator.md,
+	// "A trim's work on the copy engine"). 0: a trim leaves nothing.
 	TrimCopyWorkMsPerGiB float64 `json:"trim_copy_work_ms_per_gib,omitempty"`
 	// TrimMsPerGiB is the host time cudaMemPoolTrimTo takes per GiB it
 	// releases to the device (the H200: 8–9 ms for about 7 GiB). 0: a

@@ -138,8 +138,8 @@ func TestTrimLeavesCopyWork(t *testing.T) {
 			}
 		})
 		g.at(2*time.Millisecond, gpu.Op{Kind: gpu.OpStreamSync}, nil, nil)
-		// The trim at 3 ms releases 4 GiB in 8 ms: it returns at 11 ms and
-		// leaves 4 GiB × trimCopyMs of work.
+		// The trim at 3 ms releases 4 GiB in 8 ms: its 4 GiB × trimCopyMs of
+		// work starts with it, and it returns at 11 ms.
 		g.at(3*time.Millisecond, gpu.Op{Kind: gpu.OpTrimPool}, nil, nil)
 		g.at(copyAt, gpu.Op{Kind: gpu.OpCopyIn, Buffer: dst, Bytes: 20e6}, &copied, nil)
 		g.run()
@@ -152,10 +152,11 @@ func TestTrimLeavesCopyWork(t *testing.T) {
 		at      time.Duration
 		want    time.Duration
 	}{
-		{"a 20 ms copy at the trim's return, 6 ms of work", 1.5, true, 11 * time.Millisecond, 26 * time.Millisecond},
-		{"the same copy 4 ms later, 2 ms of work left", 1.5, true, 15 * time.Millisecond, 22 * time.Millisecond},
-		{"the same copy after the work", 1.5, true, 40 * time.Millisecond, 20 * time.Millisecond},
-		{"a copy after a trim that released nothing", 1.5, false, 4 * time.Millisecond, 20 * time.Millisecond},
+		{"a 20 ms copy at the trim's return, 6 of its 14 ms of work left", 3.5, true, 11 * time.Millisecond, 26 * time.Millisecond},
+		{"the same copy 4 ms later, 2 ms of work left", 3.5, true, 15 * time.Millisecond, 22 * time.Millisecond},
+		{"the same copy after the work", 3.5, true, 40 * time.Millisecond, 20 * time.Millisecond},
+		{"a trim's work shorter than its host call", 1.5, true, 11 * time.Millisecond, 20 * time.Millisecond},
+		{"a copy after a trim that released nothing", 3.5, false, 4 * time.Millisecond, 20 * time.Millisecond},
 		{"a copy at the trim's return, no trim work", 0, true, 11 * time.Millisecond, 20 * time.Millisecond},
 	} {
 		if got := took(c.work, c.release, c.at); !near(got, c.want) {

@@ -8,7 +8,11 @@ came from the pool's cache; each group's count, the copies' mean time beyond
 their solo time at the family's link speed, and the work the model leaves.
 Then the copies after trims by the GiB released and the time since.
 
-    python3 trimcopies.py GBPS TRIM_MS_PER_GIB TRACE.json[.gz] ...
+    python3 trimcopies.py GBPS TRIM_MS_PER_GIB [--from-start] TRACE.json[.gz] ...
+
+With --from-start the figure is the work from the trim's start (the model
+since the trim's own host time was found to run inside that work), else from
+its return (the model before).
 """
 import gzip, json, statistics as S, sys
 
@@ -29,7 +33,11 @@ def ops(path):
 
 bw, work = float(sys.argv[1]) * 1e3, float(sys.argv[2])  # bytes a µs; ms a GiB
 groups, bins = {}, {}
-for path in sys.argv[3:]:
+paths = sys.argv[3:]
+from_start = bool(paths) and paths[0] == '--from-start'
+if from_start:
+    paths = paths[1:]
+for path in paths:
     o = ops(path)
     copies = [c for c in o if c['name'] == 'copy_in']
     for c in copies:
@@ -42,7 +50,8 @@ for path in sys.argv[3:]:
         if trims and c['start'] - trims[-1]['end'] < 100e3:
             t = trims[-1]
             gap, gib = (c['start'] - t['end']) / 1e3, t['bytes'] / GIB
-            left = max(0.0, work * gib - gap)
+            since = (c['start'] - t['start']) / 1e3 if from_start else gap
+            left = max(0.0, work * gib - since)
             b = (int(gib // 4) * 4, gap < 10)
             bins.setdefault(b, []).append((extra, left))
         allocs = [x for x in before if x['tid'] == c['tid'] and x['name'] in ('malloc', 'malloc_async')]
