@@ -38,7 +38,11 @@ from_start = bool(paths) and paths[0] == '--from-start'
 if from_start:
     paths = paths[1:]
 for path in paths:
-    o = ops(path)
+    try:
+        o = ops(path)
+    except ValueError as e:  # a trace cut short (f17's 16 GiB split-first w4)
+        print('%s: skipped, %s' % (path, e), file=sys.stderr)
+        continue
     copies = [c for c in o if c['name'] == 'copy_in']
     for c in copies:
         if any(x is not c and x['start'] < c['end'] and x['end'] > c['start'] and x['dev'] == c['dev'] for x in copies):
