@@ -1,10 +1,10 @@
 # Calls A and B in one, for a session with time for one call: f30's calibration and
 # its first draw of both grids, porep-sha 2^26 in place (porep.sh MODES=inplace), then
-# f30's second draw of the grids that still fit before 575 s.
-#   OUT=$OUT bash docs/runs/h200-2026-12-06/callC.sh
+# f30's second draw of the grids that still fit before END (575 s).
+#   OUT=$OUT [END=575] bash docs/runs/h200-2026-12-06/callC.sh
 t00=$(date +%s)
 since() { echo $(( $(date +%s) - t00 )); }
 OUT=$OUT FAMS=f30 DRAWS=1 NEED_f30=${NEED_f30:-100} LIMIT=300 bash docs/runs/h200-2026-12-05/call.sh > /dev/null
-MODES=inplace LIMIT=$(( 440 - $(since) )) bash docs/runs/h200-2026-12-06/porep.sh
-OUT=$OUT FAMS=f30 CAL=0 DRAWS=2 NEED_f30=${NEED_f30:-100} LIMIT=$(( 575 - $(since) )) bash docs/runs/h200-2026-12-05/call.sh > /dev/null
+MODES=inplace LIMIT=$(( ${END:-575} - 135 - $(since) )) bash docs/runs/h200-2026-12-06/porep.sh
+OUT=$OUT FAMS=f30 CAL=0 DRAWS=2 NEED_f30=${NEED_f30:-100} LIMIT=$(( ${END:-575} - $(since) )) bash docs/runs/h200-2026-12-05/call.sh > /dev/null
 cat $OUT/summary.txt
