@@ -5,6 +5,7 @@
 t00=$(date +%s)
 since() { echo $(( $(date +%s) - t00 )); }
 OUT=$OUT FAMS=f30 DRAWS=1 NEED_f30=${NEED_f30:-100} LIMIT=300 bash docs/runs/h200-2026-12-05/call.sh > /dev/null
-MODES=inplace LIMIT=$(( ${END:-575} - 135 - $(since) )) bash docs/runs/h200-2026-12-06/porep.sh
-OUT=$OUT FAMS=f30 CAL=0 DRAWS=2 NEED_f30=${NEED_f30:-100} LIMIT=$(( ${END:-575} - $(since) )) bash docs/runs/h200-2026-12-05/call.sh > /dev/null
+E=${END:-575}; keep=$(( E >= 560 ? 135 : 0 ))  # room kept for the second draw's first grid
+MODES=inplace LIMIT=$(( E - keep - $(since) )) bash docs/runs/h200-2026-12-06/porep.sh
+OUT=$OUT FAMS=f30 CAL=0 DRAWS=2 NEED_f30=${NEED_f30:-100} LIMIT=$(( E - $(since) )) bash docs/runs/h200-2026-12-05/call.sh > /dev/null
 cat $OUT/summary.txt
