@@ -16,7 +16,7 @@ for m in ${MODES:-inplace hops}; do
     --keys memory --designs split-devsync --workers 3 --vram-limits 0 --host-mem-limit 54GiB \
     --gnark-runs 0 --partition-runs 0 $flag --trace-dir $R/tr-$m > $R/ps26-$m.txt 2> $R/ps26-$m.err
   say "porep-sha 64M split-devsync w3 card $m: $?"
-  grep -v "verifier done" $R/ps26-$m.txt >> $OUT/summary.txt
+  grep -v "verifier done" $R/ps26-$m.txt | grep -v $'\x1b' >> $OUT/summary.txt  # gnark's compile log goes to stdout
   grep -E "Maximum resident|Elapsed" $R/ps26-$m.err >> $OUT/summary.txt
   grep -v "WRN\|INF\|verifier done\|streamed msm" $R/ps26-$m.err | gzip > $R/ps26-$m.err.gz; rm $R/ps26-$m.err
 done
