@@ -482,9 +482,8 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 // extra time plus the time between the release's return (a trim's start:
 // its work begins with it) and the copy's start (what the copy shares the
 // engine with is what was left of that work); the median of those is the
-// kind's figure. A copy the work
-// outlasted (about twice its solo time) bounds the work from below only and
-// is left out; when most copies were, the others are exceptions and nothing
+// kind's figure. A copy the work outlasted (about twice its solo time)
+// bounds the work from below only and is left out; when most copies were, the others are exceptions and nothing
 // is fitted: the profile keeps its figure, or takes the copies' bound where
 // its figure lies below it. When no copy after a release was delayed, each
 // bounds the work from above by the time between the release and its
