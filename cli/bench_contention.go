@@ -73,7 +73,7 @@ func contentionPartitionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "vram-limit", Value: "16GiB", Usage: "the device memory the run may use (the emulated device's capacity; a ballast on the GPU)"},
 		&cli.Float64Flag{Name: "copy-gbps", Value: 55, Usage: "emu: host→device bandwidth, GB/s (the H200's pinned 55)", Action: positiveFloat("copy-gbps")},
 		&cli.DurationFlag{Name: "free-copy-work", Usage: "emu: work a cudaFree leaves on the copy engine per GiB freed, which the next copy waits behind (the H200's: 2.45ms)"},
-		&cli.DurationFlag{Name: "trim-copy-work", Usage: "emu: work a pool trim leaves on the copy engine per GiB it released, which the next copy waits behind (the H200's: 1.32ms)"},
+		&cli.DurationFlag{Name: "trim-copy-work", Usage: "emu: work a pool trim leaves on the copy engine per GiB it released, which the next copy waits behind, from the trim's start (the H200's: 2.59ms)"},
 		&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "tries per partition before it fails", Action: intAtLeast("max-attempts", 1)},
 		&cli.StringFlag{Name: "constraints", Value: "1M", Usage: "the partition size the runs are said to have (for sim calibrate's per-constraint costs)"},
 		&cli.BoolFlag{Name: "lock-hops", Usage: "send every lease request through its lock's actor, a free mutex's too, as the runtime did before free mutexes were taken in place (to measure the race that hop made)"},

@@ -88,7 +88,7 @@ DESIGNS=${DESIGNS:-single,split-first,split-devsync,split,budget}
 
 # On the emulated backend the copy engine keeps the work a cudaFree leaves,
 # as the H200 does (docs/cuda-facts.md), so that the pipeline can be tried
-# without a card; EMU_TRIM_WORK (say 1320us, the H200's) adds the work a trim
+# without a card; EMU_TRIM_WORK (say 2590us, the H200's from the trim's start) adds the work a trim
 # leaves (--trim-copy-work), which runs made before it had not.
 backend_flags() {
 	[ "$1" = emu ] && echo "--free-copy-work 2450us${EMU_TRIM_WORK:+ --trim-copy-work $EMU_TRIM_WORK}"

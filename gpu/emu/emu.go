@@ -61,9 +61,10 @@ type Options struct {
 	// the H200): a copy that starts before that work is done waits for
 	// what is left of it. 0: a free leaves nothing behind.
 	FreeCopyWorkPerGiB time.Duration
-	// TrimCopyWorkPerGiB is the same for a TrimPool, per GiB it released
-	// (docs/cuda-facts.md, "A copy after a trim": about 1.32 ms on the
-	// H200). 0: a trim leaves nothing behind.
+	// TrimCopyWorkPerGiB is the same for a TrimPool, per GiB it released,
+	// from the trim's start (this device's trims take no host time; the
+	// H200's about 2.59 ms: docs/cuda-facts.md, "A copy after a trim").
+	// 0: a trim leaves nothing behind.
 	TrimCopyWorkPerGiB time.Duration
 	// Scratch, if set, is told of each kernel's scratch allocation as its
 	// host time ends: the kernel's partition, the host time it took
