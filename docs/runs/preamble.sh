@@ -1,6 +1,6 @@
 # Sourced by a round's call scripts (docs/runs/<round>/rN.sh) on the device
 # machine, from the repository root: unpacks the carried binaries
-# (.gpuprove-carry/cuzk.gz, libcuzkgpu.so.gz), builds the kernel library with
+# (.gpuprove-carry/cuzk.gz or .xz, libcuzkgpu.so.gz), builds the kernel library with
 # `make cuda` when none was carried (about two minutes; a gzip of it is left
 # in $OUT to carry to the next call), sets K to the cuzk binary and
 # CUZK_GPU_LIB to the kernel library, and defines
@@ -17,7 +17,7 @@ C=.gpuprove-carry
 t0=$(date +%s)
 say() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$OUT/summary.txt"; }
 left() { echo $(( $1 - ($(date +%s) - t0) )); }
-for f in cuzk libcuzkgpu.so; do [ -f "$C/$f.gz" ] && gunzip -f "$C/$f.gz"; done
+for f in cuzk libcuzkgpu.so; do [ -f "$C/$f.gz" ] && gunzip -f "$C/$f.gz"; [ -f "$C/$f.xz" ] && xz -df "$C/$f.xz"; done
 chmod +x "$C"/*
 K=$PWD/$C/cuzk
 if [ ! -f "$C/libcuzkgpu.so" ]; then
