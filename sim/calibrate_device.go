@@ -130,7 +130,9 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 		}
 		switch o.name {
 		case "copy_in":
-			copiedBytes = math.Max(copiedBytes, o.bytes)
+			// A partition staged in part (the prover's a alone, the rest
+			// copied during compute) says what moved in the trace's copied.
+			copiedBytes = math.Max(copiedBytes, cmp.Or(o.copied, o.bytes))
 			copies++
 		case "malloc", "malloc_async":
 			allocBytes = math.Max(allocBytes, o.bytes)

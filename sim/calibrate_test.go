@@ -600,3 +600,20 @@ func TestCalibrateLeavesOutThePoolsFirstGrowth(t *testing.T) {
 		t.Errorf("two spans: %g ns per constraint, want %g (both)", c.PerConstraintNs, want)
 	}
 }
+
+// A partition staged in part moves fewer bytes than it holds: the proving
+// runtime's copy_in gives the partition's bytes and, in copied, what staging
+// moved (the rest is copied during compute). The profile's copy_gib is the
+// copied bytes, so that staging in the model moves what the card's did.
+func TestCalibrateCopyGiBFromWhatMoved(t *testing.T) {
+	var b traceBuilder
+	for i := range 3 {
+		b.op("malloc_async", float64(i)*1000, 0.1, 4*gib)
+		b.ev = append(b.ev, fmt.Sprintf(`{"name":"copy_in","ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":10000,"waited":false,"bytes":%d,"copied":%d}}`,
+			(float64(i)*1000+20)*1000, 4*gib, gib/2))
+	}
+	got := b.calibrate(t, contentionBase(t))
+	if got.Partition.VRAMGiB != 4 || got.Partition.CopyGiB != 0.5 {
+		t.Errorf("partition vram %.4f GiB, copy %.4f GiB; want 4 and 0.5", got.Partition.VRAMGiB, got.Partition.CopyGiB)
+	}
+}
