@@ -57,6 +57,7 @@ func simCalibrateCommand() *cli.Command {
 		Description: "Reads traces written by cuzk prove --trace, bench prove --trace-dir or bench contention\n" +
 			"--trace-dir (gzipped or not). The first --trace gives the stage costs (the mean of every stage's\n" +
 			"spans, as its cost at the given partition size) and a partition's device memory and copied bytes;\n" +
+			"each --size-trace, the same plan's compute at another size, adds a fixed cost to compute's;\n" +
 			"every --trace gives the device's figures: the host→device bandwidth, the copy-engine work a\n" +
 			"cudaFree leaves (from copies made soon after a free), and the host time of cudaMalloc, cudaFree,\n" +
 			"a trim and a pool regrowth. The CPU model's cores and bandwidth shares, and what no trace has ops\n" +
@@ -69,6 +70,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
+			&cli.StringSliceFlag{Name: "size-trace", Usage: "`SIZE=FILE`: a one-worker trace in the first --trace's plan (key tier, layout, MSM tables, chunk size) at another partition size, SIZE constraints (e.g. 4194275 or 4M); repeat for more: a line through the compute spans at every size gives the compute stage a fixed cost (base_ms) beside its cost per constraint, so that it scales to other sizes"},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
 			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than the profile's one-worker figures say is device.pool_slowdown_kernel; how much longer its kernels ran beside another worker's trims and growths, device.kernel_slowdown_pool (traces with the kernels' scratch allocations, written since runs/h200-2026-12-05)"},
@@ -88,6 +90,7 @@ type calibration struct {
 	base         *sim.Profile
 	constraints  int
 	traces       []sim.Trace // the first gives the stage costs
+	sized        []sim.SizedTrace
 	ballast      []sim.Trace
 	ballastLimit int64
 	beside       []sim.Trace
@@ -126,6 +129,21 @@ func runSimCalibrate(c *cli.Context) error {
 		if in.constraints, err = parseCount(c.String("constraints")); err != nil {
 			return fmt.Errorf("--constraints: %w", err)
 		}
+	}
+	for _, v := range c.StringSlice("size-trace") {
+		size, path, ok := strings.Cut(v, "=")
+		if !ok || len(in.traces) == 0 {
+			return fmt.Errorf("--size-trace %q: want SIZE=FILE, beside a --trace", v)
+		}
+		n, err := parseCount(size)
+		if err != nil {
+			return fmt.Errorf("--size-trace %q: %w", v, err)
+		}
+		ts, err := readSimTraces("size-trace", []string{path})
+		if err != nil {
+			return err
+		}
+		in.sized = append(in.sized, sim.SizedTrace{Trace: ts[0], Constraints: n})
 	}
 	if sc := c.String("fit-scenario"); sc != "" {
 		if len(in.traces) == 0 {
@@ -177,6 +195,13 @@ func (in calibration) fit() (fitted, error) {
 		if p, f.device, err = sim.CalibrateDevice(p, in.constraints, in.traces...); err != nil {
 			return f, err
 		}
+	}
+	if len(in.sized) > 0 {
+		var sf sim.SizeFit
+		if p, sf, err = sim.FitComputeSizes(p, in.traces[0], in.constraints, in.sized...); err != nil {
+			return f, err
+		}
+		f.notes = append(f.notes, fmt.Sprintf("compute     spans at %d sizes → %g ms + %.4f ns per constraint", len(sf.Sizes), sf.BaseMs, sf.PerConstraintNs))
 	}
 	if len(in.ballast) > 0 {
 		var bf []sim.DeviceFit
