@@ -66,6 +66,7 @@ func simCalibrateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "trace", Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs (required unless only --race-trace is given)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
+			&cli.StringFlag{Name: "device-from", Usage: "take the device's figures, and the runtime's lock handoff and completion latency, from `PROFILE` (embedded name or path): a profile calibrated on the same card, such as bench contention calibrate's (malloc, free, trim, pool growth and copy-engine figures that one proving trace has too few ops to fit); the traces' own device fits then apply over them, the CPU model stays --profile's"},
 			&cli.StringFlag{Name: "constraints", Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M); required with --trace"},
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
@@ -115,6 +116,13 @@ func runSimCalibrate(c *cli.Context) error {
 	base, err := sim.LoadProfile(c.String("profile"))
 	if err != nil {
 		return err
+	}
+	if from := c.String("device-from"); from != "" {
+		dev, err := sim.LoadProfile(from)
+		if err != nil {
+			return fmt.Errorf("--device-from: %w", err)
+		}
+		base = base.WithDeviceOf(dev)
 	}
 	in := calibration{base: base, name: c.String("name")}
 	for _, f := range []struct {

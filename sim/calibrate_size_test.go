@@ -60,3 +60,29 @@ func TestFitComputeSizes(t *testing.T) {
 		t.Errorf("a sized trace of the first trace's size: want an error")
 	}
 }
+
+// A proving profile takes the card's device figures from its contention
+// calibration and keeps its own CPU model and stages.
+func TestWithDeviceOf(t *testing.T) {
+	card := contentionBase(t)
+	card.Device.MallocFreeWaitMsPerGiB = 3.25
+	card.Host.Handoff = &HandoffProfile{NewestFirst: 0.9}
+	p, err := LoadProfile("../docs/predictions/h200-porepsha64m-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Host.CPUOrder, p.Host.CPUHold = CPULanes, 2
+	got := p.WithDeviceOf(card)
+	if got.Device.MallocFreeWaitMsPerGiB != 3.25 || got.Host.Handoff == nil || got.Host.Handoff.NewestFirst != 0.9 {
+		t.Errorf("device %+v, handoff %+v: want the card's", got.Device, got.Host.Handoff)
+	}
+	if got.Host.Cores != p.Host.Cores || got.Host.CPUOrder != CPULanes || got.Host.CPUHold != 2 || got.Stages["compute"].PerConstraintNs != p.Stages["compute"].PerConstraintNs {
+		t.Errorf("host %+v: want the proving profile's CPU model and stages", got.Host)
+	}
+	if p.Device.MallocFreeWaitMsPerGiB == 3.25 {
+		t.Errorf("WithDeviceOf changed the profile it was given")
+	}
+	if err := got.validate(); err != nil {
+		t.Error(err)
+	}
+}

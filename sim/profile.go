@@ -608,3 +608,17 @@ func embeddedNames(fs embed.FS, dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// WithDeviceOf is p with dev's device figures and the runtime's host
+// figures dev was calibrated with (the lock handoff, the completions'
+// latency); p's CPU model (cores, order, hold) and stages stay. A proving
+// profile takes them from the card's contention calibration, whose runs have
+// the mallocs, frees and trims a proving trace has too few of.
+func (p *Profile) WithDeviceOf(dev *Profile) *Profile {
+	out := *p
+	out.Device = dev.Device
+	out.Host.Handoff = dev.Host.Handoff
+	out.Host.CompletionLatency = dev.Host.CompletionLatency
+	out.Device.Source = strings.TrimSpace("from profile " + dev.Name + "; " + dev.Device.Source)
+	return &out
+}
