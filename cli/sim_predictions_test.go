@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,4 +88,54 @@ func predictionTables(s string) [][]string {
 		tables = append(tables, cur)
 	}
 	return tables
+}
+
+// The proving predictions made in the runtime with free mutexes taken in place
+// give each row as `cuzk sim --scenario JOB --design D --workers W --seeds 16`
+// prints it, under a section line that names the seeds, the scenario being
+// the last docs/predictions/NAME-job.json its comments or section lines name.
+// Each such row must come out the same now (the text after the table's
+// columns, such as a row's s/job, is the file's own).
+func TestInPlaceProvingPredictionsReproduce(t *testing.T) {
+	t.Chdir("..")
+	files, err := filepath.Glob("docs/predictions/*-predicted.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := regexp.MustCompile(`docs/predictions/\S+-job\.json`)
+	row := regexp.MustCompile(`^(single|split-first|split-devsync|split|budget) +(\d) +\S+ +\S+ +\S+ +\S+ +\S+ +\S+ +\S+`)
+	checked := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenario, inSeeds := "", false
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "#") {
+				if m := job.FindString(line); m != "" {
+					scenario = strings.TrimSuffix(m, ",")
+				}
+				inSeeds = strings.HasPrefix(line, "## ") && strings.Contains(line, "seeds 1 to 16")
+				continue
+			}
+			m := row.FindStringSubmatch(line)
+			if !inSeeds || m == nil || scenario == "" {
+				continue
+			}
+			out, stderr, err := run(t, "sim", "--scenario", scenario, "--design", m[1], "--workers", m[2], "--seeds", "16")
+			if err != nil {
+				t.Errorf("%s: sim --scenario %s --design %s --workers %s --seeds 16: %v\n%s", f, scenario, m[1], m[2], err, stderr)
+				continue
+			}
+			if !slices.Contains(strings.Split(out, "\n"), m[0]) {
+				t.Errorf("%s: %s no longer predicts\n  %s\nnow:\n%s", f, scenario, m[0], out)
+			}
+			checked++
+		}
+	}
+	if checked < 30 {
+		t.Errorf("only %d rows checked", checked)
+	}
+	t.Logf("%d rows reproduce", checked)
 }
