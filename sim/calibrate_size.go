@@ -36,9 +36,9 @@ type SizeFit struct {
 // the profile's cost over first's mean (what the fit through the simulator
 // added). One size says only the cost per constraint, and scaled from it a
 // kernel's fixed part (launches, an MSM's bucket reduction, which do not grow
-// with the points) grows with the size: porep-sha on the H100 took 59.5,
-// 97.8 and 169.2 ms at 2^22, 2^23 and 2^24 constraints (14.2, 11.7 and 10.1
-// ns a constraint), and 591 ms at 2^26 (8.8).
+// with the points) grows with the size: porep-sha's compute on the H100 took
+// 59.9, 97.9 and 166.3 ms at 2^22, 2^23 and 2^24 constraints (14.3, 11.7 and
+// 9.9 ns a constraint), and 591-616 ms at 2^26 (8.8-9.2).
 func FitComputeSizes(p *Profile, first Trace, constraints int, sized ...SizedTrace) (*Profile, SizeFit, error) {
 	var f SizeFit
 	if len(sized) == 0 {
@@ -49,7 +49,7 @@ func FitComputeSizes(p *Profile, first Trace, constraints int, sized ...SizedTra
 	if !ok {
 		return nil, f, fmt.Errorf("calibrate: profile %s has no %s stage", p.Name, st)
 	}
-	firstMean, err := meanComputeMs(first.JSON, first.Name)
+	firstMean, err := meanComputeMs(first)
 	if err != nil {
 		return nil, f, err
 	}
@@ -68,7 +68,7 @@ func FitComputeSizes(p *Profile, first Trace, constraints int, sized ...SizedTra
 		if slices.Contains(f.Sizes, s.Constraints) {
 			return nil, f, fmt.Errorf("calibrate: trace %s: size %d given twice: the sized traces need sizes of their own", s.Name, s.Constraints)
 		}
-		m, err := meanComputeMs(s.JSON, s.Name)
+		m, err := meanComputeMs(s.Trace)
 		if err != nil {
 			return nil, f, err
 		}
@@ -112,7 +112,8 @@ func FitComputeSizes(p *Profile, first Trace, constraints int, sized ...SizedTra
 	return &out, f, nil
 }
 
-// sizesAndMeans reads "2^22 59.5 ms, 2^24 169.2 ms", sizes in ascending order.
+// sizesAndMeans reads "4194275 constraints 59.9 ms, 16777215 constraints
+// 166.3 ms", sizes in ascending order.
 func sizesAndMeans(f SizeFit) string {
 	idx := make([]int, len(f.Sizes))
 	for i := range idx {
@@ -127,10 +128,11 @@ func sizesAndMeans(f SizeFit) string {
 }
 
 // meanComputeMs is the mean of a one-worker trace's compute spans, the first
-// left out where there are more than two (its scratch grew the pool), as
-// Calibrate reads them.
-func meanComputeMs(traceJSON []byte, name string) (float64, error) {
-	events, err := readTraceEvents(traceJSON, name)
+// left out where more than two follow (its scratch grew the pool), as
+// Calibrate reads them; Calibrate itself refuses a bench prove trace, whose
+// syntheses overlap.
+func meanComputeMs(t Trace) (float64, error) {
+	events, err := readTraceEvents(t.JSON, t.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -140,20 +142,16 @@ func meanComputeMs(traceJSON []byte, name string) (float64, error) {
 			spans = append(spans, e)
 		}
 	}
+	if len(spans) == 0 {
+		return 0, fmt.Errorf("calibrate: trace %s has no compute spans", t.Name)
+	}
 	slices.SortFunc(spans, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) })
-	var durs []float64
-	for _, e := range spans {
-		durs = append(durs, e.Dur)
-	}
-	if len(durs) == 0 {
-		return 0, fmt.Errorf("calibrate: trace %s has no compute spans", name)
-	}
-	if len(durs) > 2 {
-		durs = durs[1:]
+	if len(spans) > 2 {
+		spans = spans[1:]
 	}
 	var sum float64
-	for _, d := range durs {
-		sum += d
+	for _, e := range spans {
+		sum += e.Dur
 	}
-	return sum / float64(len(durs)) / 1000, nil
+	return sum / float64(len(spans)) / 1000, nil
 }
