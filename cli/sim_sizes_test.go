@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cuzk/cuzk/sim"
+)
+
+// untarFile writes the member name of the .tgz archive to dir and returns
+// its path.
+func untarFile(t *testing.T, archive, name, dir string) string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			t.Fatalf("%s has no %s", archive, name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimPrefix(h.Name, "./") != name {
+			continue
+		}
+		out := filepath.Join(dir, filepath.Base(archive)+"-"+filepath.Base(name))
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+// The H100's porep-sha profile with the card's own device figures comes out
+// of the command docs/simulator.md gives ("The card's device figures"): from
+// the one-worker runs at 2^24 (c1), 2^22 and 2^23 (c3) of
+// runs/h100-2026-12-06c, f30's contention profile and the base with the
+// lanes, the committed f30dev profile's stage costs and device figures.
+func TestSimCalibrateSizesAndDeviceFrom(t *testing.T) {
+	t.Chdir("..")
+	dir := t.TempDir()
+	runs := "docs/runs/h100-2026-12-06c/"
+	t24 := untarFile(t, runs+"c1/cal.tgz", "tr/trace-budget-w1-card-log24.json.gz", dir)
+	t22 := untarFile(t, runs+"c3/cal.tgz", "tr/trace-budget-w1-card-log22.json.gz", dir)
+	t23 := untarFile(t, runs+"c3/cal.tgz", "tr/trace-budget-w1-card-log23.json.gz", dir)
+	base, err := sim.LoadProfile("docs/predictions/h200-porepsha64m-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Host.CPUOrder, base.Host.CPUHold = sim.CPULanes, 2
+	raw, err := json.Marshal(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	basePath := filepath.Join(dir, "base.json")
+	if err := os.WriteFile(basePath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f30 := "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json"
+	args := []string{"sim", "calibrate", "--profile", basePath, "--trace", t24, "--constraints", "16777215",
+		"--fit-scenario", "docs/predictions/h100-porepsha16m-card-fit-job.json"}
+	for _, bad := range [][]string{{"--size-trace", t22}, {"--size-trace", "x=" + t22}, {"--device-from", "nowhere.json"}} {
+		if _, _, err := run(t, append(args, bad...)...); err == nil {
+			t.Errorf("sim calibrate %s: want an error", strings.Join(bad, " "))
+		}
+	}
+	out := filepath.Join(dir, "profile.json")
+	_, stderr, err := run(t, append(args, "--device-from", f30, "--size-trace", "4194275="+t22, "--size-trace", "8388231="+t23, "--out", out)...)
+	if err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	got, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.LoadProfile("docs/predictions/h100-porepsha64m-card-f30dev.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, w := range want.Stages {
+		g := got.Stages[st]
+		if math.Abs(g.PerConstraintNs-w.PerConstraintNs) > 1e-3*w.PerConstraintNs || math.Abs(g.BaseMs-w.BaseMs) > 1e-3 {
+			t.Errorf("%s: %g ms + %.4f ns a constraint, the committed profile %g + %.4f", st, g.BaseMs, g.PerConstraintNs, w.BaseMs, w.PerConstraintNs)
+		}
+	}
+	if got.Stages["compute"].BaseMs < 20 || got.Partition.CopyGiB != 0.5 || got.Device.MallocFreeWaitMsPerGiB != want.Device.MallocFreeWaitMsPerGiB {
+		t.Errorf("compute's fixed cost %g ms, copy %g GiB, malloc wait %g ms a GiB: want about 26, 0.5, %g",
+			got.Stages["compute"].BaseMs, got.Partition.CopyGiB, got.Device.MallocFreeWaitMsPerGiB, want.Device.MallocFreeWaitMsPerGiB)
+	}
+	if !strings.Contains(stderr, "spans at 3 sizes") {
+		t.Errorf("the fit's report does not give the sizes:\n%s", stderr)
+	}
+}
