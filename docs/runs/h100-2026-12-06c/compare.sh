@@ -4,9 +4,19 @@
 #   sizes — committed before c4 (h100-porepsha64m-card-sizes-predicted.txt): blind at w2, w4
 #   f30dev — post hoc: sizes with the H100's device figures from f30's contention calibration
 #   K=build/cuzk bash docs/runs/h100-2026-12-06c/compare.sh > docs/runs/h100-2026-12-06c/compare.txt
+# Two jobs at once (the next call's rows, "The next call" in README.md), against
+# the jobs-2 predictions of sizes and f30dev, both committed before that call:
+#   JOBS=2 K=build/cuzk bash docs/runs/h100-2026-12-06c/compare.sh CALL/summary.txt
 K=${K:-build/cuzk}; D=docs/runs/h100-2026-12-06c; P=docs/predictions
 T=$(mktemp -d)
-for prof in card:$P/h100-porepsha64m-card-w3-job.json sizes:$P/h100-porepsha64m-card-sizes-job.json f30dev:$P/h100-porepsha64m-card-f30dev-job.json; do
+if [ "${JOBS:-1}" = 2 ]; then
+  PROFS="sizes:$P/h100-porepsha64m-card-sizes-jobs2-job.json f30dev:$P/h100-porepsha64m-card-f30dev-jobs2-job.json"
+  BLIND="sizes:2,3,4 f30dev:2,3,4"; SUMMARIES="$*"
+else
+  PROFS="card:$P/h100-porepsha64m-card-w3-job.json sizes:$P/h100-porepsha64m-card-sizes-job.json f30dev:$P/h100-porepsha64m-card-f30dev-job.json"
+  BLIND="card:3 sizes:2,4 f30dev:"; SUMMARIES="$D/c2/summary.txt $D/c4/summary.txt"
+fi
+for prof in $PROFS; do
   n=${prof%%:*}; s=${prof#*:}
   for w in 2 3 4; do for d in single split-first split-devsync split budget; do
     m=$($K sim --scenario $s --design $d --workers $w --seeds 16 | sed -n 3p)
@@ -14,25 +24,31 @@ for prof in card:$P/h100-porepsha64m-card-w3-job.json sizes:$P/h100-porepsha64m-
     echo "$n $d $w $m $o" >> $T/pred.txt
   done; done
 done
-python3 - $T/pred.txt $D/c2/summary.txt $D/c4/summary.txt <<'PY'
-import sys, re
-pred = {}
+python3 - $T/pred.txt "$BLIND" $SUMMARIES <<'PY'
+import os, re, sys
+pred, names = {}, []
 for line in open(sys.argv[1]):
     f = line.split()
     n, d, w, part_s, busy, oom = f[0], f[1], int(f[2]), float(f[5]), float(f[8]), f[-1]
-    pred[(n, d, w)] = (10 / part_s, busy, oom)
+    pred[(n, d, w)] = (10 / part_s, busy, oom)  # s/job: a job's 10 partitions, as bench prove prints it
+    if n not in names:
+        names.append(n)
+blind = {}
+for b in sys.argv[2].split():
+    n, ws = b.split(':')
+    blind[n] = {int(w) for w in ws.split(',') if w}
 rows = []
-for path, run in ((sys.argv[2], 'c2'), (sys.argv[3], 'c4')):
+for path in sys.argv[3:]:
+    run = os.path.basename(os.path.dirname(path))
     for line in open(path):
-        m = re.match(r'\s+(single|split-first|split-devsync|split|budget)\s+(\d)\s+card\s+([\d.]+)\s+(\d+)%.*?\s(\d+)\s+(\d+)\s+(\d+)\s+10/10', line)
-        if m:
+        m = re.match(r'\s+(single|split-first|split-devsync|split|budget)\s+(\d)\s+card\s+([\d.]+)\s+(\d+)%.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/(\d+)\s', line)
+        if m and m[8] == m[9]:  # every partition verified
             rows.append((run, m[1], int(m[2]), float(m[3]), int(m[4]), '%s/%s/%s' % (m[5], m[6], m[7])))
-blind = {'card': {3}, 'sizes': {2, 4}, 'f30dev': set()}
-print('%-4s %-14s %2s %6s %5s %-7s | %s' % ('run', 'design', 'w', 's/job', 'busy', 'OOM/f/r', ' | '.join('%-6s s/job  err   busy oom/fb' % n for n in ('card', 'sizes', 'f30dev'))))
-errs = {n: {'blind': [], 'all': []} for n in blind}
+print('%-4s %-14s %2s %6s %5s %-7s | %s' % ('run', 'design', 'w', 's/job', 'busy', 'OOM/f/r', ' | '.join('%-6s s/job  err   busy oom/fb' % n for n in names)))
+errs = {n: {'blind': [], 'all': []} for n in names}
 for run, d, w, sj, busy, oom in sorted(rows, key=lambda r: (r[2], r[1], r[0])):
     cells = []
-    for n in ('card', 'sizes', 'f30dev'):
+    for n in names:
         ps, pb, po = pred[(n, d, w)]
         e = (ps / sj - 1) * 100
         b = w in blind[n] and not (n == 'card' and d == 'split-devsync')
