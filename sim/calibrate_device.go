@@ -485,9 +485,9 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 // its work begins with it) and the copy's start (what the copy shares the
 // engine with is what was left of that work); the median of those is the
 // kind's figure. A copy the work outlasted (about twice its solo time)
-// bounds the work from below only and is left out; when most copies were, the others are exceptions and nothing
-// is fitted: the profile keeps its figure, or takes the copies' bound where
-// its figure lies below it. When no copy after a release was delayed, each
+// bounds the work from below only and is left out; when most copies were,
+// the others are exceptions and nothing is fitted: the profile keeps its
+// figure, or takes the copies' bound where its figure lies below it. When no copy after a release was delayed, each
 // bounds the work from above by the time between the release and its
 // start, per GiB released, and the least of those bounds replaces a
 // profile's figure above it. The bandwidth is taken again from every copy
@@ -508,11 +508,12 @@ func fitCopies(traces [][]traceOp) copyFit {
 			// op said (the trace's copied): the link's speed is theirs.
 			s := sample{bytes: cmp.Or(o.copied, o.bytes), took: o.end - o.start, gap: math.Inf(1)}
 			if f, ok := releaseBefore(ops, i, true); ok {
-				s.gap, s.freed, s.trim = o.start-f.end, f.bytes, f.name == "trim_pool"
+				s.freed, s.trim = f.bytes, f.name == "trim_pool"
+				from := f.end
 				if s.trim {
-					// A trim's work starts with the trim (trim_copy_work_ms_per_gib).
-					s.gap = o.start - f.start
+					from = f.start // a trim's work starts with the trim (trim_copy_work_ms_per_gib)
 				}
+				s.gap = o.start - from
 			}
 			ss = append(ss, s)
 		}

@@ -619,6 +619,9 @@ func (p *Profile) WithDeviceOf(dev *Profile) *Profile {
 	out.Device = dev.Device
 	out.Host.Handoff = dev.Host.Handoff
 	out.Host.CompletionLatency = dev.Host.CompletionLatency
-	out.Device.Source = strings.TrimSpace("from profile " + dev.Name + "; " + dev.Device.Source)
+	out.Device.Source = "from profile " + dev.Name
+	if dev.Device.Source != "" {
+		out.Device.Source += "; " + dev.Device.Source
+	}
 	return &out
 }
