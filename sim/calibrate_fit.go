@@ -56,9 +56,8 @@ func FitThrough(p *Profile, s *Scenario, o Options, traceJSON []byte, name strin
 			return nil, nil, fmt.Errorf("fit: trace %s has no %s spans", name, st)
 		}
 	}
-	cur := *p
+	cur := p.atReference(constraints)
 	cur.Stages = maps.Clone(p.Stages)
-	cur.ReferenceConstraints = constraints
 	for _, st := range stages {
 		sp := cur.Stages[st]
 		sp.BaseMs = 0

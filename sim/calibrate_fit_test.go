@@ -60,6 +60,20 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 			t.Errorf("%s: fitted %.4f ns a constraint (simulated mean %.2f ms), truth %.4f (measured mean %.2f ms)", f.Stage, got, f.SimMs, want, f.MeanMs)
 		}
 	}
+	// A base given at another reference size (the same partition, its
+	// figures at a quarter of the size): the fit's profile, at the
+	// trace's size, holds the same partition.
+	quarter := base
+	quarter.ReferenceConstraints = n / 4
+	quarter.Partition.VRAMGiB = truth.Partition.VRAMGiB * float64(n/4) / float64(n)
+	quarter.Partition.ScratchGiB = truth.Partition.ScratchGiB * float64(n/4) / float64(n)
+	fit, _, err = FitThrough(&quarter, s, o, buf.Bytes(), "synthetic", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fit.PartitionVRAM(n), truth.PartitionVRAM(n); math.Abs(float64(got-want)) > 1e-3*float64(want) {
+		t.Errorf("base at a quarter of the size: a partition of %d constraints holds %d bytes in the fit, %d in truth", n, got, want)
+	}
 }
 
 // A trace without the profile's stages, or no partition size, is an error

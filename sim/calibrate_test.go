@@ -607,13 +607,32 @@ func TestCalibrateLeavesOutThePoolsFirstGrowth(t *testing.T) {
 // copied bytes, so that staging in the model moves what the card's did.
 func TestCalibrateCopyGiBFromWhatMoved(t *testing.T) {
 	var b traceBuilder
-	for i := range 3 {
+	for i := range 4 {
+		// The last stage ran beside a kernel: it moved all but the
+		// alignment's few bytes.
+		copied := int64(gib / 2)
+		if i == 3 {
+			copied = 4*gib - 96
+		}
 		b.op("malloc_async", float64(i)*1000, 0.1, 4*gib)
 		b.ev = append(b.ev, fmt.Sprintf(`{"name":"copy_in","ph":"i","pid":0,"tid":0,"ts":%g,"args":{"partition":"bench/0","took_us":10000,"waited":false,"bytes":%d,"copied":%d}}`,
-			(float64(i)*1000+20)*1000, 4*gib, gib/2))
+			(float64(i)*1000+20)*1000, 4*gib, copied))
 	}
 	got := b.calibrate(t, contentionBase(t))
-	if got.Partition.VRAMGiB != 4 || got.Partition.CopyGiB != 0.5 {
-		t.Errorf("partition vram %.4f GiB, copy %.4f GiB; want 4 and 0.5", got.Partition.VRAMGiB, got.Partition.CopyGiB)
+	if got.Partition.VRAMGiB != 4 || got.Partition.CopyGiB != 0.5 || !got.Partition.StagesAlone {
+		t.Errorf("partition vram %.4f GiB, copy %.4f GiB, stages alone %v; want 4, 0.5 and true",
+			got.Partition.VRAMGiB, got.Partition.CopyGiB, got.Partition.StagesAlone)
+	}
+	// The contention bench copies fewer bytes than it stages with every
+	// op, whatever runs: its copy_in has no copied, and the profile's
+	// stages always move copy_gib.
+	var c traceBuilder
+	for i := range 3 {
+		c.op("malloc_async", float64(i)*1000, 0.1, 4*gib)
+		c.op("copy_in", float64(i)*1000+20, 10, gib/2)
+	}
+	got = c.calibrate(t, contentionBase(t))
+	if got.Partition.CopyGiB != 0.5 || got.Partition.StagesAlone {
+		t.Errorf("contention trace: copy %.4f GiB, stages alone %v; want 0.5 and false", got.Partition.CopyGiB, got.Partition.StagesAlone)
 	}
 }

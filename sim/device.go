@@ -76,6 +76,9 @@ type Device struct {
 	ballast bool
 	// trimmed: a TrimPool has run (scratch_oom_at_once_after_trim).
 	trimmed bool
+	// rest is, by stream, the bytes of a partition staged alone that the
+	// next kernel on the stream copies as it starts (stages_alone).
+	rest map[gpu.Stream]int64
 }
 
 // ballastMin is how much less memory than its card a device must have to
@@ -100,6 +103,7 @@ type simItem struct {
 	engine *psServer
 	name   string           // "compute" or "copy", for timelines
 	done   func(gpu.Result) // nil for an Async op: its call returned at enqueue
+	copied int64            // a copy's Result.Copied (stages_alone); 0: its Bytes
 }
 
 // simWait is what the driver keeps with a host wait.
@@ -140,6 +144,7 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 		prof:    prof,
 		m:       m,
 		ballast: ballast,
+		rest:    map[gpu.Stream]int64{},
 	}
 	d.compute = newPSServer(k, equalShare)
 	d.copier = newPSServer(k, equalShare)
@@ -324,8 +329,8 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			}
 		}
 	case gpu.OpCopyIn:
-		work := float64(op.Bytes) / (d.prof.H2DGBps * 1e9) * 1e9
-		tag = &simItem{work: work, label: fmt.Sprintf("copy %s", gpu.FormatBytes(op.Bytes)), engine: d.copier, name: "copy", done: done}
+		bytes, copied := d.stageBytes(op)
+		tag = &simItem{work: d.copyWork(bytes), label: fmt.Sprintf("copy %s", gpu.FormatBytes(bytes)), engine: d.copier, name: "copy", done: done, copied: copied}
 	case gpu.OpCompute:
 		if op.Kernel != nil {
 			cost, err := d.k.profile.stageCost(actors.StageCompute, op.Kernel.Size)
@@ -379,13 +384,60 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 	}
 	d.dispatch()
 	if c.Item != nil && op.Async {
-		reply(0, gpu.Result{})
+		var r gpu.Result
+		if it, ok := tag.(*simItem); ok {
+			r.Copied = it.copied
+		}
+		reply(0, r)
 		return
 	}
 	if c.Item != nil || c.Wait != nil {
 		return // completes through the model's outputs
 	}
 	reply(after+hold, c.Result)
+}
+
+// copyWork is how long a copy of bytes takes on the copy engine alone, ns.
+func (d *Device) copyWork(bytes int64) float64 {
+	return float64(bytes) / (d.prof.H2DGBps * 1e9) * 1e9
+}
+
+// stageBytes is what a copy into op's buffer moves, and what its result
+// reports as copied (0: op.Bytes). With the profile's stages_alone, a copy
+// of a whole buffer made while no kernel runs on the device moves the
+// profile's share of it and leaves the rest to the next kernel on op's
+// stream (copyRest); beside a running kernel it moves everything, as the
+// prover's staging does (gpuprove's stagesAlone).
+func (d *Device) stageBytes(op gpu.Op) (bytes, copied int64) {
+	delete(d.rest, op.Stream)
+	share := d.k.profile.aloneShare()
+	if share >= 1 || len(d.compute.jobs) > 0 {
+		return op.Bytes, 0
+	}
+	if whole, ok := d.m.BufferBytes(op.Buffer); !ok || whole != op.Bytes {
+		return op.Bytes, 0
+	}
+	bytes = int64(float64(op.Bytes) * share)
+	d.rest[op.Stream] = op.Bytes - bytes
+	return bytes, bytes
+}
+
+// copyRest puts the rest of a partition staged alone on the copy engine as
+// its kernel starts on stream s, beside the copies there: the prover's
+// compute issues those copies on a stream of their own at its start. They
+// are work beside the copies, not a copy that slows the kernels
+// (kernel_slowdown_copy) or that a failed kernel waits for: the kernel's
+// fitted time already holds them.
+func (d *Device) copyRest(s gpu.Stream) {
+	r := d.rest[s]
+	delete(d.rest, s)
+	if r <= 0 {
+		return
+	}
+	label := "rest " + gpu.FormatBytes(r)
+	d.copier.add(&psJob{remaining: d.copyWork(r), label: label, background: true, done: func(start time.Duration) {
+		d.activity("copy", s, label, start)
+	}})
 }
 
 // poolHold queues a pool call made now whose own mapping work takes cost:
@@ -528,6 +580,13 @@ func (d *Device) dispatch() {
 				}
 				d.dispatch()
 			}
+			if it.Op.Kind == gpu.OpCompute {
+				if it.Err != nil {
+					delete(d.rest, it.Stream)
+				} else {
+					d.copyRest(it.Stream)
+				}
+			}
 			if it.Err != nil {
 				// A kernel whose scratch did not fit
 				// (scratch_oom_waits_copies): its failure returns
@@ -579,7 +638,7 @@ func (d *Device) dispatch() {
 			if w.done == nil {
 				continue
 			}
-			r := gpu.Result{Waited: o.Item.Waited, Err: o.Item.Err}
+			r := gpu.Result{Waited: o.Item.Waited, Err: o.Item.Err, Copied: w.copied}
 			d.k.At(d.k.now, func() { w.done(r) })
 		case model.OutMet:
 			d.met(o.Wait)

@@ -314,6 +314,18 @@ type PartitionProfile struct {
 	// CopyGiB is how much of VRAMGiB staging copies from the host, scaled
 	// like it; 0: all of it.
 	CopyGiB float64 `json:"copy_gib,omitempty"`
+	// StagesAlone says that copy_gib is what staging copies only while no
+	// kernel runs on the device: the prover stages a partition's a alone
+	// then and its compute copies the rest on a copy stream beside its own
+	// NTTs, while beside another partition's kernel staging copies all of
+	// vram_gib (gpuprove's stagesAlone). The model does the same: a copy
+	// made while a kernel runs moves the whole buffer, and a partition staged
+	// alone puts the rest on the copy engine as its kernel starts, as work
+	// beside the copies (its own kernel's time already holds it: the
+	// one-worker traces that fit the compute stage staged every partition
+	// alone). sim calibrate sets it from a trace whose copies moved less
+	// than they staged.
+	StagesAlone bool `json:"stages_alone,omitempty"`
 	// ScratchGiB is device memory the compute kernel takes from the
 	// stream-ordered pool while it runs (an MSM's sort buffers and buckets),
 	// at the reference size, scaled like VRAMGiB; 0: none.
@@ -508,12 +520,44 @@ func (p *Profile) PartitionVRAM(size int) int64 {
 }
 
 // PartitionCopy is how many bytes staging a partition of size constraints
-// copies from the host (its VRAM when the profile does not say).
+// copies from the host (its VRAM when the profile does not say, or when
+// with stages_alone the device decides what moves).
 func (p *Profile) PartitionCopy(size int) int64 {
-	if p.Partition.CopyGiB == 0 {
+	if p.Partition.CopyGiB == 0 || p.Partition.StagesAlone {
 		return p.PartitionVRAM(size)
 	}
 	return min(p.partitionGiB(p.Partition.CopyGiB, size), p.PartitionVRAM(size))
+}
+
+// atReference is a copy of p whose reference size is n, its partition's
+// figures (given at the reference size) scaled so that a partition of any
+// size holds what it held; the stage costs are left as they are (a fit sets
+// them at n).
+func (p *Profile) atReference(n int) Profile {
+	q := *p
+	if n == p.ReferenceConstraints || p.ReferenceConstraints <= 0 {
+		q.ReferenceConstraints = n
+		return q
+	}
+	exp := p.Partition.Exponent
+	if exp == 0 {
+		exp = 1
+	}
+	f := math.Pow(float64(n)/float64(p.ReferenceConstraints), exp)
+	q.Partition.VRAMGiB = round(p.Partition.VRAMGiB*f, 4)
+	q.Partition.CopyGiB = round(p.Partition.CopyGiB*f, 4)
+	q.Partition.ScratchGiB = round(p.Partition.ScratchGiB*f, 4)
+	q.ReferenceConstraints = n
+	return q
+}
+
+// aloneShare is the share of a partition's buffer that staging copies while
+// no kernel runs (stages_alone); 1: all of it.
+func (p *Profile) aloneShare() float64 {
+	if !p.Partition.StagesAlone || p.Partition.CopyGiB == 0 || p.Partition.VRAMGiB <= 0 {
+		return 1
+	}
+	return min(1, p.Partition.CopyGiB/p.Partition.VRAMGiB)
 }
 
 func (p *Profile) partitionGiB(g float64, size int) int64 {

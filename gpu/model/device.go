@@ -144,6 +144,16 @@ func (d *Device) checkLedger() {
 	}
 }
 
+// BufferBytes is the size of device buffer b, and whether the device holds
+// it.
+func (d *Device) BufferBytes(b gpu.Buffer) (int64, bool) {
+	buf, ok := d.buffers[b]
+	if !ok || buf.kind == bufHost {
+		return 0, false
+	}
+	return buf.bytes, true
+}
+
 func (d *Device) newBuffer(b buffer) gpu.Buffer {
 	id := d.nextBuf
 	d.nextBuf++
