@@ -111,3 +111,42 @@ func TestSimCalibrateSizesAndDeviceFrom(t *testing.T) {
 		t.Errorf("the fit's report does not give the sizes:\n%s", stderr)
 	}
 }
+
+// The H100's 2^26 profile made on the card (runs/h100-2026-12-06d c2.sh,
+// predict.sh) comes out of the committed one-worker trace again: its stage
+// costs, its partition (8.94 GiB at 2^26, staging a alone: stages_alone)
+// and the device figures its calibration read. Its predictions are checked
+// row by row by TestInPlaceProvingPredictionsReproduce.
+func TestSimCalibrateAtTheTargetSize(t *testing.T) {
+	t.Chdir("..")
+	dir := t.TempDir()
+	run26 := "docs/runs/h100-2026-12-06d/c2/"
+	tr := untarFile(t, run26+"c2.tgz", "cal/trace-budget-w1-card-log26.json.gz", dir)
+	out := filepath.Join(dir, "profile.json")
+	_, stderr, err := run(t, "sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json",
+		"--device-from", "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json", "--trace", tr, "--constraints", "67108404",
+		"--fit-scenario", "docs/predictions/h100-porepsha64m-card-w1-fit-job.json", "--out", out)
+	if err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	got, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.LoadProfile(run26 + "profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, w := range want.Stages {
+		if g := got.Stages[st]; g.PerConstraintNs != w.PerConstraintNs || g.BaseMs != w.BaseMs {
+			t.Errorf("%s: %g ms + %.4f ns a constraint, the committed profile %g + %.4f", st, g.BaseMs, g.PerConstraintNs, w.BaseMs, w.PerConstraintNs)
+		}
+	}
+	if got.Partition != want.Partition || got.Device != want.Device || got.ReferenceConstraints != want.ReferenceConstraints {
+		t.Errorf("partition %+v, device h2d %g GB/s, reference %d; the committed profile %+v, %g, %d",
+			got.Partition, got.Device.H2DGBps, got.ReferenceConstraints, want.Partition, want.Device.H2DGBps, want.ReferenceConstraints)
+	}
+	if gib := float64(got.PartitionVRAM(67108404)) / (1 << 30); !got.Partition.StagesAlone || math.Abs(gib-8.94) > 0.01 {
+		t.Errorf("a 2^26 partition: %.3f GiB, stages alone %v; want 8.94 and true", gib, got.Partition.StagesAlone)
+	}
+}
