@@ -6,14 +6,15 @@
 #            blind on c1's rows, post hoc on the one-job rows
 #   alone  — f30dev with stages_alone: made after c1
 #   w1cal  — c2's: calibrated on c2's one-worker run of j2 at 2^26, in the call, before its
-#            rows (c2/pred.txt): blind on c2's rows, post hoc on c1's
+#            rows (c2/pred.txt): blind on c2's rows, post hoc on c1's; blind on c3's
+#            (predictions/h100-porepsha64m-w1cal-jobs3-predicted.txt, committed before c3)
 #   K=build/cuzk bash docs/runs/h100-2026-12-06d/compare.sh > docs/runs/h100-2026-12-06d/compare.txt
 K=${K:-build/cuzk}; P=docs/predictions; C=docs/runs/h100-2026-12-06c; D=docs/runs/h100-2026-12-06d
 PROFS=${PROFS:-"f30dev:j1=$P/h100-porepsha64m-card-f30dev-job.json,j2=$P/h100-porepsha64m-card-f30dev-jobs2-job.json
 alone:j1=$P/h100-porepsha64m-card-alone-job.json,j2=$P/h100-porepsha64m-card-alone-jobs2-job.json
-w1cal:j2=$P/h100-porepsha64m-w1cal-jobs2-job.json,j2g72=$P/h100-porepsha64m-w1cal-jobs2-g72-job.json"}
-BLIND=${BLIND:-"f30dev:c1 w1cal:c2"}
-RUNS=${RUNS:-"c2/06c=j1=$C/c2/summary.txt c4/06c=j1=$C/c4/summary.txt c1=j2=$D/c1/summary.txt c2=j2g72=$D/c2/summary.txt"}
+w1cal:j2=$P/h100-porepsha64m-w1cal-jobs2-job.json,j2g72=$P/h100-porepsha64m-w1cal-jobs2-g72-job.json,j3=$P/h100-porepsha64m-w1cal-jobs3-job.json"}
+BLIND=${BLIND:-"f30dev:c1 w1cal:c2,c3"}
+RUNS=${RUNS:-"c2/06c=j1=$C/c2/summary.txt c4/06c=j1=$C/c4/summary.txt c1=j2=$D/c1/summary.txt c2=j2g72=$D/c2/summary.txt c3=j3=$D/c3/summary.txt"}
 T=$(mktemp -d)
 for prof in $PROFS; do
   n=${prof%%:*}
@@ -49,7 +50,7 @@ for spec in sys.argv[3:]:
 print('%-6s %-5s %-14s %2s %6s %5s %-8s | %s' % ('run', 'cfg', 'design', 'w', 's/job', 'busy', 'OOM/f/r', ' | '.join('%-6s s/job  err   busy oom/fb' % n for n in names)))
 errs = {n: {} for n in names}
 busy_off = {n: {} for n in names}
-order = {'j1': 0, 'j2': 1, 'j2g72': 2}
+order = {'j1': 0, 'j2': 1, 'j2g72': 2, 'j3': 3}
 for run, cfg, d, w, sj, busy, oom in sorted(rows, key=lambda r: (order.get(r[1], 9), r[3], r[2], r[0])):
     cells = []
     for n in names:
