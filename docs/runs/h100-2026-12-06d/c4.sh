@@ -9,6 +9,6 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "card: $gpu" >> $OUT/summary.txt
 case "$gpu" in
 *H200*) GRID=0 LIMIT=${END:-330} bash docs/runs/h200-2026-12-05d/card.sh > /dev/null ;;
-*) END=0 JOBS=1 WORKERS=2,3,4 PLIMIT=${END:-330} bash docs/runs/h100-2026-12-06c/p26.sh > /dev/null ;;
+*) lim=${END:-330}; END=0 JOBS=1 WORKERS=2,3,4 PLIMIT=$lim bash docs/runs/h100-2026-12-06c/p26.sh > /dev/null ;;
 esac
 cat $OUT/summary.txt

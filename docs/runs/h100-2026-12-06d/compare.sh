@@ -7,14 +7,16 @@
 #   alone  — f30dev with stages_alone: made after c1
 #   w1cal  — c2's: calibrated on c2's one-worker run of j2 at 2^26, in the call, before its
 #            rows (c2/pred.txt): blind on c2's rows, post hoc on c1's; blind on c3's
-#            (predictions/h100-porepsha64m-w1cal-jobs3-predicted.txt, committed before c3)
+#            (predictions/h100-porepsha64m-w1cal-jobs3-predicted.txt, committed before c3) and
+#            on c4's one job (predictions/h100-porepsha64m-w1cal-jobs1-predicted.txt, committed
+#            before c4; the configuration of runs/h100-2026-12-06c c2 and c4, on another machine)
 #   K=build/cuzk bash docs/runs/h100-2026-12-06d/compare.sh > docs/runs/h100-2026-12-06d/compare.txt
 K=${K:-build/cuzk}; P=docs/predictions; C=docs/runs/h100-2026-12-06c; D=docs/runs/h100-2026-12-06d
 PROFS=${PROFS:-"f30dev:j1=$P/h100-porepsha64m-card-f30dev-job.json,j2=$P/h100-porepsha64m-card-f30dev-jobs2-job.json
 alone:j1=$P/h100-porepsha64m-card-alone-job.json,j2=$P/h100-porepsha64m-card-alone-jobs2-job.json
-w1cal:j2=$P/h100-porepsha64m-w1cal-jobs2-job.json,j2g72=$P/h100-porepsha64m-w1cal-jobs2-g72-job.json,j3=$P/h100-porepsha64m-w1cal-jobs3-job.json"}
-BLIND=${BLIND:-"f30dev:c1 w1cal:c2,c3"}
-RUNS=${RUNS:-"c2/06c=j1=$C/c2/summary.txt c4/06c=j1=$C/c4/summary.txt c1=j2=$D/c1/summary.txt c2=j2g72=$D/c2/summary.txt c3=j3=$D/c3/summary.txt"}
+w1cal:j2=$P/h100-porepsha64m-w1cal-jobs2-job.json,j2g72=$P/h100-porepsha64m-w1cal-jobs2-g72-job.json,j3=$P/h100-porepsha64m-w1cal-jobs3-job.json,j1=$P/h100-porepsha64m-w1cal-jobs1-job.json"}
+BLIND=${BLIND:-"f30dev:c1 w1cal:c2,c3,c4"}
+RUNS=${RUNS:-"c2/06c=j1=$C/c2/summary.txt c4/06c=j1=$C/c4/summary.txt c1=j2=$D/c1/summary.txt c2=j2g72=$D/c2/summary.txt c3=j3=$D/c3/summary.txt c4=j1=$D/c4/summary.txt"}
 T=$(mktemp -d)
 for prof in $PROFS; do
   n=${prof%%:*}
