@@ -118,10 +118,7 @@ func CalibrateDevice(p *Profile, constraints int, traces ...Trace) (*Profile, []
 
 	// The partition's figures are given at the reference size, which
 	// Calibrate sets to the trace's size.
-	scale := math.Pow(float64(p.ReferenceConstraints)/float64(constraints), p.Partition.Exponent)
-	if p.Partition.Exponent == 0 {
-		scale = float64(p.ReferenceConstraints) / float64(constraints)
-	}
+	scale := p.partitionScale(constraints, p.ReferenceConstraints)
 	var allocs, copies int
 	var allocBytes, copiedBytes, partialBytes float64
 	partial := false

@@ -511,11 +511,7 @@ func (p *Profile) PartitionVRAM(size int) int64 {
 	if size <= 0 {
 		size = p.ReferenceConstraints
 	}
-	exp := p.Partition.Exponent
-	if exp == 0 {
-		exp = 1
-	}
-	g := p.Partition.VRAMGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
+	g := p.Partition.VRAMGiB * p.partitionScale(p.ReferenceConstraints, size)
 	return int64(g * float64(gib))
 }
 
@@ -539,11 +535,7 @@ func (p *Profile) atReference(n int) Profile {
 		q.ReferenceConstraints = n
 		return q
 	}
-	exp := p.Partition.Exponent
-	if exp == 0 {
-		exp = 1
-	}
-	f := math.Pow(float64(n)/float64(p.ReferenceConstraints), exp)
+	f := p.partitionScale(p.ReferenceConstraints, n)
 	q.Partition.VRAMGiB = round(p.Partition.VRAMGiB*f, 4)
 	q.Partition.CopyGiB = round(p.Partition.CopyGiB*f, 4)
 	q.Partition.ScratchGiB = round(p.Partition.ScratchGiB*f, 4)
@@ -564,11 +556,18 @@ func (p *Profile) partitionGiB(g float64, size int) int64 {
 	if size <= 0 {
 		size = p.ReferenceConstraints
 	}
+	return int64(g * p.partitionScale(p.ReferenceConstraints, size) * float64(gib))
+}
+
+// partitionScale is how many times a partition's memory of from
+// constraints a partition of to constraints holds: (to/from)^exponent, the
+// exponent 1 when the profile gives none.
+func (p *Profile) partitionScale(from, to int) float64 {
 	exp := p.Partition.Exponent
 	if exp == 0 {
 		exp = 1
 	}
-	return int64(g * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp) * float64(gib))
+	return math.Pow(float64(to)/float64(from), exp)
 }
 
 // KernelScratch is the pool memory the compute kernel of a partition of size
@@ -580,11 +579,7 @@ func (p *Profile) KernelScratch(size int) int64 {
 	if size <= 0 {
 		size = p.ReferenceConstraints
 	}
-	exp := p.Partition.Exponent
-	if exp == 0 {
-		exp = 1
-	}
-	g := p.Partition.ScratchGiB * math.Pow(float64(size)/float64(p.ReferenceConstraints), exp)
+	g := p.Partition.ScratchGiB * p.partitionScale(p.ReferenceConstraints, size)
 	return int64(g * float64(gib))
 }
 
