@@ -75,8 +75,8 @@ func Calibrate(p *Profile, traceJSON []byte, constraints int, name string) (*Pro
 			}
 		}
 		about := fmt.Sprintf("mean of %d spans", len(ss))
-		if st == actors.StageCompute.String() && len(ss) > 2 {
-			ss = ss[1:]
+		if c := costSpans(st, ss); len(c) < len(ss) {
+			ss = c
 			about = fmt.Sprintf("mean of %d spans after the first (its scratch grew the pool)", len(ss))
 		}
 		var sum float64
@@ -127,6 +127,17 @@ func jitterOf(cv2 float64) float64 {
 
 // traceEvent is one event of a production trace (Chrome's trace format), as
 // the calibration reads it.
+// costSpans is the spans, in start order, that a stage's cost is read
+// from: a compute stage's first is left out where more than two follow it
+// (its scratch grew the empty pool, a growth the device model charges on its
+// own).
+func costSpans[S any](stage string, ss []S) []S {
+	if stage == actors.StageCompute.String() && len(ss) > 2 {
+		return ss[1:]
+	}
+	return ss
+}
+
 type traceEvent struct {
 	Name string         `json:"name"`
 	Ph   string         `json:"ph"`

@@ -127,10 +127,9 @@ func sizesAndMeans(f SizeFit) string {
 	return strings.Join(parts, ", ")
 }
 
-// meanComputeMs is the mean of a one-worker trace's compute spans, the first
-// left out where more than two follow (its scratch grew the pool), as
-// Calibrate reads them; Calibrate itself refuses a bench prove trace, whose
-// syntheses overlap.
+// meanComputeMs is the mean of a one-worker trace's compute spans, those
+// costSpans keeps, as Calibrate reads them; Calibrate itself refuses a bench
+// prove trace, whose syntheses overlap.
 func meanComputeMs(t Trace) (float64, error) {
 	events, err := readTraceEvents(t.JSON, t.Name)
 	if err != nil {
@@ -146,9 +145,7 @@ func meanComputeMs(t Trace) (float64, error) {
 		return 0, fmt.Errorf("calibrate: trace %s has no compute spans", t.Name)
 	}
 	slices.SortFunc(spans, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) })
-	if len(spans) > 2 {
-		spans = spans[1:]
-	}
+	spans = costSpans(actors.StageCompute.String(), spans)
 	var sum float64
 	for _, e := range spans {
 		sum += e.Dur
