@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +26,7 @@ import (
 	"github.com/cuzk/cuzk/metrics"
 	"github.com/cuzk/cuzk/prover"
 	"github.com/cuzk/cuzk/runner"
+	"github.com/cuzk/cuzk/sim"
 	"github.com/cuzk/cuzk/store"
 	"github.com/cuzk/cuzk/trace"
 )
@@ -37,7 +40,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workers", Value: "1,2,3", Usage: "gpu: workers per device, comma separated"},
 		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
-		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per row into this directory (trace-<design>-w<workers>-<limit>-log<n>.json, the domain 2^n)"},
+		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per row into this directory (trace-<design>-w<workers>-<limit>-log<n>.json, the domain 2^n), and beside it the row as a simulator scenario (scenario-<design>-w<workers>-<limit>-log<n>.json: its jobs, host gate and the device memory its plan leaves the designs; a one-worker row's is the --fit-scenario of cuzk sim calibrate)"},
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
@@ -195,8 +198,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		if limit := capHeapToHost(); limit > 0 {
 			fmt.Fprintf(c.App.ErrWriter, "bench: Go heap limited to %.1f GiB (what the host has beside pinned memory)\n", float64(limit)/(1<<30))
 		}
+		var plan *gpuprove.Plan
 		if p, err := g.Backend.Plan(g.Backend.Devices()[0], k); err == nil {
 			fmt.Fprintf(c.App.ErrWriter, "bench: limit %s, %s", limitName(limit), p)
+			plan = &p
 		}
 		// One partition outside the timings: the kernels' first launches,
 		// the pool's first growth.
@@ -214,7 +219,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 		for _, design := range designs {
 			for _, w := range workers {
-				row, err := benchGPUJob(c, k, g, design, w, limit, nparts, njobs, out, traceDir)
+				row, err := benchGPUJob(c, k, g, plan, design, w, limit, nparts, njobs, out, traceDir)
 				if err != nil {
 					g.Close()
 					return err
@@ -282,6 +287,70 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 // sizes in one run keep a trace each.
 func benchTraceName(design string, workers int, limit int64, logN int) string {
 	return fmt.Sprintf("trace-%s-w%d-%s-log%d.json", design, workers, strings.ReplaceAll(limitName(limit), " ", ""), logN)
+}
+
+// benchScenarioName is the file of the scenario written beside a row's
+// trace (benchTraceName): scenario-<design>-w<workers>-<limit>-log<n>.json.
+func benchScenarioName(traceName string) string {
+	return "scenario-" + strings.TrimPrefix(traceName, "trace-")
+}
+
+// benchScenario is a bench prove row as the simulator takes it: the jobs
+// (count, partitions, constraints a partition, the host memory one holds
+// under the gate), the engine (design, workers, host-memory gate, synthesis
+// slots) and the device memory the plan leaves the designs. The device has
+// the VRAM limit, or on the whole card the memory the plan found free, and
+// what the plan holds beside the partitions (keys, chunk buffers, kernel
+// scratch, tables) is resident. Of a one-worker row it is the --fit-scenario
+// of `cuzk sim calibrate`; with its workers, jobs or gate changed, and the
+// calibrated profile set, the scenario of a configuration to predict. The
+// profile is left to the user (the simulator's default until one is set).
+func benchScenario(name, circuit string, cfg actors.Config, plan gpuprove.Plan, limit int64, devices, constraints int,
+	hostBytes int64, njobs, nparts int) sim.Scenario {
+	const gib = float64(1 << 30)
+	round := func(v float64, places int) float64 {
+		f := math.Pow(10, float64(places))
+		return math.Round(v*f) / f
+	}
+	vram := plan.Free
+	if limit > 0 {
+		vram = limit
+	}
+	return sim.Scenario{
+		Name: name,
+		Description: fmt.Sprintf("cuzk bench prove's row as it ran: %d job(s) of %d %s partitions of %d constraints at once, %s with %d workers a device, "+
+			"VRAM limit %s; the device memory plan found %s free and holds %s beside the partitions (one partition %s); host-memory gate %s, %d synthesis slots. "+
+			"Set profile to the calibrated one (cuzk sim calibrate --fit-scenario this file).",
+			njobs, nparts, circuit, constraints, cfg.Design, cfg.WorkersPerDevice, limitName(limit), gpu.FormatBytes(plan.Free),
+			gpu.FormatBytes(plan.Reserved()), gpu.FormatBytes(plan.Partition), hostGateName(cfg.HostMemLimit), cfg.SynthWorkers),
+		Seed:             1,
+		Devices:          devices,
+		VRAMGiB:          round(float64(vram)/gib, 2),
+		ResidentGiB:      round(float64(plan.Reserved())/gib, 2),
+		Design:           cfg.Design,
+		WorkersPerDevice: cfg.WorkersPerDevice,
+		HostMemLimitGiB:  round(float64(cfg.HostMemLimit)/gib, 3),
+		SynthWorkers:     cfg.SynthWorkers,
+		LockHops:         cfg.LockHops,
+		Jobs: []sim.JobConfig{{ID: circuit, Count: njobs, Partitions: nparts, Size: constraints, Priority: "NORMAL",
+			HostGiB: round(float64(hostBytes)/gib, 3)}},
+	}
+}
+
+func hostGateName(v int64) string {
+	if v <= 0 {
+		return "off"
+	}
+	return gpu.FormatBytes(v)
+}
+
+// writeBenchScenario writes sc as indented JSON to path.
+func writeBenchScenario(path string, sc sim.Scenario) error {
+	data, err := json.MarshalIndent(sc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 func limitName(v int64) string {
@@ -392,7 +461,7 @@ func printPartitionComparison(w io.Writer, t prover.Timings, runs int, gnark, gn
 		float64(gnark-gnarkSolve)/float64(proving), proving.Seconds(), (gnark - gnarkSolve).Seconds())
 }
 
-func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string, workers int, limit int64,
+func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprove.Plan, design string, workers int, limit int64,
 	nparts, njobs int, out, traceDir string) (gpuBenchRow, error) {
 	row := gpuBenchRow{design: design, workers: workers, vram: limit}
 	m := metrics.New()
@@ -413,6 +482,14 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, design string
 		return row, err
 	}
 	cfg.LockHops = c.Bool("lock-hops")
+	if traceDir != "" && plan != nil {
+		name := benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))
+		sc := benchScenario(strings.TrimSuffix(name, ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
+			k.Constraints(), prover.HostFootprint(k), njobs, nparts)
+		if err := writeBenchScenario(filepath.Join(traceDir, benchScenarioName(name)), sc); err != nil {
+			return row, fmt.Errorf("--trace-dir: %w", err)
+		}
+	}
 	var subs []runner.Submission
 	for j := range njobs {
 		seed := []byte(fmt.Sprintf("bench-%s-%d", design, workers))

@@ -1,11 +1,87 @@
 package cli
 
-import "testing"
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/gpuprove"
+	"github.com/cuzk/cuzk/sim"
+)
 
 // bench prove's rows of several sizes write a trace each.
 func TestBenchTraceNames(t *testing.T) {
 	a, b := benchTraceName("split", 3, 0, 20), benchTraceName("split", 3, 0, 22)
 	if a == b || a != "trace-split-w3-card-log20.json" || benchTraceName("budget", 1, 16<<30, 27) != "trace-budget-w1-16.00GiB-log27.json" {
 		t.Fatalf("trace names %q, %q, %q", a, b, benchTraceName("budget", 1, 16<<30, 27))
+	}
+}
+
+// The scenario bench prove writes beside a row's trace is the run as the
+// simulator takes it: written from the plan the H100 printed for porep-sha
+// 2^26 under 16 GiB (runs/h100-2026-12-06e c1), it gives the device memory,
+// resident memory, jobs and host gate of the scenario that round's call wrote
+// from the printed plan (pred/fit.json), and `sim calibrate` fitted through
+// it, with the partitions' size taken from it, gives the profile that call
+// predicted its rows from.
+func TestBenchScenarioIsTheCalibrationsScenario(t *testing.T) {
+	t.Chdir("..")
+	const gib = 1 << 30
+	round := int64(gib / 100) // the plan printed two decimals
+	plan := gpuprove.Plan{Free: 1594 * round, Partition: 4 * gib, Layout: gpuprove.LayoutCompact, Tier: gpuprove.TierPinned,
+		HostKeys: 2806 * round, Chunks: 225 * round, Scratch: 345 * round, Tables: 201 * round}
+	cfg := actors.Config{Design: "budget", WorkersPerDevice: 1, HostMemLimit: 54 * gib, SynthWorkers: 8}
+	hostGiB := 17.881 // prover.HostFootprint of porep-sha 2^26, as bench prints it
+	hostBytes := int64(hostGiB * gib)
+	name := strings.TrimSuffix(benchTraceName("budget", 1, 16*gib, 26), ".json")
+	sc := benchScenario(name, "porep-sha", cfg, plan, 16*gib, 1, 67108404, hostBytes, 2, 10)
+	dir := t.TempDir()
+	path := filepath.Join(dir, benchScenarioName(benchTraceName("budget", 1, 16*gib, 26)))
+	if filepath.Base(path) != "scenario-budget-w1-16.00GiB-log26.json" {
+		t.Fatalf("scenario file %s", filepath.Base(path))
+	}
+	if err := writeBenchScenario(path, sc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sim.LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir := "docs/runs/h100-2026-12-06e/"
+	want, err := sim.LoadScenario(runDir + "pred/fit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.VRAMGiB != want.VRAMGiB || got.ResidentGiB != want.ResidentGiB || got.HostMemLimitGiB != want.HostMemLimitGiB ||
+		got.SynthWorkers != want.SynthWorkers || got.Design != want.Design || got.WorkersPerDevice != want.WorkersPerDevice ||
+		!reflect.DeepEqual(got.Jobs, want.Jobs) {
+		t.Fatalf("bench's scenario: vram %g, resident %g, gate %g, slots %d, %s w%d, jobs %+v\nthe call's:      vram %g, resident %g, gate %g, slots %d, %s w%d, jobs %+v",
+			got.VRAMGiB, got.ResidentGiB, got.HostMemLimitGiB, got.SynthWorkers, got.Design, got.WorkersPerDevice, got.Jobs,
+			want.VRAMGiB, want.ResidentGiB, want.HostMemLimitGiB, want.SynthWorkers, want.Design, want.WorkersPerDevice, want.Jobs)
+	}
+	tr := untarFile(t, runDir+"c1/atsize.tgz", "cal/trace-budget-w1-16.00GiB-log26.json.gz", dir)
+	out := filepath.Join(dir, "profile.json")
+	if _, stderr, err := run(t, "sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json",
+		"--device-from", "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json", "--trace", tr,
+		"--fit-scenario", path, "--out", out); err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	fitted, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := sim.LoadProfile(runDir + "pred/profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, w := range committed.Stages {
+		if g := fitted.Stages[st]; g.PerConstraintNs != w.PerConstraintNs || g.BaseMs != w.BaseMs {
+			t.Errorf("%s: %g ms + %.4f ns a constraint, the call's profile %g + %.4f", st, g.BaseMs, g.PerConstraintNs, w.BaseMs, w.PerConstraintNs)
+		}
+	}
+	if fitted.Partition != committed.Partition || fitted.Device != committed.Device {
+		t.Errorf("partition %+v, h2d %g GB/s; the call's %+v, %g", fitted.Partition, fitted.Device.H2DGBps, committed.Partition, committed.Device.H2DGBps)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "trace", Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs (required unless only --race-trace is given)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
 			&cli.StringFlag{Name: "device-from", Usage: "take the device's figures, and the runtime's lock handoff and completion latency, from `PROFILE` (embedded name or path): a profile calibrated on the same card, such as bench contention calibrate's (malloc, free, trim, pool growth and copy-engine figures that one proving trace has too few ops to fit); the traces' own device fits then apply over them, the CPU model stays --profile's"},
-			&cli.StringFlag{Name: "constraints", Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M); required with --trace"},
+			&cli.StringFlag{Name: "constraints", Usage: "constraints per partition in the trace's job (e.g. 1048305, 1M); required with --trace unless --fit-scenario gives one size (as the scenario bench prove writes beside its trace does)"},
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
@@ -133,8 +134,25 @@ func runSimCalibrate(c *cli.Context) error {
 			return err
 		}
 	}
+	if sc := c.String("fit-scenario"); sc != "" {
+		if len(in.traces) == 0 {
+			return errors.New("--fit-scenario needs --trace")
+		}
+		if in.fitScenario, err = sim.LoadScenario(sc); err != nil {
+			return fmt.Errorf("--fit-scenario: %w", err)
+		}
+		in.fitOptions = sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
+	}
 	if len(in.traces) > 0 {
-		if in.constraints, err = parseCount(c.String("constraints")); err != nil {
+		s := c.String("constraints")
+		if s == "" && in.fitScenario != nil {
+			// The partitions' size the run's scenario gives (bench prove
+			// writes it beside the trace).
+			if n := in.fitScenario.PartitionSize(); n > 0 {
+				s = strconv.Itoa(n)
+			}
+		}
+		if in.constraints, err = parseCount(s); err != nil {
 			return fmt.Errorf("--constraints: %w", err)
 		}
 	}
@@ -152,15 +170,6 @@ func runSimCalibrate(c *cli.Context) error {
 			return err
 		}
 		in.sized = append(in.sized, sim.SizedTrace{Trace: ts[0], Constraints: n})
-	}
-	if sc := c.String("fit-scenario"); sc != "" {
-		if len(in.traces) == 0 {
-			return errors.New("--fit-scenario needs --trace")
-		}
-		if in.fitScenario, err = sim.LoadScenario(sc); err != nil {
-			return fmt.Errorf("--fit-scenario: %w", err)
-		}
-		in.fitOptions = sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
 	}
 	if s := c.String("ballast-limit"); s != "" && len(in.ballast) > 0 {
 		if in.ballastLimit, err = parseBytes(s); err != nil || in.ballastLimit <= 0 {

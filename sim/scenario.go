@@ -172,6 +172,20 @@ func NewScenario(s Scenario, p *Profile) (*Scenario, error) {
 	return s.with(src, p)
 }
 
+// PartitionSize is the constraints of every job's partitions where the jobs
+// name one size, else 0 (no job, a job of the profile's reference size, or
+// jobs of several sizes).
+func (s Scenario) PartitionSize() int {
+	n := 0
+	for _, j := range s.Jobs {
+		if j.Size <= 0 || (n > 0 && j.Size != n) {
+			return 0
+		}
+		n = j.Size
+	}
+	return n
+}
+
 // with attaches profile p to s and checks that the device's memory leaves
 // room to the designs.
 func (s Scenario) with(src string, p *Profile) (*Scenario, error) {
