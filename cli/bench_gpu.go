@@ -484,7 +484,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 	cfg.LockHops = c.Bool("lock-hops")
 	if traceDir != "" && plan != nil {
 		name := benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))
-		sc := benchScenario(strings.TrimSuffix(name, ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
+		sc := benchScenario(strings.TrimSuffix(benchScenarioName(name), ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
 			k.Constraints(), prover.HostFootprint(k), njobs, nparts)
 		if err := writeBenchScenario(filepath.Join(traceDir, benchScenarioName(name)), sc); err != nil {
 			return row, fmt.Errorf("--trace-dir: %w", err)

@@ -35,7 +35,7 @@ func TestBenchScenarioIsTheCalibrationsScenario(t *testing.T) {
 	cfg := actors.Config{Design: "budget", WorkersPerDevice: 1, HostMemLimit: 54 * gib, SynthWorkers: 8}
 	hostGiB := 17.881 // prover.HostFootprint of porep-sha 2^26, as bench prints it
 	hostBytes := int64(hostGiB * gib)
-	name := strings.TrimSuffix(benchTraceName("budget", 1, 16*gib, 26), ".json")
+	name := strings.TrimSuffix(benchScenarioName(benchTraceName("budget", 1, 16*gib, 26)), ".json")
 	sc := benchScenario(name, "porep-sha", cfg, plan, 16*gib, 1, 67108404, hostBytes, 2, 10)
 	dir := t.TempDir()
 	path := filepath.Join(dir, benchScenarioName(benchTraceName("budget", 1, 16*gib, 26)))
