@@ -62,26 +62,9 @@ func TestBenchScenarioIsTheCalibrationsScenario(t *testing.T) {
 			want.VRAMGiB, want.ResidentGiB, want.HostMemLimitGiB, want.SynthWorkers, want.Design, want.WorkersPerDevice, want.Jobs)
 	}
 	tr := untarFile(t, runDir+"c1/atsize.tgz", "cal/trace-budget-w1-16.00GiB-log26.json.gz", dir)
-	out := filepath.Join(dir, "profile.json")
-	if _, stderr, err := run(t, "sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json",
-		"--device-from", "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json", "--trace", tr,
-		"--fit-scenario", path, "--out", out); err != nil {
-		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
-	}
-	fitted, err := sim.LoadProfile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	committed, err := sim.LoadProfile(runDir + "pred/profile.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for st, w := range committed.Stages {
-		if g := fitted.Stages[st]; g.PerConstraintNs != w.PerConstraintNs || g.BaseMs != w.BaseMs {
-			t.Errorf("%s: %g ms + %.4f ns a constraint, the call's profile %g + %.4f", st, g.BaseMs, g.PerConstraintNs, w.BaseMs, w.PerConstraintNs)
-		}
-	}
-	if fitted.Partition != committed.Partition || fitted.Device != committed.Device {
-		t.Errorf("partition %+v, h2d %g GB/s; the call's %+v, %g", fitted.Partition, fitted.Device.H2DGBps, committed.Partition, committed.Device.H2DGBps)
-	}
+	sameFit(t, calibrateAtSize(t, dir, tr, path), committed)
 }

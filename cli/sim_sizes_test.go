@@ -122,21 +122,40 @@ func TestSimCalibrateAtTheTargetSize(t *testing.T) {
 	dir := t.TempDir()
 	run26 := "docs/runs/h100-2026-12-06d/c2/"
 	tr := untarFile(t, run26+"c2.tgz", "cal/trace-budget-w1-card-log26.json.gz", dir)
-	out := filepath.Join(dir, "profile.json")
-	_, stderr, err := run(t, "sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json",
-		"--device-from", "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json", "--trace", tr, "--constraints", "67108404",
-		"--fit-scenario", "docs/predictions/h100-porepsha64m-card-w1-fit-job.json", "--out", out)
-	if err != nil {
-		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
-	}
-	got, err := sim.LoadProfile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := calibrateAtSize(t, dir, tr, "docs/predictions/h100-porepsha64m-card-w1-fit-job.json", "--constraints", "67108404")
 	want, err := sim.LoadProfile(run26 + "profile.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameFit(t, got, want)
+	if gib := float64(got.PartitionVRAM(67108404)) / (1 << 30); !got.Partition.StagesAlone || math.Abs(gib-8.94) > 0.01 {
+		t.Errorf("a 2^26 partition: %.3f GiB, stages alone %v; want 8.94 and true", gib, got.Partition.StagesAlone)
+	}
+}
+
+// calibrateAtSize is the calibration of docs/runs/atsize/predict.sh: sim
+// calibrate on the H100's base with the lanes and f30's device figures (the
+// H100's own), fitted through fitScenario on trace; extra flags after.
+func calibrateAtSize(t *testing.T, dir, trace, fitScenario string, extra ...string) *sim.Profile {
+	t.Helper()
+	out := filepath.Join(dir, "profile.json")
+	args := append([]string{"sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json",
+		"--device-from", "docs/runs/h100-2026-12-06b/pred/h200-contention-f30.json", "--trace", trace,
+		"--fit-scenario", fitScenario, "--out", out}, extra...)
+	if _, stderr, err := run(t, args...); err != nil {
+		t.Fatalf("sim calibrate: %v\n%s", err, stderr)
+	}
+	p, err := sim.LoadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sameFit fails t where got's stage costs, partition, device figures or
+// reference size differ from want's (a committed profile fitted the same way).
+func sameFit(t *testing.T, got, want *sim.Profile) {
+	t.Helper()
 	for st, w := range want.Stages {
 		if g := got.Stages[st]; g.PerConstraintNs != w.PerConstraintNs || g.BaseMs != w.BaseMs {
 			t.Errorf("%s: %g ms + %.4f ns a constraint, the committed profile %g + %.4f", st, g.BaseMs, g.PerConstraintNs, w.BaseMs, w.PerConstraintNs)
@@ -145,8 +164,5 @@ func TestSimCalibrateAtTheTargetSize(t *testing.T) {
 	if got.Partition != want.Partition || got.Device != want.Device || got.ReferenceConstraints != want.ReferenceConstraints {
 		t.Errorf("partition %+v, device h2d %g GB/s, reference %d; the committed profile %+v, %g, %d",
 			got.Partition, got.Device.H2DGBps, got.ReferenceConstraints, want.Partition, want.Device.H2DGBps, want.ReferenceConstraints)
-	}
-	if gib := float64(got.PartitionVRAM(67108404)) / (1 << 30); !got.Partition.StagesAlone || math.Abs(gib-8.94) > 0.01 {
-		t.Errorf("a 2^26 partition: %.3f GiB, stages alone %v; want 8.94 and true", gib, got.Partition.StagesAlone)
 	}
 }
