@@ -82,6 +82,7 @@ type gpuBenchRow struct {
 	computeMean time.Duration
 	held        int           // most partitions in host memory at once (the host-memory gate)
 	readyWait   time.Duration // mean wait of a prepared partition for a GPU worker
+	host        hostUse       // the process's collector, CPU and page faults over the row
 }
 
 // benchProveGPU proves one job per design × workers × VRAM limit on the GPU
@@ -225,10 +226,10 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 					return err
 				}
 				// The whole row as it comes, so a run cut short still reports.
-				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s\n",
+				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s; %s\n",
 					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
 					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts*njobs,
-					row.held, msWait(row.readyWait))
+					row.held, msWait(row.readyWait), row.host)
 				rows = append(rows, row)
 			}
 		}
@@ -500,8 +501,10 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
 			Out: filepath.Join(out, id)})
 	}
+	before := readHostUse()
 	reports, wall, err := benchJobs(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
 		Observer: obs, Seed: uint64(time.Now().UnixNano())}, subs)
+	row.host = readHostUse().since(before)
 	if tw != nil {
 		if cerr := tw.Close(); cerr != nil && err == nil {
 			err = cerr
