@@ -508,11 +508,7 @@ func (p *Profile) stageCost(st actors.Stage, size int) (time.Duration, error) {
 
 // PartitionVRAM is the device memory a partition of size constraints holds.
 func (p *Profile) PartitionVRAM(size int) int64 {
-	if size <= 0 {
-		size = p.ReferenceConstraints
-	}
-	g := p.Partition.VRAMGiB * p.partitionScale(p.ReferenceConstraints, size)
-	return int64(g * float64(gib))
+	return p.partitionGiB(p.Partition.VRAMGiB, size)
 }
 
 // PartitionCopy is how many bytes staging a partition of size constraints
@@ -552,6 +548,8 @@ func (p *Profile) aloneShare() float64 {
 	return min(1, p.Partition.CopyGiB/p.Partition.VRAMGiB)
 }
 
+// partitionGiB is the bytes of a partition's figure g (GiB at the reference
+// size) for a partition of size constraints (the reference size when 0).
 func (p *Profile) partitionGiB(g float64, size int) int64 {
 	if size <= 0 {
 		size = p.ReferenceConstraints
@@ -576,11 +574,7 @@ func (p *Profile) KernelScratch(size int) int64 {
 	if p.Partition.ScratchGiB == 0 {
 		return 0
 	}
-	if size <= 0 {
-		size = p.ReferenceConstraints
-	}
-	g := p.Partition.ScratchGiB * p.partitionScale(p.ReferenceConstraints, size)
-	return int64(g * float64(gib))
+	return p.partitionGiB(p.Partition.ScratchGiB, size)
 }
 
 // decodeStrict decodes JSON and rejects unknown fields, so that a misspelt
