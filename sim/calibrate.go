@@ -125,8 +125,6 @@ func jitterOf(cv2 float64) float64 {
 	return math.Min(0.5, math.Round(math.Sqrt(cv2)*1e4)/1e4)
 }
 
-// traceEvent is one event of a production trace (Chrome's trace format), as
-// the calibration reads it.
 // costSpans is the spans, in start order, that a stage's cost is read
 // from: a compute stage's first is left out where more than two follow it
 // (its scratch grew the empty pool, a growth the device model charges on its
@@ -138,6 +136,8 @@ func costSpans[S any](stage string, ss []S) []S {
 	return ss
 }
 
+// traceEvent is one event of a production trace (Chrome's trace format), as
+// the calibration reads it.
 type traceEvent struct {
 	Name string         `json:"name"`
 	Ph   string         `json:"ph"`

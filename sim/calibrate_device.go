@@ -501,10 +501,10 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 // kind's figure. A copy the work outlasted (about twice its solo time)
 // bounds the work from below only and is left out; when most copies were,
 // the others are exceptions and nothing is fitted: the profile keeps its
-// figure, or takes the copies' bound where its figure lies below it. When no copy after a release was delayed, each
-// bounds the work from above by the time between the release and its
-// start, per GiB released, and the least of those bounds replaces a
-// profile's figure above it. The bandwidth is taken again from every copy
+// figure, or takes the copies' bound where its figure lies below it. When
+// no copy after a release was delayed, each bounds the work from above by
+// the time between the release and its start, per GiB released, and the
+// least of those bounds replaces a profile's figure above it. The bandwidth is taken again from every copy
 // the fitted work did not reach.
 func fitCopies(traces [][]traceOp) copyFit {
 	type sample struct {
