@@ -468,28 +468,29 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 	m := metrics.New()
 	waits := &leaseWaits{byLock: map[string][]time.Duration{}}
 	obs := actors.Observers{m, waits}
-	var tw *trace.Writer
-	var tf *os.File
-	if traceDir != "" {
-		f, err := os.Create(filepath.Join(traceDir, benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))))
-		if err != nil {
-			return row, fmt.Errorf("--trace-dir: %w", err)
-		}
-		tf, tw = f, trace.NewDeferred(f, trace.Interval)
-		obs = append(obs, tw)
-	}
 	cfg, err := hostSettings(c, actors.Config{Design: design, WorkersPerDevice: workers}.WithDefaults(), len(g.GPUDevices()))
 	if err != nil {
 		return row, err
 	}
 	cfg.LockHops = c.Bool("lock-hops")
-	if traceDir != "" && plan != nil {
+	var tw *trace.Writer
+	var tf *os.File
+	if traceDir != "" {
 		name := benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))
-		sc := benchScenario(strings.TrimSuffix(benchScenarioName(name), ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
-			k.Constraints(), prover.HostFootprint(k), njobs, nparts)
-		if err := writeBenchScenario(filepath.Join(traceDir, benchScenarioName(name)), sc); err != nil {
+		if plan != nil {
+			scName := benchScenarioName(name)
+			sc := benchScenario(strings.TrimSuffix(scName, ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
+				k.Constraints(), prover.HostFootprint(k), njobs, nparts)
+			if err := writeBenchScenario(filepath.Join(traceDir, scName), sc); err != nil {
+				return row, fmt.Errorf("--trace-dir: %w", err)
+			}
+		}
+		f, err := os.Create(filepath.Join(traceDir, name))
+		if err != nil {
 			return row, fmt.Errorf("--trace-dir: %w", err)
 		}
+		tf, tw = f, trace.NewDeferred(f, trace.Interval)
+		obs = append(obs, tw)
 	}
 	var subs []runner.Submission
 	for j := range njobs {
