@@ -35,7 +35,7 @@ prove() { # trace-dir out-prefix limit jobs args...
 }
 prove $R/cal $R/cal ${CALEND:-260} $CALJOBS --designs budget --workers 1 --host-mem-limit ${CALGATE}GiB
 say "calibration run (budget w1, $CALJOBS jobs, VRAM $VRAM, gate $CALGATE GiB): $?"
-tr=$(ls $R/cal/*.json | head -1)
+tr=$(ls $R/cal/trace-*.json | head -1)  # bench writes scenario-*.json beside it
 K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
   CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred
 say "predict.sh: $? profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"
