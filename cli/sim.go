@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -63,7 +64,8 @@ func simCalibrateCommand() *cli.Command {
 			"cudaFree leaves (from copies made soon after a free), and the host time of cudaMalloc, cudaFree,\n" +
 			"a trim and a pool regrowth. The CPU model's cores and bandwidth shares, and what no trace has ops\n" +
 			"for, are the base profile's. With --fit-scenario the stage costs are fitted through the simulator\n" +
-			"on the first trace's run instead, for runs whose spans of a stage overlap (docs/simulator.md).",
+			"on the first trace's run instead (pooled with --fit-repeat's runs of it), for runs whose spans of a stage\n" +
+			"overlap (docs/simulator.md).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "trace", Usage: "a production trace (`FILE`, .json or .json.gz); repeat for more, the first gives the stage costs (required unless only --race-trace is given)"},
 			&cli.StringFlag{Name: "profile", Required: true, Usage: "the base profile: embedded name or path"},
@@ -72,6 +74,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringFlag{Name: "fit-scenario", Usage: "fit the stage costs through the simulator instead: a scenario (`FILE` or embedded name) describing the first trace's run (partitions, sizes, resident memory, host-memory gate), run with --fit-design and --fit-workers; each stage's cost is scaled until its simulated spans' mean equals the trace's (for runs whose syntheses overlap, as bench prove's host-memory gate runs them)"},
 			&cli.StringFlag{Name: "fit-design", Value: "budget", Usage: "with --fit-scenario: the design the traced run used"},
 			&cli.IntFlag{Name: "fit-workers", Value: 1, Usage: "with --fit-scenario: the GPU workers the traced run used", Action: intAtLeast("fit-workers", 1)},
+			&cli.StringSliceFlag{Name: "fit-repeat", Usage: "with --fit-scenario: another trace of the first --trace's run, the same command in another process (`FILE`, .json or .json.gz; repeat for more): its stage spans join the first's, so that the costs are the runs' mean rather than one process's (a synthesis's time moves from process to process; docs/simulator.md); its device ops join the device fits as every --trace's do"},
 			&cli.StringSliceFlag{Name: "size-trace", Usage: "`SIZE=FILE`: a one-worker trace in the first --trace's plan (key tier, layout, MSM tables, chunk size) at another partition size, SIZE constraints (e.g. 4194275 or 4M); repeat for more: a line through the compute spans at every size gives the compute stage a fixed cost (base_ms) beside its cost per constraint, so that it scales to other sizes"},
 			&cli.StringSliceFlag{Name: "ballast-trace", Usage: "a one-worker trace made under a VRAM limit (`FILE`, .json or .json.gz; repeat for more): its pool regrowths after trims, against the --trace runs' on the whole card, give the extra growth cost per GiB under the limit's ballast (device.pool_growth_ballast_ms_per_gib), and its cudaMallocs that waited for the bytes of the cudaFree just before them how long such a malloc waits per GiB freed (device.malloc_free_wait_ms_per_gib)"},
 			&cli.StringFlag{Name: "ballast-limit", Usage: "the VRAM limit the --ballast-trace runs had (e.g. 16GiB): the most their cudaMemGetInfo calls saw free, against it, gives how much less than the limit the ballast left (device.limit_shortfall_mib)"},
@@ -92,6 +95,7 @@ type calibration struct {
 	base         *sim.Profile
 	constraints  int
 	traces       []sim.Trace // the first gives the stage costs
+	repeats      []sim.Trace // more runs of the first's, pooled with it in the fit
 	sized        []sim.SizedTrace
 	ballast      []sim.Trace
 	ballastLimit int64
@@ -129,7 +133,7 @@ func runSimCalibrate(c *cli.Context) error {
 	for _, f := range []struct {
 		flag string
 		to   *[]sim.Trace
-	}{{"trace", &in.traces}, {"ballast-trace", &in.ballast}, {"beside-trace", &in.beside}, {"race-trace", &in.race}, {"latency-trace", &in.latency}} {
+	}{{"trace", &in.traces}, {"fit-repeat", &in.repeats}, {"ballast-trace", &in.ballast}, {"beside-trace", &in.beside}, {"race-trace", &in.race}, {"latency-trace", &in.latency}} {
 		if *f.to, err = readSimTraces(f.flag, c.StringSlice(f.flag)); err != nil {
 			return err
 		}
@@ -142,6 +146,8 @@ func runSimCalibrate(c *cli.Context) error {
 			return fmt.Errorf("--fit-scenario: %w", err)
 		}
 		in.fitOptions = sim.Options{Design: c.String("fit-design"), Workers: c.Int("fit-workers")}
+	} else if len(in.repeats) > 0 {
+		return errors.New("--fit-repeat needs --fit-scenario (the run the traces repeat)")
 	}
 	if len(in.traces) > 0 {
 		s := c.String("constraints")
@@ -199,10 +205,11 @@ func (in calibration) fit() (fitted, error) {
 			return f, errors.New("--trace: give one or more (or --race-trace, --ballast-trace, --beside-trace or --latency-trace alone, to add what they fit to --profile)")
 		}
 	case in.fitScenario != nil:
-		if p, f.device, err = sim.CalibrateDevice(p, in.constraints, in.traces...); err != nil {
+		if p, f.device, err = sim.CalibrateDevice(p, in.constraints, append(slices.Clone(in.traces), in.repeats...)...); err != nil {
 			return f, err
 		}
-		if p, f.stages, err = sim.FitThrough(p, in.fitScenario, in.fitOptions, in.traces[0].JSON, in.traces[0].Name, in.constraints); err != nil {
+		runs := append([]sim.Trace{in.traces[0]}, in.repeats...)
+		if p, f.stages, err = sim.FitThrough(p, in.fitScenario, in.fitOptions, in.constraints, runs...); err != nil {
 			return f, err
 		}
 	default:

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -46,7 +47,7 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 		sp.PerConstraintNs *= factors[i%len(factors)]
 		base.Stages[st] = sp
 	}
-	fit, fits, err := FitThrough(&base, s, o, buf.Bytes(), "synthetic", n)
+	fit, fits, err := FitThrough(&base, s, o, n, Trace{Name: "synthetic", JSON: buf.Bytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 	quarter.ReferenceConstraints = n / 4
 	quarter.Partition.VRAMGiB = truth.Partition.VRAMGiB * float64(n/4) / float64(n)
 	quarter.Partition.ScratchGiB = truth.Partition.ScratchGiB * float64(n/4) / float64(n)
-	fit, _, err = FitThrough(&quarter, s, o, buf.Bytes(), "synthetic", n)
+	fit, _, err = FitThrough(&quarter, s, o, n, Trace{Name: "synthetic", JSON: buf.Bytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,78 @@ func TestFitThroughBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := []byte(`{"traceEvents":[{"name":"synthesize","ph":"X","ts":0,"dur":1000}]}`)
-	if _, _, err := FitThrough(s.profile, s, Options{Workers: 1}, tr, "tiny", s.Jobs[0].Size); err == nil || !strings.Contains(err.Error(), "no ") {
+	if _, _, err := FitThrough(s.profile, s, Options{Workers: 1}, s.Jobs[0].Size, Trace{Name: "tiny", JSON: tr}); err == nil || !strings.Contains(err.Error(), "no ") {
 		t.Fatalf("a trace without most stages: %v, want the missing stage named", err)
 	}
-	if _, _, err := FitThrough(s.profile, s, Options{Workers: 1}, tr, "tiny", 0); err == nil {
+	if _, _, err := FitThrough(s.profile, s, Options{Workers: 1}, 0, Trace{Name: "tiny", JSON: tr}); err == nil {
 		t.Fatal("partition size 0 accepted")
+	}
+}
+
+// Repeated runs of one scenario pool their spans: two traces of the same run
+// whose syntheses cost 0.7 and 1.3 times the truth (two processes of one
+// command, one lucky, one not) fit a synthesis cost near the truth, where
+// either trace alone fits its own.
+func TestFitThroughPoolsRepeatedRuns(t *testing.T) {
+	t.Chdir("..")
+	s, err := LoadScenario("docs/predictions/h200-mimc16m-16g-g-job.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := s.profile
+	n := s.Jobs[0].Size
+	o := Options{Design: "budget", Workers: 1}
+	run := func(factor float64) Trace {
+		p := *truth
+		p.Stages = maps.Clone(truth.Stages)
+		sp := p.Stages["synthesize"]
+		sp.PerConstraintNs *= factor
+		p.Stages["synthesize"] = sp
+		sc := *s
+		sc.profile = &p
+		var buf bytes.Buffer
+		tw := trace.New(&buf)
+		traced := o
+		traced.Observer = tw
+		if _, err := Run(&sc, traced); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return Trace{Name: fmt.Sprintf("x%.1f", factor), JSON: buf.Bytes()}
+	}
+	lucky, unlucky := run(0.7), run(1.3)
+	want := truth.Stages["synthesize"].PerConstraintNs
+	synth := func(traces ...Trace) (float64, StageFit) {
+		fit, fits, err := FitThrough(truth, s, o, n, traces...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fits {
+			if f.Stage == "synthesize" {
+				return fit.Stages["synthesize"].PerConstraintNs, f
+			}
+		}
+		t.Fatal("no synthesize fit")
+		return 0, StageFit{}
+	}
+	alone, _ := synth(lucky)
+	pooled, f := synth(lucky, unlucky)
+	t.Logf("synthesize: truth %.4f ns a constraint; the lucky run alone %.4f; pooled with the unlucky %.4f (%d spans)", want, alone, pooled, f.Count)
+	if math.Abs(alone-0.7*want) > 0.03*want {
+		t.Errorf("the lucky run alone fits %.4f, want its own 0.7 × %.4f", alone, want)
+	}
+	if math.Abs(pooled-want) > 0.05*want {
+		t.Errorf("two runs pooled fit %.4f, want near the truth %.4f", pooled, want)
+	}
+	if _, one := synth(lucky); f.Count != 2*one.Count {
+		t.Errorf("pooled over %d spans, want both runs' %d", f.Count, 2*one.Count)
+	}
+	if _, _, err := FitThrough(truth, s, o, n); err == nil {
+		t.Error("no trace accepted")
+	}
+	if _, _, err := FitThrough(truth, s, o, n, lucky, Trace{Name: "empty", JSON: []byte(`{"traceEvents":[]}`)}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("a repeat without the stages: %v, want it named", err)
 	}
 }
