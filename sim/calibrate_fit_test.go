@@ -26,17 +26,8 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 	truth := s.profile
 	n := s.Jobs[0].Size
 	o := Options{Design: "budget", Workers: 1}
-	var buf bytes.Buffer
-	tw := trace.New(&buf)
-	traced := o
-	traced.Observer = tw
-	if _, err := Run(s, traced); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Calibrate(truth, buf.Bytes(), n, "synthetic"); err == nil || !strings.Contains(err.Error(), "overlap") {
+	buf := simulatedTrace(t, s, o)
+	if _, _, err := Calibrate(truth, buf, n, "synthetic"); err == nil || !strings.Contains(err.Error(), "overlap") {
 		t.Fatalf("Calibrate on overlapping syntheses: %v, want the overlap refused", err)
 	}
 	base := *truth
@@ -47,7 +38,7 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 		sp.PerConstraintNs *= factors[i%len(factors)]
 		base.Stages[st] = sp
 	}
-	fit, fits, err := FitThrough(&base, s, o, n, Trace{Name: "synthetic", JSON: buf.Bytes()})
+	fit, fits, err := FitThrough(&base, s, o, n, Trace{Name: "synthetic", JSON: buf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +59,7 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 	quarter.ReferenceConstraints = n / 4
 	quarter.Partition.VRAMGiB = truth.Partition.VRAMGiB * float64(n/4) / float64(n)
 	quarter.Partition.ScratchGiB = truth.Partition.ScratchGiB * float64(n/4) / float64(n)
-	fit, _, err = FitThrough(&quarter, s, o, n, Trace{Name: "synthetic", JSON: buf.Bytes()})
+	fit, _, err = FitThrough(&quarter, s, o, n, Trace{Name: "synthetic", JSON: buf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,17 +106,7 @@ func TestFitThroughPoolsRepeatedRuns(t *testing.T) {
 		p.Stages["synthesize"] = sp
 		sc := *s
 		sc.profile = &p
-		var buf bytes.Buffer
-		tw := trace.New(&buf)
-		traced := o
-		traced.Observer = tw
-		if _, err := Run(&sc, traced); err != nil {
-			t.Fatal(err)
-		}
-		if err := tw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return Trace{Name: fmt.Sprintf("x%.1f", factor), JSON: buf.Bytes()}
+		return Trace{Name: fmt.Sprintf("x%.1f", factor), JSON: simulatedTrace(t, &sc, o)}
 	}
 	lucky, unlucky := run(0.7), run(1.3)
 	want := truth.Stages["synthesize"].PerConstraintNs
@@ -160,4 +141,20 @@ func TestFitThroughPoolsRepeatedRuns(t *testing.T) {
 	if _, _, err := FitThrough(truth, s, o, n, lucky, Trace{Name: "empty", JSON: []byte(`{"traceEvents":[]}`)}); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("a repeat without the stages: %v, want it named", err)
 	}
+}
+
+// simulatedTrace is the production-format trace of s's run on the simulator
+// with o: a "measured" run of s's profile.
+func simulatedTrace(t *testing.T, s *Scenario, o Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := trace.New(&buf)
+	o.Observer = tw
+	if _, err := Run(s, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
