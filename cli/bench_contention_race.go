@@ -117,7 +117,7 @@ func fitLaterFirst(p *sim.Profile, spec contentionSpec, card int64, race []sim.T
 				hi, f.model = mid, m
 			}
 		}
-		f.laterFirst = round3(hi)
+		f.laterFirst = sim.Round(hi, 3)
 		if f.model, err = model(f.laterFirst); err != nil {
 			return nil, f, err
 		}
@@ -151,6 +151,3 @@ func withLaterFirst(p *sim.Profile, lf float64, source string) *sim.Profile {
 	out.Host.Handoff = &h
 	return &out
 }
-
-// round3 rounds x to a thousandth.
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

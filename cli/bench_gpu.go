@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -309,10 +308,6 @@ func benchScenarioName(traceName string) string {
 func benchScenario(name, circuit string, cfg actors.Config, plan gpuprove.Plan, limit int64, devices, constraints int,
 	hostBytes int64, njobs, nparts int) sim.Scenario {
 	const gib = float64(1 << 30)
-	round := func(v float64, places int) float64 {
-		f := math.Pow(10, float64(places))
-		return math.Round(v*f) / f
-	}
 	vram := plan.Free
 	if limit > 0 {
 		vram = limit
@@ -326,15 +321,15 @@ func benchScenario(name, circuit string, cfg actors.Config, plan gpuprove.Plan, 
 			gpu.FormatBytes(plan.Reserved()), gpu.FormatBytes(plan.Partition), hostGateName(cfg.HostMemLimit), cfg.SynthWorkers),
 		Seed:             1,
 		Devices:          devices,
-		VRAMGiB:          round(float64(vram)/gib, 2),
-		ResidentGiB:      round(float64(plan.Reserved())/gib, 2),
+		VRAMGiB:          sim.Round(float64(vram)/gib, 2),
+		ResidentGiB:      sim.Round(float64(plan.Reserved())/gib, 2),
 		Design:           cfg.Design,
 		WorkersPerDevice: cfg.WorkersPerDevice,
-		HostMemLimitGiB:  round(float64(cfg.HostMemLimit)/gib, 3),
+		HostMemLimitGiB:  sim.Round(float64(cfg.HostMemLimit)/gib, 3),
 		SynthWorkers:     cfg.SynthWorkers,
 		LockHops:         cfg.LockHops,
 		Jobs: []sim.JobConfig{{ID: circuit, Count: njobs, Partitions: nparts, Size: constraints, Priority: "NORMAL",
-			HostGiB: round(float64(hostBytes)/gib, 3)}},
+			HostGiB: sim.Round(float64(hostBytes)/gib, 3)}},
 	}
 }
 

@@ -127,6 +127,10 @@ func pct(ds []time.Duration, p int) float64 {
 	return round(float64(s[i-1])/float64(time.Millisecond), 1)
 }
 
+// Round is v rounded to places decimal places, halves away from zero: the
+// figures of reports, profiles and scenarios.
+func Round(v float64, places int) float64 { return round(v, places) }
+
 func round(v float64, places int) float64 {
 	p := 1.0
 	for range places {
