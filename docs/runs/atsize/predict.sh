@@ -5,8 +5,9 @@
 # BASE, the device figures of DEVFROM, the stage costs through the simulator), then every
 # design at 2-4 workers under each row gate, 16 seeds' mean and seed 1's OOMs, into
 # OUTDIR/pred.txt. atsize.sh runs it on the card before the rows; run anywhere on the
-# same trace and plan it prints the same file.
-#   K=build/cuzk BASE=P DEVFROM=P VRAM=0|16 CALJOBS=2 CALGATE=54 ROWJOBS=2 GATES="72 54" \
+# same trace and plan it prints the same file. REPEATS: traces of the same calibration
+# run made in other processes (sim calibrate --fit-repeat), pooled with TRACE's spans.
+#   K=build/cuzk BASE=P DEVFROM=P VRAM=0|16 CALJOBS=2 CALGATE=54 ROWJOBS=2 GATES="72 54" [REPEATS="T2 ..."] \
 #     bash docs/runs/atsize/predict.sh TRACE PLANLOG OUTDIR
 set -eu
 K=${K:-build/cuzk}
@@ -48,7 +49,8 @@ JSON
 }
 what="porep-sha $CONSTRAINTS constraints a partition, $PARTS partitions a job, device memory $vram GiB (limit $VRAM; 0: the card), $resident GiB of it held beside the partitions as the plan printed ($free GiB free, $left left for partitions)"
 scenario $out/fit.json fit $BASE $CALJOBS 1 $CALGATE "The calibration run: $CALJOBS jobs at once, budget, one worker, host gate $CALGATE GiB; $what."
-$K sim calibrate --profile $BASE --device-from $DEVFROM --trace "$trace" --constraints $CONSTRAINTS \
+repeat=""; for r in ${REPEATS:-}; do repeat="$repeat --fit-repeat $r"; done
+$K sim calibrate --profile $BASE --device-from $DEVFROM --trace "$trace" $repeat --constraints $CONSTRAINTS \
   --fit-scenario $out/fit.json --out $out/profile.json > $out/calibrate.txt 2>&1
 for g in $GATES; do
   scenario $out/rows-g$g.json rows-g$g $out/profile.json $ROWJOBS 2 $g "The rows: $ROWJOBS jobs at once, host gate $g GiB; $what."
