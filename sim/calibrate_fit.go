@@ -47,34 +47,26 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 		return nil, nil, fmt.Errorf("fit: no trace of scenario %s's run", s.Name)
 	}
 	stages := slices.Sorted(maps.Keys(p.Stages))
-	measured := map[string]*spanMean{}
+	measured := map[string]spanMean{} // every trace's spans of each stage
 	var names []string
 	for _, t := range traces {
 		events, err := readTraceEvents(t.JSON, t.Name)
 		if err != nil {
 			return nil, nil, err
 		}
-		in := map[string]*spanMean{}
+		in := map[string]spanMean{}
 		for _, e := range events {
 			if _, ok := p.Stages[e.Name]; ok && e.Ph == "X" {
-				m := in[e.Name]
-				if m == nil {
-					m = &spanMean{}
-					in[e.Name] = m
-				}
-				m.add(e.Dur / 1000)
+				in[e.Name] = in[e.Name].add(e.Dur / 1000)
 			}
 		}
 		for _, st := range stages {
-			m := in[st]
-			if m == nil {
+			m, ok := in[st]
+			if !ok {
 				return nil, nil, fmt.Errorf("fit: trace %s has no %s spans", t.Name, st)
 			}
-			if measured[st] == nil {
-				measured[st] = &spanMean{}
-			}
-			measured[st].sum += m.sum
-			measured[st].n += m.n
+			all := measured[st]
+			measured[st] = spanMean{sum: all.sum + m.sum, n: all.n + m.n}
 		}
 		names = append(names, t.Name)
 	}
@@ -151,10 +143,11 @@ type spanMean struct {
 	n   int
 }
 
-func (m *spanMean) add(ms float64) { m.sum += ms; m.n++ }
+// add is m with one more span of ms.
+func (m spanMean) add(ms float64) spanMean { return spanMean{sum: m.sum + ms, n: m.n + 1} }
 
 // mean is 0 for no spans.
-func (m *spanMean) mean() float64 {
+func (m spanMean) mean() float64 {
 	if m.n == 0 {
 		return 0
 	}
