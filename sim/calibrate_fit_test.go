@@ -18,14 +18,7 @@ import (
 // own run of a known profile, and the fit starts from costs that are off by
 // factors of 0.6 to 1.7.
 func TestFitThroughRecoversStageCosts(t *testing.T) {
-	t.Chdir("..")
-	s, err := LoadScenario("docs/predictions/h200-mimc16m-16g-g-job.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	truth := s.profile
-	n := s.Jobs[0].Size
-	o := Options{Design: "budget", Workers: 1}
+	s, truth, n, o := fitCase(t)
 	buf := simulatedTrace(t, s, o)
 	if _, _, err := Calibrate(truth, buf, n, "synthetic"); err == nil || !strings.Contains(err.Error(), "overlap") {
 		t.Fatalf("Calibrate on overlapping syntheses: %v, want the overlap refused", err)
@@ -71,11 +64,7 @@ func TestFitThroughRecoversStageCosts(t *testing.T) {
 // A trace without the profile's stages, or no partition size, is an error
 // that says so, not a fit.
 func TestFitThroughBadInput(t *testing.T) {
-	t.Chdir("..")
-	s, err := LoadScenario("docs/predictions/h200-mimc16m-16g-g-job.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, _, _ := fitCase(t)
 	tr := []byte(`{"traceEvents":[{"name":"synthesize","ph":"X","ts":0,"dur":1000}]}`)
 	if _, _, err := FitThrough(s.profile, s, Options{Workers: 1}, s.Jobs[0].Size, Trace{Name: "tiny", JSON: tr}); err == nil || !strings.Contains(err.Error(), "no ") {
 		t.Fatalf("a trace without most stages: %v, want the missing stage named", err)
@@ -90,14 +79,7 @@ func TestFitThroughBadInput(t *testing.T) {
 // command, one lucky, one not) fit a synthesis cost near the truth, where
 // either trace alone fits its own.
 func TestFitThroughPoolsRepeatedRuns(t *testing.T) {
-	t.Chdir("..")
-	s, err := LoadScenario("docs/predictions/h200-mimc16m-16g-g-job.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	truth := s.profile
-	n := s.Jobs[0].Size
-	o := Options{Design: "budget", Workers: 1}
+	s, truth, n, o := fitCase(t)
 	run := func(factor float64) Trace {
 		p := *truth
 		p.Stages = maps.Clone(truth.Stages)
@@ -157,4 +139,18 @@ func simulatedTrace(t *testing.T, s *Scenario, o Options) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// fitCase is the run the fit tests trace (from the repository's root): the
+// 2^24 mimc scenario under 16 GiB whose syntheses overlap under its host
+// gate, its profile (the truth), its partition size, and budget on one
+// worker.
+func fitCase(t *testing.T) (s *Scenario, truth *Profile, n int, o Options) {
+	t.Helper()
+	t.Chdir("..")
+	s, err := LoadScenario("docs/predictions/h200-mimc16m-16g-g-job.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, s.profile, s.Jobs[0].Size, Options{Design: "budget", Workers: 1}
 }
