@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,20 +19,14 @@ func TestSimCalibrateFitRepeat(t *testing.T) {
 	const c4 = "docs/runs/h100-2026-12-06e/c4/"
 	first := c4 + "trace-budget-w1-16.00GiB-log20.json.gz"
 	scenario := c4 + "scenario-budget-w1-16.00GiB-log20.json"
-	f, err := os.Open(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(f)
+	raw, err := readMaybeGzip(first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tr struct {
 		TraceEvents []map[string]any `json:"traceEvents"`
 	}
-	err = json.NewDecoder(zr).Decode(&tr)
-	f.Close()
-	if err != nil {
+	if err := json.Unmarshal(raw, &tr); err != nil {
 		t.Fatal(err)
 	}
 	slowed := 0
@@ -47,7 +40,7 @@ func TestSimCalibrateFitRepeat(t *testing.T) {
 		t.Fatal("no synthesize spans in the trace")
 	}
 	slow := filepath.Join(dir, "slow.json")
-	raw, err := json.Marshal(tr)
+	raw, err = json.Marshal(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
