@@ -10,10 +10,10 @@ import (
 // hostUse is what the Go runtime and the kernel report of the process's host
 // side, read before and after a bench row: the collector's cycles and CPU
 // time, the process's CPU time and its minor page faults (memory touched for
-// the first time, or again after the runtime returned it). A row's syntheses
-// took 316-717 ms at porep-sha 2^26 on one machine depending on what the
-// host held (docs/simulator.md, "Syntheses and what the host holds"); these
-// say whether the collector or fresh memory was where it went.
+// the first time, or again after the runtime returned it). A synthesis's
+// time moves from process to process (docs/simulator.md, "Syntheses from
+// process to process"); these say whether the collector or fresh memory is
+// where it went (on the card: neither, runs/h100-2026-12-06f).
 type hostUse struct {
 	gcCycles    uint64
 	gcCPU       float64 // seconds, the collector's (mark assists, workers, pauses)

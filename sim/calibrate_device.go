@@ -504,8 +504,8 @@ func releaseBefore(ops []traceOp, i int, trims bool) (traceOp, bool) {
 // figure, or takes the copies' bound where its figure lies below it. When
 // no copy after a release was delayed, each bounds the work from above by
 // the time between the release and its start, per GiB released, and the
-// least of those bounds replaces a profile's figure above it. The bandwidth is taken again from every copy
-// the fitted work did not reach.
+// least of those bounds replaces a profile's figure above it. The bandwidth
+// is taken again from every copy the fitted work did not reach.
 func fitCopies(traces [][]traceOp) copyFit {
 	type sample struct {
 		bytes, took float64 // bytes, µs
