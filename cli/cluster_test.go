@@ -43,6 +43,9 @@ type clusterHarness struct {
 	etcd      string // etcd's client URL: members find each other there instead of by a static list
 	extra     map[int][]string
 	net       *testNet
+	// rejoinExcluded: await starts again, as new members, the daemons that
+	// exited as excluded (restartExcluded) instead of waiting for them.
+	rejoinExcluded bool
 }
 
 // freePorts returns n ports free on 127.0.0.1 now (testenv.FreePorts).
@@ -161,16 +164,21 @@ func (h *clusterHarness) waitMembers(i int) {
 	}
 }
 
-// rejoin starts member i again, once exited, and waits until member 0 sees
-// it up (its log of the earlier run already says so once).
+// rejoin starts member i again, once exited, and waits until another
+// member (0, or 1 for member 0) sees it up (its log of the earlier run
+// already says so once).
 func (h *clusterHarness) rejoin(ctx context.Context, i int) {
 	h.t.Helper()
+	w := 0
+	if i == 0 {
+		w = 1
+	}
 	up := `msg="cluster: member up" member=` + h.addr(i)
-	before := strings.Count(h.logs[0].String(), up)
+	before := strings.Count(h.logs[w].String(), up)
 	h.start(i)
-	for strings.Count(h.logs[0].String(), up) == before {
+	for strings.Count(h.logs[w].String(), up) == before {
 		if err := ctx.Err(); err != nil {
-			h.t.Fatalf("member 0 did not see member %d up again: %v", i, err)
+			h.t.Fatalf("member %d did not see member %d up again: %v", w, i, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -236,9 +244,33 @@ func (h *clusterHarness) await(ctx context.Context, i int, id string) *cuzkv1.Aw
 			h.t.Fatalf("job %s on daemon %d: not done: %v", id, i, ctx.Err())
 		}
 		if err != nil {
+			if h.rejoinExcluded {
+				h.restartExcluded(ctx)
+			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+}
+
+// restartExcluded starts again, as new members, the daemons whose log says
+// they found themselves excluded (they exit then, with an error), waits
+// until each sees every member up, and returns which it started.
+func (h *clusterHarness) restartExcluded(ctx context.Context) []int {
+	h.t.Helper()
+	var again []int
+	for i, p := range h.procs {
+		if p == nil || !strings.Contains(h.logs[i].String(), "cluster: excluded") {
+			continue
+		}
+		if err := p.Wait(); err == nil {
+			h.t.Fatalf("member %d, excluded, exited with status 0", i)
+		}
+		h.procs[i] = nil
+		h.rejoin(ctx, i)
+		h.waitMembers(i)
+		again = append(again, i)
+	}
+	return again
 }
 
 // job returns job id's status on daemon i.
