@@ -252,6 +252,12 @@ func (h *clusterHarness) await(ctx context.Context, i int, id string) *cuzkv1.Aw
 	}
 }
 
+// excluded reports whether daemon i's log (of its current run) says it
+// found itself excluded.
+func (h *clusterHarness) excluded(i int) bool {
+	return strings.Contains(h.logs[i].String(), "cluster: excluded")
+}
+
 // restartExcluded starts again, as new members, the daemons whose log says
 // they found themselves excluded (they exit then, with an error), waits
 // until each sees every member up, and returns which it started.
@@ -259,7 +265,7 @@ func (h *clusterHarness) restartExcluded(ctx context.Context) []int {
 	h.t.Helper()
 	var again []int
 	for i, p := range h.procs {
-		if p == nil || !strings.Contains(h.logs[i].String(), "cluster: excluded") {
+		if p == nil || !h.excluded(i) {
 			continue
 		}
 		if err := p.Wait(); err == nil {
@@ -459,7 +465,7 @@ func TestClusterKillsAtRandomPoints(t *testing.T) {
 			go func() { exited <- h.procs[victim].Wait() }()
 			select {
 			case err := <-exited:
-				if err == nil || !strings.Contains(h.logs[victim].String(), "cluster: excluded") {
+				if err == nil || !h.excluded(victim) {
 					t.Fatalf("member %d exited with %v and without saying it was excluded", victim, err)
 				}
 			case <-time.After(30 * time.Second):
