@@ -224,11 +224,11 @@ func TestClusterNetworkPartition(t *testing.T) {
 	// sure margin: a health check sent as the cable was pulled waits for
 	// TCP's retransmissions, and its 2 s timeout can come first, on either
 	// side of the cable. A member whose provider saw another leave has
-	// blocked that id for good (and gossips the block to the others), and
-	// refuses it: the member refused exits as excluded, to rejoin as a new
-	// member (started again here). That may be member 2, seen leaving by
-	// the others, or the one member 2's provider saw leave, the owner
-	// included: restarted, the owner takes its job up from its store.
+	// blocked that id for good, and refuses it: the member refused by one
+	// of its two others exits as excluded, to rejoin as a new member
+	// (started again here). That may be member 2, seen leaving by the
+	// others, or the one member 2's provider saw leave, the owner included:
+	// restarted, the owner takes its job up from its store.
 	h.rejoinExcluded = true
 	got := h.await(ctx, 0, id)
 	per := h.check(got, seed, n)
