@@ -147,10 +147,18 @@ func (n *testNet) addMember(i int) error {
 		return err
 	}
 	for _, args := range [][]string{{"addr", "add", n.host(i) + "/24", "dev", "eth0"}, {"link", "set", "eth0", "up"}, {"link", "set", "lo", "up"}} {
-		cmd := exec.Command("nsenter", append([]string{"-t", pid, "-n", "ip"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("in member %d's namespace, ip %s: %v: %s", i, strings.Join(args, " "), err, out)
+		if err := n.memberIP(i, args...); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// memberIP runs ip in member i's namespace.
+func (n *testNet) memberIP(i int, args ...string) error {
+	cmd := exec.Command(n.nsenter, append([]string{"-t", strconv.Itoa(n.holders[i].Process.Pid), "-n", "ip"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("in member %d's namespace, ip %s: %v: %s", i, strings.Join(args, " "), err, out)
 	}
 	return nil
 }
@@ -164,6 +172,23 @@ func (n *testNet) host(i int) string { return fmt.Sprintf("10.77.0.%d", 10+i) }
 func (n *testNet) enter(cmd *exec.Cmd, i int) {
 	cmd.Args = append([]string{"nsenter", "-t", strconv.Itoa(n.holders[i].Process.Pid), "-n", "--"}, cmd.Args...)
 	cmd.Path, cmd.Err = n.nsenter, nil
+}
+
+// split drops every packet between members i and j (a blackhole route in
+// i's namespace: i's packets to j go nowhere, and so do its answers to j),
+// each still reaching the others; join undoes it.
+func (n *testNet) split(i, j int) {
+	n.t.Helper()
+	if err := n.memberIP(i, "route", "add", "blackhole", n.host(j)+"/32"); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *testNet) join(i, j int) {
+	n.t.Helper()
+	if err := n.memberIP(i, "route", "del", "blackhole", n.host(j)+"/32"); err != nil {
+		n.t.Fatal(err)
+	}
 }
 
 // cut pulls member i's cable; heal plugs it back.
@@ -372,6 +397,77 @@ func TestClusterOwnerLongNetworkCut(t *testing.T) {
 		}
 	}
 	t.Logf("the owner back as a new member: proved per member %v", per)
+}
+
+// Two members cut off from each other only (a route between two hosts
+// lost, both still reaching the third): each sees the other leave, the
+// third sees nothing. Neither would list the other again, and neither is
+// alone: the owner would never lease to member 2 again, a GPU idle for
+// good. So a member asks the addresses where members left for a hello now
+// and then (exclusion.go, rule 4); the other refuses it, and one refusal
+// of two others is enough: one of the pair (or both) exits as excluded and,
+// started again as a new member, is listed by every member. The job
+// finishes, every partition proved once; the third member carries on; the
+// next job is proved over all three.
+func TestClusterPairCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	const within = 3 * time.Minute
+	if inOwnNetns(t, "TestClusterPairCut", within) {
+		return
+	}
+	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 48)
+	tn := newTestNet(t, 3)
+	h := newClusterHarness(t, 3)
+	h.net = tn
+	h.startAll()
+	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
+	defer cancel()
+	seed := []byte("pair cut")
+	id := h.submit(ctx, 0, "pair cut", seed, n)
+	h.waitProvedBy(ctx, id, 2, "cut off from the owner")
+	tn.split(2, 0)
+	cutAt := time.Now()
+	for !h.sawLeave(0, 2) || !h.sawLeave(2, 0) {
+		if time.Since(cutAt) > 60*time.Second {
+			t.Fatal("members 0 and 2 did not see each other leave within 60 s of their split")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tn.join(2, 0)
+	cut := time.Since(cutAt).Round(10 * time.Millisecond)
+	if h.sawLeave(1, 0) || h.sawLeave(1, 2) {
+		t.Fatalf("member 1 saw a member leave, though it reached both: the split was not between 0 and 2 only")
+	}
+	h.rejoinExcluded = true
+	got := h.await(ctx, 0, id)
+	per := h.check(got, seed, n)
+	t.Logf("members 0 and 2 cut off from each other for %s (until each saw the other leave): %d partitions proved per member %v, %d attempts",
+		cut, n, per, got.Job.Attempts)
+	pairOut := func() bool { return h.restarted[0] > 1 || h.restarted[2] > 1 || h.excluded(0) || h.excluded(2) }
+	for deadline := time.Now().Add(30 * time.Second); !pairOut(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("neither of the pair found itself excluded within 30 s of their join: member 2 stays idle to the owner")
+		}
+	}
+	// Both may be refused before either exits: give the other's refusal a
+	// couple of TTLs.
+	time.Sleep(2 * time.Second)
+	h.restartExcluded(ctx)
+	if h.restarted[1] != 1 {
+		t.Fatalf("member 1, which reached both, was started %d times", h.restarted[1])
+	}
+	t.Logf("excluded and started again: member 0 %d time(s), member 2 %d time(s)", h.restarted[0]-1, h.restarted[2]-1)
+	seed = []byte("pair joined")
+	got = h.await(ctx, 0, h.submit(ctx, 0, "pair joined", seed, 24))
+	per = h.check(got, seed, 24)
+	for i := range 3 {
+		if per[h.addr(i)] == 0 {
+			t.Fatalf("member %d proved nothing of the next job: %v", i, per)
+		}
+	}
+	t.Logf("the next job: proved per member %v", per)
 }
 
 // cutPast pulls member m's cable until its provider has seen every other

@@ -164,23 +164,34 @@ func (h *clusterHarness) waitMembers(i int) {
 	}
 }
 
-// rejoin starts member i again, once exited, and waits until another
-// member (0, or 1 for member 0) sees it up (its log of the earlier run
-// already says so once).
-func (h *clusterHarness) rejoin(ctx context.Context, i int) {
+// rejoin starts the members given again, once exited, and waits until each
+// sees every member up and every member running on sees it up again (its
+// log of the earlier run already says so once).
+func (h *clusterHarness) rejoin(ctx context.Context, again ...int) {
 	h.t.Helper()
-	w := 0
-	if i == 0 {
-		w = 1
-	}
-	up := `msg="cluster: member up" member=` + h.addr(i)
-	before := strings.Count(h.logs[w].String(), up)
-	h.start(i)
-	for strings.Count(h.logs[w].String(), up) == before {
-		if err := ctx.Err(); err != nil {
-			h.t.Fatalf("member %d did not see member %d up again: %v", w, i, err)
+	up := func(i int) string { return `msg="cluster: member up" member=` + h.addr(i) }
+	type seen struct{ by, of int }
+	before := map[seen]int{}
+	for _, i := range again {
+		for j, p := range h.procs {
+			if p != nil {
+				before[seen{j, i}] = strings.Count(h.logs[j].String(), up(i))
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	for _, i := range again {
+		h.start(i)
+	}
+	for _, i := range again {
+		h.waitMembers(i)
+	}
+	for k, n := range before {
+		for strings.Count(h.logs[k.by].String(), up(k.of)) == n {
+			if err := ctx.Err(); err != nil {
+				h.t.Fatalf("member %d did not see member %d up again: %v", k.by, k.of, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 
@@ -260,7 +271,8 @@ func (h *clusterHarness) excluded(i int) bool {
 
 // restartExcluded starts again, as new members, the daemons whose log says
 // they found themselves excluded (they exit then, with an error), waits
-// until each sees every member up, and returns which it started.
+// until they and the others see each other up (rejoin), and returns which
+// it started.
 func (h *clusterHarness) restartExcluded(ctx context.Context) []int {
 	h.t.Helper()
 	var again []int
@@ -272,10 +284,9 @@ func (h *clusterHarness) restartExcluded(ctx context.Context) []int {
 			h.t.Fatalf("member %d, excluded, exited with status 0", i)
 		}
 		h.procs[i] = nil
-		h.rejoin(ctx, i)
-		h.waitMembers(i)
 		again = append(again, i)
 	}
+	h.rejoin(ctx, again...)
 	return again
 }
 

@@ -67,11 +67,9 @@ type nodeState struct {
 	// left holds the member ids this member saw leave: protoactor blocks
 	// them for good, and this member refuses their hellos (see hello).
 	left map[string]bool
-	// gone is when a member at each address left, until one is listed
-	// there again; probed is when a member that lists no other last asked
-	// them for a hello (see liveness).
-	gone   map[string]time.Time
-	probed time.Time
+	// gone: the addresses where members left, until one is listed there
+	// again, each asked for a hello now and then (see probeGone).
+	gone map[string]*goneAddr
 	// refusedBy: the addresses of the members that refused this member's
 	// hello, with how many other members each listed (see refused).
 	refusedBy map[string]int
@@ -93,7 +91,7 @@ func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics)
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
 		heard: map[string]time.Time{}, since: time.Now(), left: map[string]bool{},
-		gone: map[string]time.Time{}, refusedBy: map[string]int{},
+		gone: map[string]*goneAddr{}, refusedBy: map[string]int{},
 		running: map[string]*leaseRun{}}
 }
 
@@ -574,10 +572,11 @@ func (s *nodeState) trace(r *cuzkv1.ClusterResult) {
 
 // liveness asks every member for a hello each heartbeat. A member silent
 // for a lease TTL gets no more leases until it answers (its provider may
-// still list it: cut off from this host only). A lone member also asks the
-// addresses where members left; and when every other member it lists has
-// been silent for three TTLs, this member is cut off: excluded (see
-// exclusion.go for the ways a member finds out that it is out).
+// still list it: cut off from this host only). It also asks the addresses
+// where members left, now and then (probeGone); and when every other
+// member it lists has been silent for three TTLs, this member is cut off:
+// excluded (see exclusion.go for the ways a member finds out that it is
+// out).
 func (s *nodeState) liveness(ctx actor.Context, now time.Time) {
 	ttl := s.n.opt.LeaseTTL
 	others, silent := 0, 0

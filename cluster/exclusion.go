@@ -28,16 +28,38 @@ import (
 //     none may be the one cut off, refusing members that never saw it go;
 //  2. a member that lists no other member (its own provider saw them all
 //     leave, in a long cut) still asks the addresses where members left
-//     for a hello, once a TTL (liveness); one that answers under an id it
+//     for a hello, once a TTL (probeGone); one that answers under an id it
 //     saw leave is alive and lost to it for good: it is the one that was
 //     cut off (answered). Once the cut heals, either refusals (rule 1) or
 //     answers (this rule) reach it;
 //  3. still cut off, it hears nothing: every other member it lists has been
-//     silent for three TTLs (liveness).
+//     silent for three TTLs (liveness);
+//  4. two members cut off from each other only (a route between two hosts
+//     lost, both reaching the rest) see each other leave while the others
+//     see nothing. Neither lists the other again, and neither is lone: the
+//     owner of a job would never lease to the other, a GPU idle for good.
+//     So a member that lists others asks the addresses where members left
+//     for a hello too, at intervals doubling from a TTL to 64 TTLs (a dead
+//     address costs a failed connect now and then); one that saw it leave
+//     refuses it, and rule 1 decides (of three members, one refusal of
+//     two others is enough: the pair both exit, and come back as new
+//     members each lists).
 
-// maxGone bounds the addresses where members left that a lone member asks
-// for a hello.
+// maxGone bounds the addresses where members left that a member asks for a
+// hello.
 const maxGone = 64
+
+// maxProbeEvery bounds, in TTLs, the interval at which a member that lists
+// others asks an address where a member left for a hello (rule 4).
+const maxProbeEvery = 64
+
+// goneAddr is an address where a member left: when, when it was last
+// asked for a hello, and how often it is asked while this member lists
+// others.
+type goneAddr struct {
+	left, asked time.Time
+	every       time.Duration
+}
 
 func (s *nodeState) helloMsg() *cuzkv1.ClusterHello {
 	return &cuzkv1.ClusterHello{From: s.self(), MemberId: s.n.system.ID}
@@ -96,15 +118,22 @@ func (s *nodeState) answered(m *cuzkv1.ClusterMemberInfo) {
 		s.n.opt.Name, m.Member))
 }
 
-// probeGone asks the addresses where members left for a hello, once a TTL,
-// while this member lists no other (see rule 2 above).
+// probeGone asks the addresses where members left for a hello: each once a
+// TTL while this member lists no other (rule 2), else at intervals doubling
+// from a TTL up to maxProbeEvery TTLs (rule 4).
 func (s *nodeState) probeGone(send func(addr string), now time.Time) {
-	if s.others() > 0 || now.Sub(s.probed) < s.n.opt.LeaseTTL {
-		return
-	}
-	s.probed = now
-	for addr := range s.gone {
+	ttl := s.n.opt.LeaseTTL
+	lone := s.others() == 0
+	for addr, g := range s.gone {
+		since := now.Sub(g.asked)
+		if since < g.every && (!lone || since < ttl) {
+			continue
+		}
 		send(addr)
+		g.asked = now
+		if !lone {
+			g.every = min(2*g.every, maxProbeEvery*ttl)
+		}
 	}
 }
 
@@ -115,12 +144,12 @@ func (s *nodeState) wentAway(addr string, now time.Time) {
 	}
 	if _, known := s.gone[addr]; !known && len(s.gone) >= maxGone {
 		oldest := ""
-		for a, at := range s.gone {
-			if oldest == "" || at.Before(s.gone[oldest]) {
+		for a, g := range s.gone {
+			if oldest == "" || g.left.Before(s.gone[oldest].left) {
 				oldest = a
 			}
 		}
 		delete(s.gone, oldest)
 	}
-	s.gone[addr] = now
+	s.gone[addr] = &goneAddr{left: now, asked: now, every: s.n.opt.LeaseTTL}
 }

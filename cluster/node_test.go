@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -273,6 +274,8 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}, excluded: true},
 		{name: "alone, answered by a new member where one left", left: []*pcluster.Member{a},
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a2", Slots: 1} }}},
+		{name: "cut off from one member only: refused where it left, one other listed", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{refusal(a, 1)}, excluded: true},
 		{name: "answered under an id it saw leave, others listed", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}},
 	} {
@@ -295,5 +298,47 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// probeGone's schedule: a member that lists others asks an address where a
+// member left for a hello at intervals doubling from a TTL to 64 TTLs (rule
+// 4); alone, it asks once a TTL (rule 2).
+func TestProbeGoneSchedule(t *testing.T) {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(quietLogger))
+	n := &Node{system: sys, opt: Options{Name: "test", LeaseTTL: time.Second}}
+	m, err := newNodeMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newNodeState(n, nil, nil, m)
+	t0 := time.Unix(1000, 0)
+	gone, other := member("a", 7001).Address(), member("b", 7002).Address()
+	s.members[other] = "b"
+	s.wentAway(gone, t0)
+	probes := func(from, to time.Duration) []time.Duration {
+		var at []time.Duration
+		for d := from; d <= to; d += 100 * time.Millisecond {
+			s.probeGone(func(addr string) {
+				if addr != gone {
+					t.Fatalf("asked %s, not where a member left", addr)
+				}
+				at = append(at, d)
+			}, t0.Add(d))
+		}
+		return at
+	}
+	got := probes(0, 300*time.Second)
+	want := []time.Duration{1, 3, 7, 15, 31, 63, 127, 191, 255}
+	for i := range want {
+		want[i] *= time.Second
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listing another: asked at %v, want %v", got, want)
+	}
+	delete(s.members, other)
+	got = probes(300*time.Second, 304*time.Second)
+	if want := []time.Duration{300 * time.Second, 301 * time.Second, 302 * time.Second, 303 * time.Second, 304 * time.Second}; !slices.Equal(got, want) {
+		t.Fatalf("alone: asked at %v, want once a TTL %v", got, want)
 	}
 }
