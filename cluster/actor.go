@@ -73,6 +73,9 @@ type nodeState struct {
 	// refusedBy: the addresses of the members that refused this member's
 	// hello, with how many other members each listed (see refused).
 	refusedBy map[string]int
+	// lists: the addresses each member listed here last said it lists
+	// (see refused).
+	lists map[string][]string
 
 	// Member side.
 	running map[string]*leaseRun // by lease id
@@ -91,7 +94,7 @@ func newNodeState(n *Node, svc *runner.Service, st *store.Store, m *nodeMetrics)
 	return &nodeState{n: n, svc: svc, st: st, m: m, leases: NewLeases(n.opt.LeaseTTL, n.opt.MaxAttempts, n.epoch),
 		jobs: map[string]runner.Submission{}, members: map[string]string{}, asked: map[string]bool{},
 		heard: map[string]time.Time{}, since: time.Now(), left: map[string]bool{},
-		gone: map[string]*goneAddr{}, refusedBy: map[string]int{},
+		gone: map[string]*goneAddr{}, refusedBy: map[string]int{}, lists: map[string][]string{},
 		running: map[string]*leaseRun{}}
 }
 
@@ -117,8 +120,11 @@ func (s *nodeState) Receive(ctx actor.Context) {
 	// Owner side.
 	case *cuzkv1.ClusterMemberInfo:
 		s.answered(m)
-		if _, up := s.members[m.Member]; up {
+		if id, up := s.members[m.Member]; up {
 			s.heard[m.Member] = time.Now()
+			if id == m.MemberId {
+				s.lists[m.Member] = m.Lists
+			}
 		}
 		if _, up := s.members[m.Member]; up && s.asked[m.Member] {
 			delete(s.asked, m.Member)
@@ -221,6 +227,7 @@ func (s *nodeState) memberGone(ctx actor.Context, addr, id string) {
 	delete(s.members, addr)
 	delete(s.asked, addr)
 	delete(s.heard, addr)
+	delete(s.lists, addr)
 	s.wentAway(addr, time.Now())
 	ended := s.leases.MemberDown(addr)
 	if len(ended) > 0 {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -42,8 +43,13 @@ import (
 //     for a hello too, at intervals doubling from a TTL to 64 TTLs (a dead
 //     address costs a failed connect now and then); one that saw it leave
 //     refuses it, and rule 1 decides (of three members, one refusal of
-//     two others is enough: the pair both exit, and come back as new
-//     members each lists).
+//     two others is enough: one of the pair, or both, exit, and come back
+//     as new members each lists). Such a refusal, from an address where
+//     this member saw a member leave, counts only if half the others it
+//     lists or more still list that address (each answer to a hello says
+//     what its member lists): a member cut off from everyone, woken with
+//     its provider having seen only some of the others leave, would else
+//     refuse, and exclude, a member that rightly saw it go.
 
 // maxGone bounds the addresses where members left that a member asks for a
 // hello.
@@ -76,26 +82,41 @@ func (s *nodeState) others() int {
 	return n
 }
 
-// hello answers a member's hello with what this member runs, or refuses a
-// member id it saw leave.
+// hello answers a member's hello with what this member runs and the other
+// members it lists, or refuses a member id it saw leave.
 func (s *nodeState) hello(m *cuzkv1.ClusterHello) proto.Message {
 	if m.MemberId != "" && s.left[m.MemberId] {
 		return &cuzkv1.ClusterHelloRefused{Member: s.self(), MemberId: m.MemberId, Others: int32(s.others())}
 	}
-	return &cuzkv1.ClusterMemberInfo{Member: s.self(), MemberId: s.n.system.ID, Slots: int32(s.n.opt.Slots)}
+	lists := make([]string, 0, len(s.members))
+	for addr := range s.members {
+		if addr != s.self() {
+			lists = append(lists, addr)
+		}
+	}
+	slices.Sort(lists)
+	return &cuzkv1.ClusterMemberInfo{Member: s.self(), MemberId: s.n.system.ID, Slots: int32(s.n.opt.Slots), Lists: lists}
 }
 
 // refused counts a refusal of this member's hello; refused by half the
 // members it knows of or more (those its provider lists and those that
 // refused it), counting only refusers that list another member, it is out.
+// A refuser at an address where this member saw a member leave counts only
+// while this member lists no other, or while half the others it lists or
+// more still list that address (vouched): else it is the one cut off, from
+// the others too, and its refusal of members that saw it go says nothing.
 func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 	if m.MemberId != s.n.system.ID || m.Member == s.self() {
 		return // an answer to an earlier run at this address
 	}
 	s.refusedBy[m.Member] = int(m.Others)
 	peers, refusers := s.others(), 0
+	lone := peers == 0
 	for addr, others := range s.refusedBy {
 		if _, up := s.members[addr]; !up {
+			if !lone && !s.vouched(addr) {
+				continue
+			}
 			peers++
 		}
 		if others > 0 {
@@ -106,6 +127,22 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 		s.n.exclude(fmt.Errorf("cluster %s: %d of the %d other members saw this member leave and refuse it (protoactor never takes a member id back): restart it to rejoin as a new member",
 			s.n.opt.Name, refusers, peers))
 	}
+}
+
+// vouched reports whether half the other members this member lists or more
+// said, in their last answer, that they list addr.
+func (s *nodeState) vouched(addr string) bool {
+	others, listing := 0, 0
+	for m := range s.members {
+		if m == s.self() {
+			continue
+		}
+		others++
+		if slices.Contains(s.lists[m], addr) {
+			listing++
+		}
+	}
+	return others > 0 && 2*listing >= others
 }
 
 // answered: a member that lists no other, answered under an id it saw

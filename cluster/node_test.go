@@ -224,7 +224,8 @@ func member(id string, port int) *pcluster.Member {
 }
 
 // A member refuses the hellos of a member id it saw leave (protoactor
-// blocked it for good), and answers a new member at the same address.
+// blocked it for good), and answers a new member at the same address,
+// saying which other members it lists.
 func TestHelloOfAMemberSeenLeavingIsRefused(t *testing.T) {
 	sys, pid, _ := clusterActor(t)
 	frozen, b := member("frozen", 7000), member("b", 7001)
@@ -234,8 +235,12 @@ func TestHelloOfAMemberSeenLeavingIsRefused(t *testing.T) {
 	if !ok || r.MemberId != "frozen" || r.Others != 1 {
 		t.Fatalf("the hello of a member seen leaving: answered %v, want refused by a member that lists 1 other", r)
 	}
-	if _, ok := ask(t, sys, pid, &cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "restarted"}).(*cuzkv1.ClusterMemberInfo); !ok {
+	info, ok := ask(t, sys, pid, &cuzkv1.ClusterHello{From: frozen.Address(), MemberId: "restarted"}).(*cuzkv1.ClusterMemberInfo)
+	if !ok {
 		t.Fatal("the hello of a new member id at the same address is refused")
+	}
+	if !slices.Equal(info.Lists, []string{b.Address()}) {
+		t.Fatalf("the answer lists %v, want the one other member listed, %s", info.Lists, b.Address())
 	}
 }
 
@@ -247,6 +252,16 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 	refusal := func(by *pcluster.Member, others int32) func(self string) any {
 		return func(self string) any {
 			return &cuzkv1.ClusterHelloRefused{Member: by.Address(), MemberId: self, Others: others}
+		}
+	}
+	// lists is by's answer to a hello, listing the members given.
+	lists := func(by *pcluster.Member, listed ...*pcluster.Member) func(self string) any {
+		return func(string) any {
+			info := &cuzkv1.ClusterMemberInfo{Member: by.Address(), MemberId: by.Id, Slots: 1}
+			for _, m := range listed {
+				info.Lists = append(info.Lists, m.Address())
+			}
+			return info
 		}
 	}
 	for _, tc := range []struct {
@@ -274,8 +289,12 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}, excluded: true},
 		{name: "alone, answered by a new member where one left", left: []*pcluster.Member{a},
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a2", Slots: 1} }}},
-		{name: "cut off from one member only: refused where it left, one other listed", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
-			told: []func(string) any{refusal(a, 1)}, excluded: true},
+		{name: "cut off from one member only: refused where it left, which the other still lists", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{lists(b, a), refusal(a, 1)}, excluded: true},
+		{name: "refused where it left by a member the other no longer lists", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{lists(b), refusal(a, 1)}},
+		{name: "refused where it left, the other not heard from", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{refusal(a, 1)}},
 		{name: "answered under an id it saw leave, others listed", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}},
 	} {

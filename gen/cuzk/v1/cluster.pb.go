@@ -160,7 +160,12 @@ type ClusterMemberInfo struct {
 	Slots   int32 `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
 	Devices int32 `protobuf:"varint,3,opt,name=devices,proto3" json:"devices,omitempty"`
 	// member_id is the answering member's protoactor member id.
-	MemberId      string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	MemberId string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
+	// lists: the addresses of the other members the answering member's
+	// provider lists. A member refused from an address where it saw a member
+	// leave counts the refusal only if the others it lists still list that
+	// address (see cluster/exclusion.go, rule 4).
+	Lists         []string `protobuf:"bytes,5,rep,name=lists,proto3" json:"lists,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -221,6 +226,13 @@ func (x *ClusterMemberInfo) GetMemberId() string {
 		return x.MemberId
 	}
 	return ""
+}
+
+func (x *ClusterMemberInfo) GetLists() []string {
+	if x != nil {
+		return x.Lists
+	}
+	return nil
 }
 
 // ClusterLease hands one partition of the owner's job to a member. The
@@ -811,12 +823,13 @@ const file_cuzk_v1_cluster_proto_rawDesc = "" +
 	"\x13ClusterHelloRefused\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x1b\n" +
 	"\tmember_id\x18\x02 \x01(\tR\bmemberId\x12\x16\n" +
-	"\x06others\x18\x03 \x01(\x05R\x06others\"x\n" +
+	"\x06others\x18\x03 \x01(\x05R\x06others\"\x8e\x01\n" +
 	"\x11ClusterMemberInfo\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x18\n" +
 	"\adevices\x18\x03 \x01(\x05R\adevices\x12\x1b\n" +
-	"\tmember_id\x18\x04 \x01(\tR\bmemberId\"\xcb\x02\n" +
+	"\tmember_id\x18\x04 \x01(\tR\bmemberId\x12\x14\n" +
+	"\x05lists\x18\x05 \x03(\tR\x05lists\"\xcb\x02\n" +
 	"\fClusterLease\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1c\n" +
