@@ -212,26 +212,17 @@ func (n *testNet) heal(i int) {
 // others, and the job finishes with every partition proved once and
 // verifying. Plugged back, the member proves partitions of the next job.
 func TestClusterNetworkPartition(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cuzk and runs three daemons")
-	}
-	const within = 3 * time.Minute
-	if inOwnNetns(t, "TestClusterNetworkPartition", within) {
+	h, ctx := netnsCluster(t)
+	if h == nil {
 		return
 	}
 	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 24)
-	tn := newTestNet(t, 3)
-	h := newClusterHarness(t, 3)
-	h.net = tn
-	h.startAll()
-	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
-	defer cancel()
 	seed := []byte("cut")
 	id := h.submit(ctx, 0, "cut", seed, n)
 	// Cut member 2 once it has proved a partition and the job is not done:
 	// it holds leases then (there are partitions waiting for its slots).
 	h.waitProvedBy(ctx, id, 2, "cut off")
-	tn.cut(2)
+	h.net.cut(2)
 	cutAt := time.Now()
 	// The owner ends member 2's leases when their heartbeats stop for a
 	// TTL (1 s), before the provider would see it leave (its health checks
@@ -243,7 +234,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	tn.heal(2)
+	h.net.heal(2)
 	cut := time.Since(cutAt).Round(10 * time.Millisecond)
 	// The cut is shorter than the providers' detection time, but not by a
 	// sure margin: a health check sent as the cable was pulled waits for
@@ -280,6 +271,28 @@ func TestClusterNetworkPartition(t *testing.T) {
 	t.Logf("member 2 plugged back: proved per member %v", per)
 }
 
+// netnsCluster runs the calling test again in a network namespace of its
+// own (inOwnNetns) and there starts three daemons, each in a namespace of
+// its own (testNet), with a context for the test's waits. In the first run
+// it returns nil: the inner run's outcome is the test's.
+func netnsCluster(t *testing.T) (*clusterHarness, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds cuzk and runs three daemons")
+	}
+	const within = 3 * time.Minute
+	if inOwnNetns(t, t.Name(), within) {
+		return nil, nil
+	}
+	tn := newTestNet(t, 3)
+	h := newClusterHarness(t, 3)
+	h.net = tn
+	h.startAll()
+	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
+	t.Cleanup(cancel)
+	return h, ctx
+}
+
 // ended reports whether owner o's log says it ended a lease of member m:
 // expired, or ended as it saw the member leave.
 func (h *clusterHarness) ended(o, m int) bool {
@@ -300,20 +313,10 @@ func (h *clusterHarness) ended(o, m int) bool {
 // still cut off, every member it lists silent for three TTLs; it exits so
 // too.)
 func TestClusterLongNetworkCut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cuzk and runs three daemons")
-	}
-	const within = 3 * time.Minute
-	if inOwnNetns(t, "TestClusterLongNetworkCut", within) {
+	h, ctx := netnsCluster(t)
+	if h == nil {
 		return
 	}
-	tn := newTestNet(t, 3)
-	h := newClusterHarness(t, 3)
-	h.net = tn
-	h.startAll()
-	h.waitMembers(2)
-	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
-	defer cancel()
 	exited := make(chan error, 1)
 	go func() { exited <- h.procs[2].Wait() }()
 	cut, already := h.cutPast(2)
@@ -353,20 +356,11 @@ func TestClusterLongNetworkCut(t *testing.T) {
 // finishes it, every partition proved once and verifying, and the next job
 // is proved over all three members.
 func TestClusterOwnerLongNetworkCut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cuzk and runs three daemons")
-	}
-	const within = 3 * time.Minute
-	if inOwnNetns(t, "TestClusterOwnerLongNetworkCut", within) {
+	h, ctx := netnsCluster(t)
+	if h == nil {
 		return
 	}
 	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 48)
-	tn := newTestNet(t, 3)
-	h := newClusterHarness(t, 3)
-	h.net = tn
-	h.startAll()
-	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
-	defer cancel()
 	seed := []byte("owner cut")
 	id := h.submit(ctx, 0, "owner cut", seed, n)
 	h.waitProvedBy(ctx, id, 2, "cut off")
@@ -410,24 +404,15 @@ func TestClusterOwnerLongNetworkCut(t *testing.T) {
 // finishes, every partition proved once; the third member carries on; the
 // next job is proved over all three.
 func TestClusterPairCut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cuzk and runs three daemons")
-	}
-	const within = 3 * time.Minute
-	if inOwnNetns(t, "TestClusterPairCut", within) {
+	h, ctx := netnsCluster(t)
+	if h == nil {
 		return
 	}
 	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 48)
-	tn := newTestNet(t, 3)
-	h := newClusterHarness(t, 3)
-	h.net = tn
-	h.startAll()
-	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
-	defer cancel()
 	seed := []byte("pair cut")
 	id := h.submit(ctx, 0, "pair cut", seed, n)
 	h.waitProvedBy(ctx, id, 2, "cut off from the owner")
-	tn.split(2, 0)
+	h.net.split(2, 0)
 	cutAt := time.Now()
 	for !h.sawLeave(0, 2) || !h.sawLeave(2, 0) {
 		if time.Since(cutAt) > 60*time.Second {
@@ -435,7 +420,7 @@ func TestClusterPairCut(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tn.join(2, 0)
+	h.net.join(2, 0)
 	cut := time.Since(cutAt).Round(10 * time.Millisecond)
 	if h.sawLeave(1, 0) || h.sawLeave(1, 2) {
 		t.Fatalf("member 1 saw a member leave, though it reached both: the split was not between 0 and 2 only")
