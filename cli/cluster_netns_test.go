@@ -351,10 +351,10 @@ func TestClusterLongNetworkCut(t *testing.T) {
 // The owner cut off mid-job past the providers' detection time (it and the
 // others see each other leave) carries on alone, proving partitions of its
 // job itself; plugged back (or still cut off, on a loaded host, see
-// cutPast), it finds itself excluded and exits; started
-// again (as a supervisor would), it takes its job up from its store and
-// finishes it, every partition proved once and verifying, and the next job
-// is proved over all three members.
+// cutPast), it finds itself excluded and exits; started again (as a
+// supervisor would), it takes its job up from its store and finishes it,
+// every partition proved once and verifying, and the next job is proved
+// over all three members.
 func TestClusterOwnerLongNetworkCut(t *testing.T) {
 	h, ctx := netnsCluster(t)
 	if h == nil {
@@ -382,15 +382,7 @@ func TestClusterOwnerLongNetworkCut(t *testing.T) {
 	}
 	t.Logf("owner cut off for %s mid-job, excluded %s and started again: %d partitions proved per member %v, %d attempts",
 		cut, when, n, per, got.Job.Attempts)
-	seed = []byte("owner back")
-	got = h.await(ctx, 0, h.submit(ctx, 0, "owner back", seed, 24))
-	per = h.check(got, seed, 24)
-	for i := range 3 {
-		if per[h.addr(i)] == 0 {
-			t.Fatalf("member %d proved nothing of the job after the owner came back: %v", i, per)
-		}
-	}
-	t.Logf("the owner back as a new member: proved per member %v", per)
+	t.Logf("the owner back as a new member: proved per member %v", h.provedByAll(ctx, "owner back", 24))
 }
 
 // Two members cut off from each other only (a route between two hosts
@@ -444,15 +436,23 @@ func TestClusterPairCut(t *testing.T) {
 		t.Fatalf("member 1, which reached both, was started %d times", h.restarted[1])
 	}
 	t.Logf("excluded and started again: member 0 %d time(s), member 2 %d time(s)", h.restarted[0]-1, h.restarted[2]-1)
-	seed = []byte("pair joined")
-	got = h.await(ctx, 0, h.submit(ctx, 0, "pair joined", seed, 24))
-	per = h.check(got, seed, 24)
-	for i := range 3 {
+	t.Logf("the next job: proved per member %v", h.provedByAll(ctx, "pair joined", 24))
+}
+
+// provedByAll submits a job of n partitions to member 0 (key its
+// idempotency key and seed), checks it (check), fails the test unless
+// every member proved one of its partitions or more, and returns how many
+// each proved.
+func (h *clusterHarness) provedByAll(ctx context.Context, key string, n int) map[string]int {
+	h.t.Helper()
+	seed := []byte(key)
+	per := h.check(h.await(ctx, 0, h.submit(ctx, 0, key, seed, n)), seed, n)
+	for i := range h.procs {
 		if per[h.addr(i)] == 0 {
-			t.Fatalf("member %d proved nothing of the next job: %v", i, per)
+			h.t.Fatalf("member %d proved nothing of job %q: %v", i, key, per)
 		}
 	}
-	t.Logf("the next job: proved per member %v", per)
+	return per
 }
 
 // cutPast pulls member m's cable until its provider has seen every other
