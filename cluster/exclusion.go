@@ -49,7 +49,14 @@ import (
 //     lists or more still list that address (each answer to a hello says
 //     what its member lists): a member cut off from everyone, woken with
 //     its provider having seen only some of the others leave, would else
-//     refuse, and exclude, a member that rightly saw it go.
+//     refuse, and exclude, a member that rightly saw it go;
+//  5. of such a pair one exit is enough: once either comes back under a new
+//     id, each lists the other again. A refusal from an address where this
+//     member saw a member leave, while half the others it lists or more
+//     list both that address and this member, is a pair's: the member at
+//     the lower address exits on it, whatever the count (with four members
+//     or more, one refusal is never half), and the one at the higher
+//     address does not count it.
 
 // maxGone bounds the addresses where members left that a member asks for a
 // hello.
@@ -105,6 +112,8 @@ func (s *nodeState) hello(m *cuzkv1.ClusterHello) proto.Message {
 // while this member lists no other, or while half the others it lists or
 // more still list that address (vouched): else it is the one cut off, from
 // the others too, and its refusal of members that saw it go says nothing.
+// Where the others list both (a pair cut off from each other only), it
+// decides alone: this member exits if its address is the lower (rule 5).
 func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 	if m.MemberId != s.n.system.ID || m.Member == s.self() {
 		return // an answer to an earlier run at this address
@@ -116,6 +125,14 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 		if _, up := s.members[addr]; !up {
 			if !lone && !s.vouched(addr) {
 				continue
+			}
+			if !lone && s.vouched(s.self()) {
+				if s.self() < addr {
+					s.n.exclude(fmt.Errorf("cluster %s: cut off from member %s only (each saw the other leave, the others list both): this member, at the lower address, leaves (protoactor never takes a member id back): restart it to rejoin as a new member",
+						s.n.opt.Name, addr))
+					return
+				}
+				continue // the pair's other member leaves (rule 5)
 			}
 			peers++
 		}
@@ -130,11 +147,15 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 }
 
 // vouched reports whether half the other members this member lists or more
-// said, in their last answer, that they list addr.
+// said, in their last answer, that they list addr; members that refused
+// this member are left out (their last answer predates the refusal).
 func (s *nodeState) vouched(addr string) bool {
 	others, listing := 0, 0
 	for m := range s.members {
 		if m == s.self() {
+			continue
+		}
+		if _, refused := s.refusedBy[m]; refused {
 			continue
 		}
 		others++

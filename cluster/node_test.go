@@ -264,6 +264,19 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 			return info
 		}
 	}
+	// listsBoth is by's answer listing the members given and this member
+	// (at selfAddr, set by each case).
+	var selfAddr string
+	listsBoth := func(by *pcluster.Member, listed ...*pcluster.Member) func(self string) any {
+		return func(self string) any {
+			info := lists(by, listed...)(self).(*cuzkv1.ClusterMemberInfo)
+			info.Lists = append(info.Lists, selfAddr)
+			return info
+		}
+	}
+	// This member's address (the test system's, "nonhost") sorts above a's
+	// and below z's.
+	z := &pcluster.Member{Id: "z", Host: "zz.example", Port: 7009}
 	for _, tc := range []struct {
 		name     string
 		listed   []*pcluster.Member // the others its provider lists
@@ -289,8 +302,18 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a", Slots: 1} }}, excluded: true},
 		{name: "alone, answered by a new member where one left", left: []*pcluster.Member{a},
 			told: []func(string) any{func(string) any { return &cuzkv1.ClusterMemberInfo{Member: a.Address(), MemberId: "a2", Slots: 1} }}},
-		{name: "cut off from one member only: refused where it left, which the other still lists", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+		{name: "refused where it left, which the other still lists and this member not", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
 			told: []func(string) any{lists(b, a), refusal(a, 1)}, excluded: true},
+		{name: "a pair cut off from each other only, this member at the higher address", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{listsBoth(b, a), refusal(a, 1)}},
+		{name: "a pair cut off from each other only, this member at the lower address", listed: []*pcluster.Member{b}, left: []*pcluster.Member{z},
+			told: []func(string) any{listsBoth(b, z), refusal(z, 1)}, excluded: true},
+		{name: "a pair of four members, this member at the lower address", listed: []*pcluster.Member{b, c}, left: []*pcluster.Member{z},
+			told: []func(string) any{listsBoth(b, z), listsBoth(c, z), refusal(z, 2)}, excluded: true},
+		{name: "a pair of four members, this member at the higher address", listed: []*pcluster.Member{b, c}, left: []*pcluster.Member{a},
+			told: []func(string) any{listsBoth(b, a), listsBoth(c, a), refusal(a, 2)}},
+		{name: "refused where it left and by the other, whose last answer listed both", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
+			told: []func(string) any{listsBoth(b, a), refusal(b, 1), refusal(a, 1)}, excluded: true},
 		{name: "refused where it left by a member the other no longer lists", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
 			told: []func(string) any{lists(b), refusal(a, 1)}},
 		{name: "refused where it left, the other not heard from", listed: []*pcluster.Member{b}, left: []*pcluster.Member{a},
@@ -300,6 +323,7 @@ func TestRefusedMemberFindsItselfExcluded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sys, pid, n := clusterActor(t)
+			selfAddr = sys.Address()
 			sys.Root.Send(pid, &pcluster.ClusterTopology{Members: append(append([]*pcluster.Member{}, tc.listed...), tc.left...)})
 			sys.Root.Send(pid, &pcluster.ClusterTopology{Members: tc.listed, Left: tc.left})
 			for _, m := range tc.told {
