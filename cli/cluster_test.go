@@ -84,6 +84,18 @@ func newClusterHarness(t *testing.T, n int) *clusterHarness {
 				}
 			}
 		}
+		// CUZK_CLUSTER_LOGS=DIR keeps every daemon's whole log there.
+		if dir := os.Getenv("CUZK_CLUSTER_LOGS"); dir != "" {
+			for i, l := range h.logs {
+				if l == nil {
+					continue
+				}
+				f := filepath.Join(dir, fmt.Sprintf("%s-daemon%d.log", strings.ReplaceAll(t.Name(), "/", "_"), i))
+				if err := os.WriteFile(f, []byte(l.String()), 0o644); err != nil {
+					t.Errorf("keeping daemon %d's log: %v", i, err)
+				}
+			}
+		}
 	})
 	return h
 }

@@ -201,6 +201,7 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 		}
 		if _, up := s.members[addr]; !up {
 			delete(s.gone, addr)
+			s.n.probed.Delete(addr)
 			delete(s.refusedBy, addr)
 			s.members[addr] = m.Id
 			s.asked[addr] = true

@@ -208,6 +208,8 @@ func (s *nodeState) wentAway(addr string, now time.Time) {
 			}
 		}
 		delete(s.gone, oldest)
+		s.n.probed.Delete(oldest)
 	}
 	s.gone[addr] = &goneAddr{left: now, asked: now, every: s.n.opt.LeaseTTL}
+	s.n.probed.Store(addr, true)
 }

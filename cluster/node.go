@@ -64,6 +64,10 @@ type Node struct {
 	// this member (see nodeState.liveness).
 	excluded chan struct{}
 	why      error
+	// probed holds the addresses where members left, which this member
+	// asks for a hello now and then (exclusion.go): protoactor's failed
+	// connects to them are expected, and not logged (log.go).
+	probed sync.Map
 }
 
 // New checks opt and returns a node that has not joined yet.
@@ -109,7 +113,9 @@ func (n *Node) Start(svc *runner.Service, st *store.Store) (err error) {
 		return err
 	}
 	host, port, _ := splitHostPort(n.opt.Listen)
-	n.system = actor.NewActorSystem(actor.WithLoggerFactory(quietLogger))
+	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(system *actor.ActorSystem) *slog.Logger {
+		return protoactorLogger(system, &n.probed)
+	}))
 	provider, err := n.provider()
 	if err != nil {
 		return err
