@@ -212,7 +212,7 @@ func (n *testNet) heal(i int) {
 // others, and the job finishes with every partition proved once and
 // verifying. Plugged back, the member proves partitions of the next job.
 func TestClusterNetworkPartition(t *testing.T) {
-	h, ctx := netnsCluster(t)
+	h, ctx := netnsCluster(t, 3)
 	if h == nil {
 		return
 	}
@@ -272,20 +272,20 @@ func TestClusterNetworkPartition(t *testing.T) {
 }
 
 // netnsCluster runs the calling test again in a network namespace of its
-// own (inOwnNetns) and there starts three daemons, each in a namespace of
+// own (inOwnNetns) and there starts members daemons, each in a namespace of
 // its own (testNet), with a context for the test's waits. In the first run
 // it returns nil: the inner run's outcome is the test's.
-func netnsCluster(t *testing.T) (*clusterHarness, context.Context) {
+func netnsCluster(t *testing.T, members int) (*clusterHarness, context.Context) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds cuzk and runs three daemons")
+		t.Skipf("builds cuzk and runs %d daemons", members)
 	}
 	const within = 3 * time.Minute
 	if inOwnNetns(t, t.Name(), within) {
 		return nil, nil
 	}
-	tn := newTestNet(t, 3)
-	h := newClusterHarness(t, 3)
+	tn := newTestNet(t, members)
+	h := newClusterHarness(t, members)
 	h.net = tn
 	h.startAll()
 	ctx, cancel := context.WithTimeout(context.Background(), within-10*time.Second)
@@ -313,7 +313,7 @@ func (h *clusterHarness) ended(o, m int) bool {
 // still cut off, every member it lists silent for three TTLs; it exits so
 // too.)
 func TestClusterLongNetworkCut(t *testing.T) {
-	h, ctx := netnsCluster(t)
+	h, ctx := netnsCluster(t, 3)
 	if h == nil {
 		return
 	}
@@ -356,7 +356,7 @@ func TestClusterLongNetworkCut(t *testing.T) {
 // every partition proved once and verifying, and the next job is proved
 // over all three members.
 func TestClusterOwnerLongNetworkCut(t *testing.T) {
-	h, ctx := netnsCluster(t)
+	h, ctx := netnsCluster(t, 3)
 	if h == nil {
 		return
 	}
@@ -386,18 +386,26 @@ func TestClusterOwnerLongNetworkCut(t *testing.T) {
 }
 
 // Two members cut off from each other only (a route between two hosts
-// lost, both still reaching the third): each sees the other leave, the
-// third sees nothing. Neither would list the other again, and neither is
+// lost, both still reaching the others): each sees the other leave, the
+// others see nothing. Neither would list the other again, and neither is
 // alone: the owner would never lease to member 2 again, a GPU idle for
 // good. So a member asks the addresses where members left for a hello now
 // and then (exclusion.go, rule 4); the other refuses it. Of the pair, the
 // member at the lower address exits on that refusal and the other does not
 // count it (rule 5): started again as a new member, it is listed by every
-// member. The job finishes, every partition proved once; the third member
+// member. The job finishes, every partition proved once; the other members
 // and the pair's member at the higher address carry on; the next job is
-// proved over all three.
-func TestClusterPairCut(t *testing.T) {
-	h, ctx := netnsCluster(t)
+// proved over all of them.
+func TestClusterPairCut(t *testing.T) { pairCut(t, 3) }
+
+// The same with four members, where one refusal of three others is not
+// half (rule 1 alone would leave the pair apart for good).
+func TestClusterPairCutOfFour(t *testing.T) { pairCut(t, 4) }
+
+// pairCut cuts the owner (member 0) and member 2 of a cluster of members
+// off from each other mid-job, and checks what TestClusterPairCut says.
+func pairCut(t *testing.T, members int) {
+	h, ctx := netnsCluster(t, members)
 	if h == nil {
 		return
 	}
@@ -415,14 +423,20 @@ func TestClusterPairCut(t *testing.T) {
 	}
 	h.net.join(2, 0)
 	cut := time.Since(cutAt).Round(10 * time.Millisecond)
-	if h.sawLeave(1, 0) || h.sawLeave(1, 2) {
-		t.Fatalf("member 1 saw a member leave, though it reached both: the split was not between 0 and 2 only")
+	bystanders := []int{}
+	for i := range members {
+		if i != 0 && i != 2 {
+			bystanders = append(bystanders, i)
+			if h.sawLeave(i, 0) || h.sawLeave(i, 2) {
+				t.Fatalf("member %d saw a member leave, though it reached both: the split was not between 0 and 2 only", i)
+			}
+		}
 	}
 	h.rejoinExcluded = true
 	got := h.await(ctx, 0, id)
 	per := h.check(got, seed, n)
-	t.Logf("members 0 and 2 cut off from each other for %s (until each saw the other leave): %d partitions proved per member %v, %d attempts",
-		cut, n, per, got.Job.Attempts)
+	t.Logf("members 0 and 2 of %d cut off from each other for %s (until each saw the other leave): %d partitions proved per member %v, %d attempts",
+		members, cut, n, per, got.Job.Attempts)
 	pairOut := func() bool { return h.restarted[0] > 1 || h.restarted[2] > 1 || h.excluded(0) || h.excluded(2) }
 	for deadline := time.Now().Add(30 * time.Second); !pairOut(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -437,9 +451,14 @@ func TestClusterPairCut(t *testing.T) {
 	if h.addr(2) < h.addr(0) {
 		lower, higher = 2, 0
 	}
-	if h.restarted[1] != 1 || h.restarted[higher] != 1 || h.restarted[lower] != 2 {
-		t.Fatalf("started: member 1 (reached both) %d time(s), member %d (the pair's lower address) %d, member %d %d; want 1, 2 and 1",
-			h.restarted[1], lower, h.restarted[lower], higher, h.restarted[higher])
+	for _, i := range bystanders {
+		if h.restarted[i] != 1 {
+			t.Fatalf("member %d, which reached both, was started %d times", i, h.restarted[i])
+		}
+	}
+	if h.restarted[higher] != 1 || h.restarted[lower] != 2 {
+		t.Fatalf("started: member %d (the pair's lower address) %d time(s), member %d %d; want 2 and 1",
+			lower, h.restarted[lower], higher, h.restarted[higher])
 	}
 	t.Logf("excluded and started again: member %d (the pair's lower address, %s) once, member %d (%s) never", lower, h.addr(lower), higher, h.addr(higher))
 	t.Logf("the next job: proved per member %v", h.provedByAll(ctx, "pair joined", 24))
