@@ -56,7 +56,10 @@ import (
 //     list both that address and this member, is a pair's: the member at
 //     the lower address exits on it, whatever the count (with four members
 //     or more, one refusal is never half), and the one at the higher
-//     address does not count it.
+//     address does not count it. Where only one of the two saw the other
+//     leave (this member still lists the refuser), the refused one exits
+//     on a refusal from a member the others list, while they list it too:
+//     the refuser will never take it back.
 
 // maxGone bounds the addresses where members left that a member asks for a
 // hello.
@@ -112,8 +115,10 @@ func (s *nodeState) hello(m *cuzkv1.ClusterHello) proto.Message {
 // while this member lists no other, or while half the others it lists or
 // more still list that address (vouched): else it is the one cut off, from
 // the others too, and its refusal of members that saw it go says nothing.
-// Where the others list both (a pair cut off from each other only), it
-// decides alone: this member exits if its address is the lower (rule 5).
+// Where the others list both the refuser and this member, that refusal
+// decides alone (rule 5): from an address where this member saw a member
+// leave (a pair cut off from each other), this member exits if its address
+// is the lower; from a member it lists, it exits.
 func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 	if m.MemberId != s.n.system.ID || m.Member == s.self() {
 		return // an answer to an earlier run at this address
@@ -135,6 +140,10 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 				continue // the pair's other member leaves (rule 5)
 			}
 			peers++
+		} else if !lone && others > 0 && s.vouched(addr) && s.vouched(s.self()) {
+			s.n.exclude(fmt.Errorf("cluster %s: member %s saw this member leave and refuses it, and the others list both (protoactor never takes a member id back): restart it to rejoin as a new member",
+				s.n.opt.Name, addr))
+			return
 		}
 		if others > 0 {
 			refusers++
