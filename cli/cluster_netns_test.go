@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cuzk/cuzk/internal/testenv"
 )
 
 // The network partition test cuts a member's cable: every daemon runs in a
@@ -216,12 +214,8 @@ func TestClusterNetworkPartition(t *testing.T) {
 	if h == nil {
 		return
 	}
-	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 24)
-	seed := []byte("cut")
-	id := h.submit(ctx, 0, "cut", seed, n)
-	// Cut member 2 once it has proved a partition and the job is not done:
-	// it holds leases then (there are partitions waiting for its slots).
-	h.waitProvedBy(ctx, id, 2, "cut off")
+	// Cut member 2 once it has proved a partition and the job is not done.
+	id, seed, n := h.submitUntilProvedBy(ctx, "cut", 24, 2, "cut off")
 	h.net.cut(2)
 	cutAt := time.Now()
 	// The owner ends member 2's leases when their heartbeats stop for a
@@ -360,10 +354,7 @@ func TestClusterOwnerLongNetworkCut(t *testing.T) {
 	if h == nil {
 		return
 	}
-	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 48)
-	seed := []byte("owner cut")
-	id := h.submit(ctx, 0, "owner cut", seed, n)
-	h.waitProvedBy(ctx, id, 2, "cut off")
+	id, seed, n := h.submitUntilProvedBy(ctx, "owner cut", 48, 2, "cut off")
 	cut, already := h.cutPast(0)
 	h.rejoinExcluded = true
 	got := h.await(ctx, 0, id)
@@ -409,10 +400,7 @@ func pairCut(t *testing.T, members int) {
 	if h == nil {
 		return
 	}
-	n := testenv.Count(t, "CUZK_CLUSTER_PARTITIONS", 48)
-	seed := []byte("pair cut")
-	id := h.submit(ctx, 0, "pair cut", seed, n)
-	h.waitProvedBy(ctx, id, 2, "cut off from the owner")
+	id, seed, n := h.submitUntilProvedBy(ctx, "pair cut", 48, 2, "cut off from the owner")
 	h.net.split(2, 0)
 	cutAt := time.Now()
 	for !h.sawLeave(0, 2) || !h.sawLeave(2, 0) {

@@ -333,6 +333,19 @@ func (h *clusterHarness) waitProvedBy(ctx context.Context, id string, m int, wha
 	}
 }
 
+// submitUntilProvedBy submits to member 0 a job keyed key (its seed too) of
+// CUZK_CLUSTER_PARTITIONS partitions, n unless set, and returns once member m
+// has proved one of them (waitProvedBy; what is what is done to m next): m
+// holds leases then, with partitions waiting for its slots.
+func (h *clusterHarness) submitUntilProvedBy(ctx context.Context, key string, n, m int, what string) (id string, seed []byte, count int) {
+	h.t.Helper()
+	count = testenv.Count(h.t, "CUZK_CLUSTER_PARTITIONS", n)
+	seed = []byte(key)
+	id = h.submit(ctx, 0, key, seed, count)
+	h.waitProvedBy(ctx, id, m, what)
+	return id, seed, count
+}
+
 // check asserts that the job is done with one proof per partition, each
 // verifying against the public inputs its partition's witness gives, and
 // returns how many partitions each member proved.
