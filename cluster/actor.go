@@ -200,8 +200,7 @@ func (s *nodeState) topology(ctx actor.Context, t *pcluster.ClusterTopology) {
 			s.memberGone(ctx, addr, id)
 		}
 		if _, up := s.members[addr]; !up {
-			delete(s.gone, addr)
-			s.n.probed.Delete(addr)
+			s.dropGone(addr)
 			delete(s.refusedBy, addr)
 			s.members[addr] = m.Id
 			s.asked[addr] = true

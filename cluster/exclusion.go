@@ -42,12 +42,12 @@ import (
 //     So a member that lists others asks the addresses where members left
 //     for a hello too, at intervals doubling from a TTL to 64 TTLs (a dead
 //     address costs a failed connect now and then); one that saw it leave
-//     refuses it, and rule 1 decides (of three members, one refusal of
-//     two others is enough: one of the pair, or both, exit, and come back
-//     as new members each lists). Such a refusal, from an address where
-//     this member saw a member leave, counts only if half the others it
-//     lists or more still list that address (each answer to a hello says
-//     what its member lists): a member cut off from everyone, woken with
+//     refuses it, and rule 5 (or, where the others do not list both, rule
+//     1) decides: the one that exits comes back as a new member each
+//     lists. Such a refusal, from an address where this member saw a
+//     member leave, counts only if half the others it lists or more still
+//     list that address (each answer to a hello says what its member
+//     lists): a member cut off from everyone, woken with
 //     its provider having seen only some of the others leave, would else
 //     refuse, and exclude, a member that rightly saw it go;
 //  5. of such a pair one exit is enough: once either comes back under a new
@@ -216,9 +216,14 @@ func (s *nodeState) wentAway(addr string, now time.Time) {
 				oldest = a
 			}
 		}
-		delete(s.gone, oldest)
-		s.n.probed.Delete(oldest)
+		s.dropGone(oldest)
 	}
 	s.gone[addr] = &goneAddr{left: now, asked: now, every: s.n.opt.LeaseTTL}
 	s.n.probed.Store(addr, true)
+}
+
+// dropGone stops asking addr for hellos, and logging failed connects to it.
+func (s *nodeState) dropGone(addr string) {
+	delete(s.gone, addr)
+	s.n.probed.Delete(addr)
 }
