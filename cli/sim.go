@@ -81,6 +81,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "beside-trace", Usage: "a trace of 2-4 workers under split, split-first or split-devsync on the whole card, no --vram-limit (`FILE`, .json or .json.gz; repeat for more): how much longer its trims and pool growths took beside another worker's kernel than the profile's one-worker figures say is device.pool_slowdown_kernel; how much longer its kernels ran beside another worker's trims and growths, device.kernel_slowdown_pool (traces with the kernels' scratch allocations, written since runs/h200-2026-12-05)"},
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first (set directly: the model then loses more ties than the card did; bench contention calibrate --race fits it through the simulator)"},
 			&cli.StringSliceFlag{Name: "latency-trace", Usage: "a trace of the production runtime on a device, one worker is enough (`FILE`, .json or .json.gz; repeat for more): how long its device calls' completions waited for their workers (late_us), by call, is host.completion_latency, and its cudaMemGetInfo calls' median time device.mem_info_ms"},
+			&cli.Float64Flag{Name: "stream-gib", Usage: "the key points the traced plan streams host→device a partition as its compute runs, in GiB at the --trace runs' size (bench prove's plan: \"key points N GiB on the host (pinned), streamed\"; 0: the keys are resident): partition.stream_gib, with which a kernel loses the share of its run that needs the copy engine while another copy holds it (default: the base profile's)"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -107,6 +108,10 @@ type calibration struct {
 	fitScenario *sim.Scenario
 	fitOptions  sim.Options
 	name        string // the new profile's name; "" keeps the base's
+	// streamGiB, when streamSet, is the keys a partition of constraints
+	// streams as its compute runs (partition.stream_gib).
+	streamGiB float64
+	streamSet bool
 }
 
 // fitted is a profile calibration made, with what each figure came from.
@@ -129,7 +134,10 @@ func runSimCalibrate(c *cli.Context) error {
 		}
 		base = base.WithDeviceOf(dev)
 	}
-	in := calibration{base: base, name: c.String("name")}
+	in := calibration{base: base, name: c.String("name"), streamGiB: c.Float64("stream-gib"), streamSet: c.IsSet("stream-gib")}
+	if in.streamSet && !(in.streamGiB >= 0) {
+		return fmt.Errorf("--stream-gib %g: want the GiB of key points a partition streams, 0 or more", in.streamGiB)
+	}
 	for _, f := range []struct {
 		flag string
 		to   *[]sim.Trace
@@ -264,6 +272,12 @@ func (in calibration) fit() (fitted, error) {
 			return f, err
 		}
 		f.device = append(f.device, lf...)
+	}
+	if in.streamSet {
+		if p, err = p.WithStream(in.streamGiB, in.constraints); err != nil {
+			return f, fmt.Errorf("--stream-gib: %w", err)
+		}
+		f.notes = append(f.notes, fmt.Sprintf("partition.stream_gib given: %g GiB a partition at %d constraints → %g at the reference size", in.streamGiB, in.constraints, p.Partition.StreamGiB))
 	}
 	if in.name != "" {
 		p.Name = in.name

@@ -131,6 +131,18 @@ func TestSimCalibrateAtTheTargetSize(t *testing.T) {
 	if gib := float64(got.PartitionVRAM(67108404)) / (1 << 30); !got.Partition.StagesAlone || math.Abs(gib-8.94) > 0.01 {
 		t.Errorf("a 2^26 partition: %.3f GiB, stages alone %v; want 8.94 and true", gib, got.Partition.StagesAlone)
 	}
+	// --stream-gib (predict.sh: the key points the plan streams) adds
+	// partition.stream_gib and nothing else; a negative one is refused.
+	streamed := calibrateAtSize(t, dir, tr, "docs/predictions/h100-porepsha64m-card-w1-fit-job.json", "--constraints", "67108404", "--stream-gib", "28.06")
+	if streamed.Partition.StreamGiB != 28.06 {
+		t.Errorf("--stream-gib 28.06: partition.stream_gib %g", streamed.Partition.StreamGiB)
+	}
+	streamed.Partition.StreamGiB = 0
+	sameFit(t, streamed, want)
+	if _, stderr, err := run(t, "sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json", "--trace", tr,
+		"--constraints", "67108404", "--stream-gib", "-1"); err == nil || !strings.Contains(stderr+err.Error(), "--stream-gib") {
+		t.Errorf("--stream-gib -1: %v\n%s", err, stderr)
+	}
 }
 
 // calibrateAtSize is the calibration of docs/runs/atsize/predict.sh: sim

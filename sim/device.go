@@ -104,6 +104,7 @@ type simItem struct {
 	name   string           // "compute" or "copy", for timelines
 	done   func(gpu.Result) // nil for an Async op: its call returned at enqueue
 	copied int64            // a copy's Result.Copied (stages_alone); 0: its Bytes
+	duty   float64          // a kernel's share of its run that needs the copy engine (stream_gib)
 }
 
 // simWait is what the driver keeps with a host wait.
@@ -156,7 +157,7 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	// is reproduced byte for byte.
 	if d.interfered() {
 		d.compute.rates = d.stretchedShare
-		if prof.KernelSlowdownCopy > 0 {
+		if prof.KernelSlowdownCopy > 0 || k.profile.Partition.StreamGiB > 0 {
 			d.copier.changed = append(d.copier.changed, d.restretch)
 		}
 		if prof.KernelSlowdownCPU > 0 {
@@ -169,7 +170,8 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 // interfered reports whether copies, CPU stages or the pool's mapping work
 // slow this device's kernels.
 func (d *Device) interfered() bool {
-	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0 || d.prof.KernelSlowdownPool > 0
+	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0 || d.prof.KernelSlowdownPool > 0 ||
+		d.k.profile.Partition.StreamGiB > 0
 }
 
 // poolWorks marks the pool's mapping work from start to end (start no
@@ -189,12 +191,18 @@ func (d *Device) poolWorks(start, end time.Duration) {
 	})
 }
 
-// stretchedShare is equalShare slowed by what runs beside the kernels.
+// stretchedShare is equalShare slowed by what runs beside the kernels; a
+// kernel that streams its keys (stream_gib) also loses, while a copy holds
+// the copy engine, the share of its run that needs the engine.
 func (d *Device) stretchedShare(jobs []*psJob) {
 	equalShare(jobs)
 	s := d.interferenceStretch()
+	copying := d.copying()
 	for _, j := range jobs {
 		j.rate /= s
+		if copying && j.duty > 0 {
+			j.rate *= 1 - j.duty
+		}
 	}
 }
 
@@ -340,7 +348,8 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 			}
 			cost = d.k.jitter(actors.StageCompute, cost)
 			d.k.cpu.Computing(op.Kernel.Partition)
-			tag = &simItem{work: float64(cost), label: op.Kernel.Partition, engine: d.compute, name: "compute", done: done}
+			tag = &simItem{work: float64(cost), label: op.Kernel.Partition, engine: d.compute, name: "compute", done: done,
+				duty: d.streamDuty(op.Kernel.Size, cost)}
 			if op.Kernel.Scratch == 0 {
 				k := *op.Kernel
 				k.Scratch = d.k.profile.KernelScratch(k.Size)
@@ -395,6 +404,17 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 		return // completes through the model's outputs
 	}
 	reply(after+hold, c.Result)
+}
+
+// streamDuty is the share of a kernel of size constraints and solo time
+// cost that its own streaming of the keys takes on the copy engine alone
+// (stream_gib at h2d_gbps), at most 1; 0 when the keys are resident.
+func (d *Device) streamDuty(size int, cost time.Duration) float64 {
+	b := d.k.profile.PartitionStream(size)
+	if b <= 0 || cost <= 0 {
+		return 0
+	}
+	return min(1, d.copyWork(b)/float64(cost))
 }
 
 // copyWork is how long a copy of bytes takes on the copy engine alone, ns.
@@ -607,7 +627,7 @@ func (d *Device) dispatch() {
 				// it launches, behind the pool's work in flight, and
 				// its scratch goes back to the pool as it ends, which
 				// its stream cannot pass while the pool is held.
-				job := &psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
+				job := &psJob{remaining: w.work, label: w.label, duty: w.duty, done: func(start time.Duration) {
 					d.activity(w.name, it.Stream, w.label, start)
 					if d.poolFree > d.k.now {
 						d.k.At(d.poolFree, finish)
@@ -629,7 +649,7 @@ func (d *Device) dispatch() {
 			// Growing the pool for the kernel's scratch is host time
 			// inside the kernel's run.
 			w.work += float64(grow)
-			w.engine.add(&psJob{remaining: w.work, label: w.label, done: func(start time.Duration) {
+			w.engine.add(&psJob{remaining: w.work, label: w.label, duty: w.duty, done: func(start time.Duration) {
 				d.activity(w.name, it.Stream, w.label, start)
 				finish()
 			}})

@@ -207,3 +207,72 @@ func TestCopyEngineFIFO(t *testing.T) {
 		}
 	}
 }
+
+// With stream_gib a kernel copies its keys through the copy engine as it
+// runs: while another copy holds the engine it advances at 1 − duty, duty the
+// share of its solo run its streaming takes on the engine alone (at most
+// all of it), and after the copy at full speed; the copy's time never
+// changes, and a profile without stream_gib is exactly as before.
+func TestKernelStreamStall(t *testing.T) {
+	const ms = time.Millisecond
+	// interferenceProfile's kernel of n constraints runs n ns alone and its
+	// bus moves 1 byte a ns: a kernel streaming d·n bytes has duty d.
+	streaming := func(duty, copySlow float64) *Profile {
+		p := interferenceProfile(t, copySlow, 0)
+		p.Partition.StreamGiB = duty * float64(p.ReferenceConstraints) / float64(gib)
+		if err := p.validate(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name         string
+		p            *Profile
+		r            interferenceRun
+		kernel, copy time.Duration
+	}{
+		{"no stream: the copy does not slow the kernel", streaming(0, 0),
+			interferenceRun{kernel: 100 * ms, copyMs: 40}, 100 * ms, 40 * ms},
+		// 40 ms at 0.5 do 20 ms of the kernel; the other 80 follow at full speed.
+		{"half its run on the engine, overlapped for its first 40 ms", streaming(0.5, 0),
+			interferenceRun{kernel: 100 * ms, copyMs: 40}, 120 * ms, 40 * ms},
+		{"overlapped from 20 to 60 ms", streaming(0.5, 0),
+			interferenceRun{kernel: 100 * ms, copyMs: 40, copyAt: 20 * ms}, 120 * ms, 60 * ms},
+		{"overlapped for all of its run", streaming(0.5, 0),
+			interferenceRun{kernel: 100 * ms, copyMs: 300}, 200 * ms, 300 * ms},
+		{"after the copy", streaming(0.5, 0),
+			interferenceRun{kernel: 100 * ms, kernelAt: 50 * ms, copyMs: 40}, 150 * ms, 40 * ms},
+		{"streaming longer than its run: it stalls for the copy", streaming(1.5, 0),
+			interferenceRun{kernel: 100 * ms, copyMs: 40}, 140 * ms, 40 * ms},
+		// 40 ms at 0.5/1.5 do 13.33 ms; the other 86.67 at full speed.
+		{"with kernel_slowdown_copy the two multiply", streaming(0.5, 0.5),
+			interferenceRun{kernel: 100 * ms, copyMs: 40}, 100*ms + 40*ms*2/3, 40 * ms},
+		{"alone", streaming(0.5, 0), interferenceRun{kernel: 100 * ms}, 100 * ms, -1},
+	} {
+		kernel, copy := c.r.run(t, c.p)
+		if !near(kernel, c.kernel) || (c.copy >= 0 && !near(copy, c.copy)) {
+			t.Errorf("%s: kernel returned at %v, copy at %v; want %v and %v", c.name, kernel, copy, c.kernel, c.copy)
+		}
+	}
+}
+
+// WithStream sets stream_gib at the profile's reference size from a figure
+// at another size, and refuses a negative one.
+func TestWithStream(t *testing.T) {
+	p := factsProfile(t) // reference 1,000,000 constraints, exponent 1
+	q, err := p.WithStream(28, 2_000_000)
+	if err != nil || q.Partition.StreamGiB != 14 || p.Partition.StreamGiB != 0 {
+		t.Fatalf("WithStream(28, 2M): %v, stream_gib %g (the base's %g); want 14 and the base's 0", err, q.Partition.StreamGiB, p.Partition.StreamGiB)
+	}
+	if got := q.PartitionStream(4_000_000); got != 56*gib {
+		t.Errorf("PartitionStream(4M) = %d, want %d", got, 56*gib)
+	}
+	if _, err := p.WithStream(-1, 0); err == nil {
+		t.Error("WithStream(-1): no error")
+	}
+	bad := *p
+	bad.Partition.StreamGiB = -2
+	if err := bad.validate(); err == nil || !strings.Contains(err.Error(), "partition.stream_gib") {
+		t.Errorf("validate with stream_gib -2: %v, want an error naming partition.stream_gib", err)
+	}
+}

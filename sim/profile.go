@@ -330,6 +330,17 @@ type PartitionProfile struct {
 	// stream-ordered pool while it runs (an MSM's sort buffers and buckets),
 	// at the reference size, scaled like VRAMGiB; 0: none.
 	ScratchGiB float64 `json:"scratch_gib,omitempty"`
+	// StreamGiB is what the compute kernel itself copies host→device through
+	// the copy engine as it runs, at the reference size, scaled like
+	// vram_gib: the key points a plan keeps pinned on the host and streams
+	// into its chunk buffers (the 2^26 plan under a VRAM limit: 28.06 GiB a
+	// partition). For the share of its run that streaming takes alone (its
+	// copy work at h2d_gbps over its time, at most all of it) a kernel needs
+	// the engine, so while another host→device copy holds it (a partition
+	// staged beside the kernel) the kernel advances at 1 − that share: the
+	// stall a staging copy puts into its chunk copies. The kernel's fitted
+	// time already holds the streaming itself. 0: the keys are resident.
+	StreamGiB float64 `json:"stream_gib,omitempty"`
 }
 
 // StageProfile is the cost of one stage: base_ms + per_constraint_ns·R·(n/R)^exponent
@@ -436,7 +447,7 @@ func (p *Profile) validate() error {
 		{"device.mem_info_ms", d.MemInfoMs, false}, {"device.host_alloc_ms_per_gib", d.HostAllocMsPerGiB, false},
 		{"device.host_alloc_ms", d.HostAllocMs, false}, {"device.context_mib", d.ContextMiB, false},
 		{"partition.vram_gib", p.Partition.VRAMGiB, true}, {"partition.scratch_gib", p.Partition.ScratchGiB, false},
-		{"partition.copy_gib", p.Partition.CopyGiB, false},
+		{"partition.copy_gib", p.Partition.CopyGiB, false}, {"partition.stream_gib", p.Partition.StreamGiB, false},
 		{"device.pool_growth_ms", d.PoolGrowthMs, false}, {"device.pool_regrowth_ms", d.PoolRegrowthMs, false},
 		{"device.kernel_slowdown_copy", d.KernelSlowdownCopy, false}, {"device.kernel_slowdown_cpu", d.KernelSlowdownCPU, false},
 		{"device.free_ms_per_gib", d.FreeMsPerGiB, false}, {"device.free_copy_work_ms_per_gib", d.FreeCopyWorkMsPerGiB, false},
@@ -521,6 +532,33 @@ func (p *Profile) PartitionCopy(size int) int64 {
 	return min(p.partitionGiB(p.Partition.CopyGiB, size), p.PartitionVRAM(size))
 }
 
+// PartitionStream is how many bytes the compute kernel of a partition of
+// size constraints streams host→device as it runs (stream_gib).
+func (p *Profile) PartitionStream(size int) int64 {
+	if p.Partition.StreamGiB <= 0 {
+		return 0
+	}
+	return p.partitionGiB(p.Partition.StreamGiB, size)
+}
+
+// WithStream is a copy of p whose compute streams gib GiB of keys a
+// partition of constraints constraints (stream_gib, scaled to the profile's
+// reference size); 0: the keys are resident.
+func (p *Profile) WithStream(gib float64, constraints int) (*Profile, error) {
+	if math.IsNaN(gib) || gib < 0 {
+		return nil, fmt.Errorf("stream: %g GiB: want a non-negative size", gib)
+	}
+	q := *p
+	q.Partition.StreamGiB = 0
+	if gib > 0 {
+		if constraints <= 0 {
+			constraints = p.ReferenceConstraints
+		}
+		q.Partition.StreamGiB = round(gib*p.partitionScale(constraints, p.ReferenceConstraints), 4)
+	}
+	return &q, nil
+}
+
 // atReference is a copy of p whose reference size is n, its partition's
 // figures (given at the reference size) scaled so that a partition of any
 // size holds what it held; the stage costs are left as they are (a fit sets
@@ -535,6 +573,7 @@ func (p *Profile) atReference(n int) Profile {
 	q.Partition.VRAMGiB = round(p.Partition.VRAMGiB*f, 4)
 	q.Partition.CopyGiB = round(p.Partition.CopyGiB*f, 4)
 	q.Partition.ScratchGiB = round(p.Partition.ScratchGiB*f, 4)
+	q.Partition.StreamGiB = round(p.Partition.StreamGiB*f, 4)
 	q.ReferenceConstraints = n
 	return q
 }

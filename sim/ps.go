@@ -18,6 +18,7 @@ type psJob struct {
 	pooled    bool    // CPU model only: runs on the cores' pool, in rank order
 	rank      uint64  // CPU model only: the pool's order, lowest first
 	label     string
+	duty      float64 // device model only: the share of a kernel's run that needs the copy engine
 	// background marks work that shares a server without being what the
 	// server is for (a free's release work on the copy engine).
 	background bool
@@ -110,6 +111,9 @@ func (s *psServer) reschedule() {
 		if t := j.remaining / j.rate; t < next {
 			next = t
 		}
+	}
+	if math.IsInf(next, 1) {
+		return // every job stalled (a kernel whose keys wait for a copy): a change reschedules
 	}
 	gen := s.gen
 	s.k.At(s.k.now+time.Duration(math.Ceil(next)), func() {

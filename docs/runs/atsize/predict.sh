@@ -1,7 +1,7 @@
 # Calibrate at the target's size and predict, from one one-worker trace and the plan its
 # run printed: the scenarios (the calibration run's, to fit through, and the rows') are
 # written from the plan (vram: the limit, or the card's free memory; resident: what the
-# plan holds beside the partitions), the profile is fitted on the trace (the CPU model of
+# plan holds beside the partitions; the key points it streams, the profile's stream_gib), the profile is fitted on the trace (the CPU model of
 # BASE, the device figures of DEVFROM, the stage costs through the simulator), then every
 # design at 2-4 workers under each row gate, 16 seeds' mean and seed 1's OOMs, into
 # OUTDIR/pred.txt. atsize.sh runs it on the card before the rows; run anywhere on the
@@ -19,6 +19,9 @@ free=$(grep -m1 "device memory plan" $plan | sed -E 's/.*plan \(([0-9.]+) GiB fr
 left=$(grep -m1 "left for partitions" $plan | awk '{print $4}')
 resident=$(awk -v f=$free -v l=$left 'BEGIN {printf "%.2f", f - l}')
 vram=$free; [ "$VRAM" != 0 ] && vram=$VRAM
+# The key points the plan streams a partition (from the host or from disk): the kernels'
+# own copies, which another copy on the engine stalls (partition.stream_gib).
+stream=$(grep "^  key points .*streamed" $plan | awk '{s += $3} END {printf "%.2f", s}')
 scenario() { # file name profile jobs workers gate description
   cat > $1 <<JSON
 {
@@ -51,7 +54,7 @@ what="porep-sha $CONSTRAINTS constraints a partition, $PARTS partitions a job, d
 scenario $out/fit.json fit $BASE $CALJOBS 1 $CALGATE "The calibration run: $CALJOBS jobs at once, budget, one worker, host gate $CALGATE GiB; $what."
 repeat=""; for r in ${REPEATS:-}; do repeat="$repeat --fit-repeat $r"; done
 $K sim calibrate --profile $BASE --device-from $DEVFROM --trace "$trace" $repeat --constraints $CONSTRAINTS \
-  --fit-scenario $out/fit.json --out $out/profile.json > $out/calibrate.txt 2>&1
+  --stream-gib $stream --fit-scenario $out/fit.json --out $out/profile.json > $out/calibrate.txt 2>&1
 for g in $GATES; do
   scenario $out/rows-g$g.json rows-g$g $out/profile.json $ROWJOBS 2 $g "The rows: $ROWJOBS jobs at once, host gate $g GiB; $what."
   for w in 2 3 4; do for d in budget split-first split split-devsync single; do
