@@ -157,7 +157,7 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 	// is reproduced byte for byte.
 	if d.interfered() {
 		d.compute.rates = d.stretchedShare
-		if prof.KernelSlowdownCopy > 0 || k.profile.Partition.StreamGiB > 0 {
+		if d.copiesSlowKernels() {
 			d.copier.changed = append(d.copier.changed, d.restretch)
 		}
 		if prof.KernelSlowdownCPU > 0 {
@@ -170,8 +170,14 @@ func newDevice(k *Kernel, index int, total int64, mem DeviceMemory, prof DeviceP
 // interfered reports whether copies, CPU stages or the pool's mapping work
 // slow this device's kernels.
 func (d *Device) interfered() bool {
-	return d.prof.KernelSlowdownCopy > 0 || d.prof.KernelSlowdownCPU > 0 || d.prof.KernelSlowdownPool > 0 ||
-		d.k.profile.Partition.StreamGiB > 0
+	return d.copiesSlowKernels() || d.prof.KernelSlowdownCPU > 0 || d.prof.KernelSlowdownPool > 0
+}
+
+// copiesSlowKernels reports whether a copy on the copy engine slows the
+// kernels: by the SMs' share (kernel_slowdown_copy) or by the engine the
+// kernels stream their keys through (stream_gib).
+func (d *Device) copiesSlowKernels() bool {
+	return d.prof.KernelSlowdownCopy > 0 || d.k.profile.Partition.StreamGiB > 0
 }
 
 // poolWorks marks the pool's mapping work from start to end (start no

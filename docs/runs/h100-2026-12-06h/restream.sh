@@ -8,17 +8,12 @@
 set -eu
 K=${K:-build/cuzk}; P=docs/predictions; R=docs/runs; T=$(mktemp -d)
 cmp=$R/h100-2026-12-06e/compare.py
-pred() { for w in 2 3 4; do for d in budget split-first split split-devsync single; do
-  m=$($K sim --scenario $1 --design $d --workers $w --seeds 16 | sed -n 3p)
-  o=$($K sim --scenario $1 --design $d --workers $w | awk '/^OOM/ {print $2 "/" $NF}' | tr -d '(')
-  echo "$m  s/job $(echo "$m" | awk '{printf "%.2f", 10/$3}')  OOM/fallbacks (seed 1) $o"
-done; done; }
 # label, scenario, predictions first made, card summary, profile (when not the scenario's)
 while read -r label job first card prof; do
   src=${prof:-$(sed -nE 's/.*"profile": "([^"]*)".*/\1/p' $job)}
   python3 -c "import json,sys; p=json.load(open(sys.argv[1])); p['partition']['stream_gib']=28.06; json.dump(p,open(sys.argv[2],'w'),indent=1)" $src $T/$label-profile.json
   sed -E "s#\"profile\": \"[^\"]*\"#\"profile\": \"$T/$label-profile.json\"#" $job > $T/$label.json
-  pred $T/$label.json > $T/$label-pred.txt
+  K=$K bash docs/runs/atsize/predicted.sh $T/$label.json > $T/$label-pred.txt
   echo "$label before: $(python3 $cmp $first $card | tail -1)"
   echo "$label after:  $(python3 $cmp $T/$label-pred.txt $card | tail -1)"
   python3 $cmp $T/$label-pred.txt $card | sed '$d' > $T/$label-rows.txt
