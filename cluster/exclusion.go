@@ -126,12 +126,14 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 	s.refusedBy[m.Member] = int(m.Others)
 	peers, refusers := s.others(), 0
 	lone := peers == 0
+	// Whether the others list this member too: then a refusal decides alone.
+	selfVouched := !lone && s.vouched(s.self())
 	for addr, others := range s.refusedBy {
 		if _, up := s.members[addr]; !up {
 			if !lone && !s.vouched(addr) {
 				continue
 			}
-			if !lone && s.vouched(s.self()) {
+			if selfVouched {
 				if s.self() < addr {
 					s.n.exclude(fmt.Errorf("cluster %s: cut off from member %s only (each saw the other leave, the others list both): this member, at the lower address, leaves (protoactor never takes a member id back): restart it to rejoin as a new member",
 						s.n.opt.Name, addr))
@@ -140,7 +142,7 @@ func (s *nodeState) refused(m *cuzkv1.ClusterHelloRefused) {
 				continue // the pair's other member leaves (rule 5)
 			}
 			peers++
-		} else if !lone && others > 0 && s.vouched(addr) && s.vouched(s.self()) {
+		} else if selfVouched && others > 0 && s.vouched(addr) {
 			s.n.exclude(fmt.Errorf("cluster %s: member %s saw this member leave and refuses it, and the others list both (protoactor never takes a member id back): restart it to rejoin as a new member",
 				s.n.opt.Name, addr))
 			return

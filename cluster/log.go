@@ -19,11 +19,6 @@ func protoactorLogger(system *actor.ActorSystem, probed *sync.Map) *slog.Logger 
 	return slog.New(quietHandler{slog.Default().Handler(), probed}).With("lib", "protoactor", "system", system.ID)
 }
 
-// quietLogger is protoactorLogger with no address probed.
-func quietLogger(system *actor.ActorSystem) *slog.Logger {
-	return protoactorLogger(system, nil)
-}
-
 type quietHandler struct {
 	slog.Handler
 	probed *sync.Map

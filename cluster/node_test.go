@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sort"
 	"testing"
@@ -192,6 +193,12 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 		}
 	}
 	return 0
+}
+
+// quietLogger is protoactor's logger in the tests: protoactorLogger with no
+// address probed.
+func quietLogger(system *actor.ActorSystem) *slog.Logger {
+	return protoactorLogger(system, nil)
 }
 
 // clusterActor runs a cluster actor alone, in an actor system without a
