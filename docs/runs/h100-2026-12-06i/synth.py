@@ -1,9 +1,9 @@
 # The syntheses of every porep-sha 2^26 run on an H100 whose traces are committed
 # (runs/h100-2026-12-06d to i): per call and row kind, the mean of the syntheses that began
 # after the first batch (the partitions synthesized at once when a row starts), where the
-# host runs them one after another, as the model does. Each call's summary gives the jobs
-# at once and the host gate. Prints one line a call: the one-worker calibration's spans and
-# the rows'.
+# host runs them one after another, as the model does. Prints one line a call: the
+# one-worker calibration's spans, the rows', and the VRAM limit its summary names (the
+# jobs and host gate of each call: its round's README).
 #   python3 docs/runs/h100-2026-12-06i/synth.py
 import json, gzip, glob, re, tarfile, statistics as st
 
@@ -15,8 +15,6 @@ def spans(tf, member):
 
 for arc in sorted(glob.glob("docs/runs/h100-2026-12-06[d-i]/c*/*.tgz")):
     summary = open(arc.rsplit('/', 1)[0] + "/summary.txt").read()
-    jobs = sorted(set(re.findall(r'--jobs (\d)|(\d) jobs at once', summary)))
-    gates = sorted(set(re.findall(r'gate (\d+) GiB|--host-mem-limit (\d+)GiB|GATE=(\d+)', summary)))
     limit = sorted(set(re.findall(r'limit ([\d.]+ GiB|none)', summary)))
     tf = tarfile.open(arc)
     cal, rows = [], []
@@ -26,5 +24,4 @@ for arc in sorted(glob.glob("docs/runs/h100-2026-12-06[d-i]/c*/*.tgz")):
     if not cal and not rows:
         continue
     f = lambda v: f"{st.mean(v):4.0f} ms (n {len(v):3d})" if v else "      -        "
-    print(f"{arc[10:]:38s} one worker {f(cal)}  rows {f(rows)}  limit {','.join(limit)[:20]:20s} "
-          f"jobs {','.join(''.join(j) for j in jobs)}  gate {','.join(''.join(g) for g in gates)}")
+    print(f"{arc[10:]:38s} one worker {f(cal)}  rows {f(rows)}  limit {','.join(limit) or 'none'}")
