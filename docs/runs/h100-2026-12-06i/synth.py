@@ -19,7 +19,7 @@ for arc in sorted(glob.glob("docs/runs/h100-2026-12-06[d-i]/c*/*.tgz")):
     tf = tarfile.open(arc)
     cal, rows = [], []
     for m in tf.getmembers():
-        if re.search(r'trace-.*\.json\.gz$', m.name):
+        if re.search(r'trace-.*-log26\.json\.gz$', m.name):
             (cal if re.search(r'-w1-', m.name) else rows).extend(spans(tf, m))
     if not cal and not rows:
         continue
