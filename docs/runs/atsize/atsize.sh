@@ -4,7 +4,8 @@
 #  1. the calibration: CALJOBS jobs at once, budget, one worker, under VRAM (GiB; 0: the
 #     whole card) and host gate CALGATE, traced;
 #  2. predict.sh on its trace and plan (the profile and pred.txt printed by sha before 3);
-#  3. the rows: ROWJOBS jobs at once under ROWGATE, every design at 2-4 workers;
+#  3. the rows: ROWJOBS jobs at once under ROWGATE, every design at 2-4 workers (ROWWORKERS:
+#     fewer, e.g. 2,4, where two jobs' rows would not fit the call);
 #  4. on an H200, split-devsync's racing draws (runs/h200-2026-12-05d card.sh, in place)
 #     until END.
 # By the card that comes: an H200 takes the whole card, two jobs (calibration under
@@ -41,8 +42,8 @@ K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFR
 say "predict.sh: $? profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"
 cp $R/pred/profile.json $R/pred/pred.txt $R/pred/calibrate.txt $OUT/
 cat $R/pred/pred.txt >> $OUT/summary.txt
-prove $R/rows $R/rows ${ROWEND:-${END:-585}} $ROWJOBS --designs budget,split-first,split,split-devsync,single --workers 2,3,4 --host-mem-limit ${ROWGATE}GiB
-say "rows (every design w2-4, $ROWJOBS jobs, VRAM $VRAM, gate $ROWGATE GiB): $?"
+prove $R/rows $R/rows ${ROWEND:-${END:-585}} $ROWJOBS --designs budget,split-first,split,split-devsync,single --workers ${ROWWORKERS:-2,3,4} --host-mem-limit ${ROWGATE}GiB
+say "rows (every design w${ROWWORKERS:-2-4}, $ROWJOBS jobs, VRAM $VRAM, gate $ROWGATE GiB): $?"
 gzip $R/cal/*.json $R/rows/*.json $R/*.log 2>/dev/null; tar czf $OUT/atsize.tgz -C $R .
 case "$gpu" in
 *H200*) E=$(left ${END:-585}); [ $E -gt 60 ] && GRID=0 LIMIT=$E bash docs/runs/h200-2026-12-05d/card.sh > /dev/null ;;
