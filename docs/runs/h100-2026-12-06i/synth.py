@@ -4,8 +4,8 @@
 # host runs them one after another, as the model does. Prints one line a call: the
 # one-worker calibration's spans, the rows', and the VRAM limit its summary names (the
 # jobs and host gate of each call: its round's README).
-#   python3 docs/runs/h100-2026-12-06i/synth.py
-import json, gzip, glob, re, tarfile, statistics as st
+#   python3 docs/runs/h100-2026-12-06i/synth.py [ARCHIVES]   (a glob; by default d to i's)
+import json, gzip, glob, re, sys, tarfile, statistics as st
 
 def spans(tf, member):
     ev = json.load(gzip.open(tf.extractfile(member)))
@@ -13,7 +13,7 @@ def spans(tf, member):
     syn = sorted((e['ts'], e['dur'] / 1e3) for e in ev if e.get('ph') == 'X' and e.get('name') == 'synthesize')
     return [d for t, d in syn if t > syn[0][0] + 1e5] if syn else []
 
-for arc in sorted(glob.glob("docs/runs/h100-2026-12-06[d-i]/c*/*.tgz")):
+for arc in sorted(glob.glob(sys.argv[1] if len(sys.argv) > 1 else "docs/runs/h100-2026-12-06[d-i]/c*/*.tgz")):
     summary = open(arc.rsplit('/', 1)[0] + "/summary.txt").read()
     limit = sorted(set(re.findall(r'limit ([\d.]+ GiB|none)', summary)))
     tf = tarfile.open(arc)
