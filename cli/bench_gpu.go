@@ -40,6 +40,7 @@ func benchGPUFlags() []cli.Flag {
 		&cli.StringFlag{Name: "vram-limits", Value: "0", Usage: "gpu: device memory limits to run under, comma separated (0: the whole card)"},
 		&cli.StringFlag{Name: "gpu-lib", Usage: "gpu: path of libcuzkgpu.so (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 		&cli.StringFlag{Name: "trace-dir", Usage: "gpu: write one Chrome trace per row into this directory (trace-<design>-w<workers>-<limit>-log<n>.json, the domain 2^n), and beside it the row as a simulator scenario (scenario-<design>-w<workers>-<limit>-log<n>.json: its jobs, host gate and the device memory its plan leaves the designs; a one-worker row's is the --fit-scenario of cuzk sim calibrate)"},
+		&cli.DurationFlag{Name: "card-every", Value: 500 * time.Millisecond, Usage: "gpu: sample nvidia-smi's SM clock, temperature, power and clock event reasons this often over each row and print them after it (every card it lists; 0: not at all, nor where nvidia-smi is missing)"},
 		&cli.IntFlag{Name: "gnark-runs", Value: 1, Usage: "gpu: timed runs of gnark's groth16.Prove (one partition) for the CPU figure; 0 skips it", Action: intAtLeast("gnark-runs", 0)},
 		&cli.IntFlag{Name: "partition-runs", Value: 5, Usage: "gpu: timed runs of one partition alone through the GPU pipeline (the median is printed); 0 skips them", Action: intAtLeast("partition-runs", 0)},
 		&cli.StringFlag{Name: "layout", Value: "auto", Usage: "gpu: the partitions' layout on the device: auto (the plan's), whole (all six vectors staged) or compact (two vectors; compute copies in the rest)"},
@@ -82,6 +83,7 @@ type gpuBenchRow struct {
 	held        int           // most partitions in host memory at once (the host-memory gate)
 	readyWait   time.Duration // mean wait of a prepared partition for a GPU worker
 	host        hostUse       // the process's collector, CPU and page faults over the row
+	cards       []cardUse     // what nvidia-smi reported of the cards over the row, if sampled
 }
 
 // benchProveGPU proves one job per design × workers × VRAM limit on the GPU
@@ -229,6 +231,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
 					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts*njobs,
 					row.held, msWait(row.readyWait), row.host)
+				for _, u := range row.cards {
+					fmt.Fprintf(c.App.ErrWriter, "bench:   %s\n", u)
+				}
 				rows = append(rows, row)
 			}
 		}
@@ -497,10 +502,15 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
 			Out: filepath.Join(out, id)})
 	}
+	var cards *cardWatch
+	if every := c.Duration("card-every"); every > 0 {
+		cards = watchCards(c.Context, every)
+	}
 	before := readHostUse()
 	reports, wall, err := benchJobs(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
 		Observer: obs, Seed: uint64(time.Now().UnixNano())}, subs)
 	row.host = readHostUse().since(before)
+	row.cards = cards.stop()
 	if tw != nil {
 		if cerr := tw.Close(); cerr != nil && err == nil {
 			err = cerr
