@@ -56,6 +56,7 @@ func benchInterferenceCommand() *cli.Command {
 			&cli.IntFlag{Name: "cpu-threads", Usage: "goroutines of the cpu load (0: GOMAXPROCS, every core)", Action: intAtLeast("cpu-threads", 0)},
 			&cli.IntFlag{Name: "runs", Value: 7, Usage: "timed runs per kernel and load, after one warm-up", Action: intAtLeast("runs", 1)},
 			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
+			&cli.DurationFlag{Name: "card-every", Value: 500 * time.Millisecond, Usage: "sample nvidia-smi's SM clock, temperature, power and clock event reasons this often over the whole bench and print them at its end (0: not at all, nor where nvidia-smi is missing)"},
 			&cli.StringFlag{Name: "gpu-lib", Usage: "path of " + cuda.LibraryName + " (default: $" + cuda.EnvLibrary + ", next to the executable, build/)"},
 		},
 		Action: runBenchInterference,
@@ -192,6 +193,7 @@ type ifReport struct {
 	Rows     []ifRow       `json:"rows"`
 	Stopped  []ifLoadStats `json:"interferers"`
 	Warnings []string      `json:"warnings,omitempty"`
+	Cards    []string      `json:"cards,omitempty"` // nvidia-smi's samples over the whole bench, card by card
 }
 
 const ifClocks = "device: CUDA events recorded on the kernel's stream before and after it; host: the host clock from before the first event's record to the return of the sync on the second"
@@ -210,7 +212,14 @@ func runBenchInterference(c *cli.Context) error {
 		return fmt.Errorf("bench interference: %w", err)
 	}
 	b := &ifBench{d: d, spec: spec}
+	var cards *cardWatch
+	if every := c.Duration("card-every"); every > 0 {
+		cards = watchCards(c.Context, every)
+	}
 	rep, err := b.run(c.Context)
+	for _, u := range cards.stop() {
+		rep.Cards = append(rep.Cards, u.String())
+	}
 	rep.GPU = fmt.Sprintf("GPU %d: %s, %d SMs, compute %d.%d", p.Index, p.Name, p.SMs, p.Major, p.Minor)
 	rep.Library = d.Lib().Path()
 	if cerr := b.close(); cerr != nil {
@@ -904,6 +913,9 @@ func printInterference(w io.Writer, rep ifReport, b *ifBench) {
 	tw.Flush()
 	fmt.Fprintf(w, "Times: median and p90 (nearest rank) of %d runs after a warm-up, each load running throughout; %s.\n", rep.Runs, rep.Clocks)
 	fmt.Fprintln(w, "Slowdown: against the same kernel alone; alone-again times it alone after the loads, for the drift the slowdowns stand on. Interferer GB/s: what each load moved while the kernel's timed runs ran.")
+	for _, card := range rep.Cards {
+		fmt.Fprintln(w, "Over the bench, "+card)
+	}
 	fmt.Fprintln(w, "For the simulator's profile: kernel_slowdown_copy = the copy row's device slowdown − 1, kernel_slowdown_cpu = the cpu row's − 1 (docs/simulator.md).")
 	for _, s := range rep.Stopped {
 		fmt.Fprintf(w, "load %s: started %d times, stopped %d; %d units, %s moved\n", s.Name, s.Starts, s.Stops, s.Units, gpu.FormatBytes(s.Bytes))
