@@ -62,12 +62,15 @@ func watchCards(ctx context.Context, every time.Duration) *cardWatch {
 	if err != nil {
 		return nil
 	}
+	// One answer, bounded: a driver that hangs must not hold the bench.
+	once := func(fields string) ([]byte, error) {
+		probe, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return exec.CommandContext(probe, smi, "--query-gpu="+fields, "--format=csv,noheader,nounits").Output()
+	}
 	query := ""
 	for _, q := range cardQueries {
-		probe, cancel := context.WithTimeout(ctx, 10*time.Second)
-		out, err := exec.CommandContext(probe, smi, "--query-gpu="+q, "--format=csv,noheader,nounits").Output()
-		cancel()
-		if err == nil && len(parseCardSamples(string(out), q)) > 0 {
+		if out, err := once(q); err == nil && len(parseCardSamples(string(out), q)) > 0 {
 			query = q
 			break
 		}
@@ -76,7 +79,7 @@ func watchCards(ctx context.Context, every time.Duration) *cardWatch {
 		return nil
 	}
 	w := &cardWatch{samples: make(chan []cardSample, 1), maxSM: map[int]float64{}}
-	if out, err := exec.CommandContext(ctx, smi, "--query-gpu=index,clocks.max.sm", "--format=csv,noheader,nounits").Output(); err == nil {
+	if out, err := once("index,clocks.max.sm"); err == nil {
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Split(line, ",")
 			if len(f) != 2 {
@@ -161,14 +164,14 @@ func (w *cardWatch) stop() []cardUse {
 
 // cardUse is one card's samples over a row.
 type cardUse struct {
-	index           int
-	n               int
-	smMin, smMedian float64
-	smMax, maxSM    float64 // the highest sampled, and the card's own highest (0: not known)
+	index            int
+	n                int
+	smMin, smMedian  float64
+	smMax, maxSM     float64 // the highest sampled, and the card's own highest (0: not known)
 	tempMin, tempMax float64
-	power           float64 // mean W; NaN where not reported
-	hasWhy          bool
-	why             map[string]int // reason → samples that gave it
+	power            float64 // mean W; NaN where not reported
+	hasWhy           bool
+	why              map[string]int // reason → samples that gave it
 }
 
 func sumCards(samples []cardSample, maxSM map[int]float64) []cardUse {
