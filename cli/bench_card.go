@@ -54,31 +54,38 @@ var cardQueries = []string{
 	"index,clocks.sm,temperature.gpu,power.draw",
 }
 
-// watchCards starts sampling every interval, or returns nil where
-// nvidia-smi is not on the PATH or answers none of the queries (the row
-// then prints no card line).
-func watchCards(ctx context.Context, every time.Duration) *cardWatch {
+// cardProbe is what nvidia-smi answered once, before any sampling: where it
+// is, the first of cardQueries it takes, each card's highest SM clock.
+type cardProbe struct {
+	smi   string
+	query string
+	maxSM map[int]float64
+}
+
+// probeCards asks nvidia-smi once which fields it gives, or returns nil
+// where it is not on the PATH or answers none of the queries (then no card
+// line is printed). Each answer is bounded: a driver that hangs must not
+// hold the bench.
+func probeCards(ctx context.Context) *cardProbe {
 	smi, err := exec.LookPath("nvidia-smi")
 	if err != nil {
 		return nil
 	}
-	// One answer, bounded: a driver that hangs must not hold the bench.
 	once := func(fields string) ([]byte, error) {
 		probe, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return exec.CommandContext(probe, smi, "--query-gpu="+fields, "--format=csv,noheader,nounits").Output()
 	}
-	query := ""
+	p := &cardProbe{smi: smi, maxSM: map[int]float64{}}
 	for _, q := range cardQueries {
 		if out, err := once(q); err == nil && len(parseCardSamples(string(out), q)) > 0 {
-			query = q
+			p.query = q
 			break
 		}
 	}
-	if query == "" {
+	if p.query == "" {
 		return nil
 	}
-	w := &cardWatch{samples: make(chan []cardSample, 1), maxSM: map[int]float64{}}
 	if out, err := once("index,clocks.max.sm"); err == nil {
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Split(line, ",")
@@ -88,12 +95,21 @@ func watchCards(ctx context.Context, every time.Duration) *cardWatch {
 			i, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
 			mhz, err2 := strconv.ParseFloat(strings.TrimSpace(f[1]), 64)
 			if err1 == nil && err2 == nil {
-				w.maxSM[i] = mhz
+				p.maxSM[i] = mhz
 			}
 		}
 	}
-	ms := max(every.Milliseconds(), 1)
-	w.cmd = exec.Command(smi, "--query-gpu="+query, "--format=csv,noheader,nounits", "-lms", strconv.FormatInt(ms, 10))
+	return p
+}
+
+// watch starts sampling every interval; nil (no sampling) on a nil probe or
+// where nvidia-smi does not start.
+func (p *cardProbe) watch(every time.Duration) *cardWatch {
+	if p == nil || every <= 0 {
+		return nil
+	}
+	w := &cardWatch{samples: make(chan []cardSample, 1), maxSM: p.maxSM}
+	w.cmd = exec.Command(p.smi, "--query-gpu="+p.query, "--format=csv,noheader,nounits", "-lms", strconv.FormatInt(max(every.Milliseconds(), 1), 10))
 	stdout, err := w.cmd.StdoutPipe()
 	if err != nil {
 		return nil
@@ -105,7 +121,7 @@ func watchCards(ctx context.Context, every time.Duration) *cardWatch {
 		var got []cardSample
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			got = append(got, parseCardSamples(sc.Text(), query)...)
+			got = append(got, parseCardSamples(sc.Text(), p.query)...)
 		}
 		w.samples <- got
 	}()

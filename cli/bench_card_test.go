@@ -37,7 +37,15 @@ done
 
 func TestWatchCardsSamplesEachCard(t *testing.T) {
 	fakeSMI(t)
-	w := watchCards(context.Background(), 20*time.Millisecond)
+	p := probeCards(context.Background())
+	if p == nil || p.query != cardQueries[1] {
+		t.Fatalf("probe %+v, want the older reasons' field", p)
+	}
+	if w := p.watch(0); w != nil {
+		w.stop()
+		t.Fatal("a watch at interval 0")
+	}
+	w := p.watch(20 * time.Millisecond)
 	if w == nil {
 		t.Fatal("no watch with nvidia-smi on the PATH")
 	}
@@ -73,7 +81,11 @@ func TestWatchCardsSamplesEachCard(t *testing.T) {
 
 func TestWatchCardsWithoutNvidiaSMI(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	w := watchCards(context.Background(), 10*time.Millisecond)
+	p := probeCards(context.Background())
+	if p != nil {
+		t.Fatal("a probe without nvidia-smi")
+	}
+	w := p.watch(10 * time.Millisecond)
 	if w != nil {
 		t.Fatal("a watch without nvidia-smi")
 	}
@@ -88,9 +100,8 @@ func TestWatchCardsRefusedQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir)
-	if w := watchCards(context.Background(), 10*time.Millisecond); w != nil {
-		w.stop()
-		t.Fatal("a watch where nvidia-smi answers no query")
+	if p := probeCards(context.Background()); p != nil {
+		t.Fatalf("a probe where nvidia-smi answers no query: %+v", p)
 	}
 }
 

@@ -127,6 +127,11 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		return err
 	}
 	defer os.RemoveAll(out)
+	// nvidia-smi's fields, asked once; each row then samples with them.
+	var probe *cardProbe
+	if c.Duration("card-every") > 0 {
+		probe = probeCards(c.Context)
+	}
 
 	bg2, err := bg2Choice(c)
 	if err != nil {
@@ -221,7 +226,7 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		}
 		for _, design := range designs {
 			for _, w := range workers {
-				row, err := benchGPUJob(c, k, g, plan, design, w, limit, nparts, njobs, out, traceDir)
+				row, err := benchGPUJob(c, k, g, plan, probe, design, w, limit, nparts, njobs, out, traceDir)
 				if err != nil {
 					g.Close()
 					return err
@@ -462,7 +467,7 @@ func printPartitionComparison(w io.Writer, t prover.Timings, runs int, gnark, gn
 		float64(gnark-gnarkSolve)/float64(proving), proving.Seconds(), (gnark - gnarkSolve).Seconds())
 }
 
-func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprove.Plan, design string, workers int, limit int64,
+func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprove.Plan, probe *cardProbe, design string, workers int, limit int64,
 	nparts, njobs int, out, traceDir string) (gpuBenchRow, error) {
 	row := gpuBenchRow{design: design, workers: workers, vram: limit}
 	m := metrics.New()
@@ -502,10 +507,7 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
 			Out: filepath.Join(out, id)})
 	}
-	var cards *cardWatch
-	if every := c.Duration("card-every"); every > 0 {
-		cards = watchCards(c.Context, every)
-	}
+	cards := probe.watch(c.Duration("card-every"))
 	before := readHostUse()
 	reports, wall, err := benchJobs(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
 		Observer: obs, Seed: uint64(time.Now().UnixNano())}, subs)

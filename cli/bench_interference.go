@@ -214,7 +214,7 @@ func runBenchInterference(c *cli.Context) error {
 	b := &ifBench{d: d, spec: spec}
 	var cards *cardWatch
 	if every := c.Duration("card-every"); every > 0 {
-		cards = watchCards(c.Context, every)
+		cards = probeCards(c.Context).watch(every)
 	}
 	rep, err := b.run(c.Context)
 	for _, u := range cards.stop() {
