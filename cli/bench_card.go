@@ -87,13 +87,9 @@ func probeCards(ctx context.Context) *cardProbe {
 		return nil
 	}
 	if out, err := once("index,clocks.max.sm"); err == nil {
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Split(line, ",")
-			if len(f) != 2 {
-				continue
-			}
-			i, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
-			mhz, err2 := strconv.ParseFloat(strings.TrimSpace(f[1]), 64)
+		for _, f := range smiRows(string(out), 2) {
+			i, err1 := strconv.Atoi(f[0])
+			mhz, err2 := strconv.ParseFloat(f[1], 64)
 			if err1 == nil && err2 == nil {
 				p.maxSM[i] = mhz
 			}
@@ -133,14 +129,7 @@ func (p *cardProbe) watch(every time.Duration) *cardWatch {
 func parseCardSamples(text, query string) []cardSample {
 	nf := len(strings.Split(query, ","))
 	var out []cardSample
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		f := strings.Split(line, ",")
-		if len(f) != nf {
-			continue
-		}
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
+	for _, f := range smiRows(text, nf) {
 		var s cardSample
 		var err error
 		if s.index, err = strconv.Atoi(f[0]); err != nil {
@@ -165,6 +154,23 @@ func parseCardSamples(text, query string) []cardSample {
 		out = append(out, s)
 	}
 	return out
+}
+
+// smiRows splits nvidia-smi's csv output (--format=csv,noheader,nounits)
+// into its lines' trimmed fields, leaving out a line without n of them.
+func smiRows(text string, n int) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != n {
+			continue
+		}
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		rows = append(rows, f)
+	}
+	return rows
 }
 
 // stop ends the sampling and sums it up, card by card.
