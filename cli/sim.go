@@ -82,6 +82,7 @@ func simCalibrateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "race-trace", Usage: "a trace of split-devsync with 3 or 4 workers on the card (`FILE`, .json or .json.gz; repeat for more): in its ties between a launch and another worker's device sync, the share where the worker granted its lock later called the device first is host.handoff.later_first (set directly: the model then loses more ties than the card did; bench contention calibrate --race fits it through the simulator)"},
 			&cli.StringSliceFlag{Name: "latency-trace", Usage: "a trace of the production runtime on a device, one worker is enough (`FILE`, .json or .json.gz; repeat for more): how long its device calls' completions waited for their workers (late_us), by call, is host.completion_latency, and its cudaMemGetInfo calls' median time device.mem_info_ms"},
 			&cli.Float64Flag{Name: "stream-gib", Usage: "the key points the traced plan streams host→device a partition as its compute runs, in GiB at the --trace runs' size (bench prove's plan: \"key points N GiB on the host (pinned), streamed\"; 0: the keys are resident): partition.stream_gib, with which a kernel loses the share of its run that needs the copy engine while another copy holds it (default: the base profile's)"},
+			&cli.StringSliceFlag{Name: "copies-trace", Usage: "the first --trace's row run again beside endless host→device copies on another stream (`FILE`, .json or .json.gz, bench prove --copy-load's trace-...-copies.json; repeat for more): its compute stages against the --trace run's (and --fit-repeat's) give device.stream_stall, the share of a streaming kernel's copy work (partition.stream_gib, so with --stream-gib) it loses while another copy holds the engine"},
 			&cli.StringFlag{Name: "name", Usage: "the new profile's name (default: the base's)"},
 			&cli.StringFlag{Name: "out", Usage: "write the profile to `FILE` (default: stdout)"},
 		},
@@ -103,6 +104,7 @@ type calibration struct {
 	beside       []sim.Trace
 	race         []sim.Trace
 	latency      []sim.Trace
+	copies       []sim.Trace // the first trace's run beside endless copies
 	// fitScenario, when set, fits the stage costs through the simulator on
 	// the first trace's run (fitOptions: its design and workers).
 	fitScenario *sim.Scenario
@@ -141,10 +143,13 @@ func runSimCalibrate(c *cli.Context) error {
 	for _, f := range []struct {
 		flag string
 		to   *[]sim.Trace
-	}{{"trace", &in.traces}, {"fit-repeat", &in.repeats}, {"ballast-trace", &in.ballast}, {"beside-trace", &in.beside}, {"race-trace", &in.race}, {"latency-trace", &in.latency}} {
+	}{{"trace", &in.traces}, {"fit-repeat", &in.repeats}, {"ballast-trace", &in.ballast}, {"beside-trace", &in.beside}, {"race-trace", &in.race}, {"latency-trace", &in.latency}, {"copies-trace", &in.copies}} {
 		if *f.to, err = readSimTraces(f.flag, c.StringSlice(f.flag)); err != nil {
 			return err
 		}
+	}
+	if len(in.copies) > 0 && len(in.traces) == 0 {
+		return errors.New("--copies-trace needs --trace (the same row alone)")
 	}
 	if sc := c.String("fit-scenario"); sc != "" {
 		if len(in.traces) == 0 {
@@ -278,6 +283,16 @@ func (in calibration) fit() (fitted, error) {
 			return f, fmt.Errorf("--stream-gib: %w", err)
 		}
 		f.notes = append(f.notes, fmt.Sprintf("partition.stream_gib given: %g GiB a partition at %d constraints → %g at the reference size", in.streamGiB, in.constraints, p.Partition.StreamGiB))
+	}
+	if len(in.copies) > 0 {
+		var sf sim.StreamStallFit
+		alone := append([]sim.Trace{in.traces[0]}, in.repeats...)
+		if p, sf, err = sim.CalibrateStreamStall(p, in.constraints, alone, in.copies); err != nil {
+			return f, fmt.Errorf("--copies-trace: %w", err)
+		}
+		f.device = append(f.device, sim.DeviceFit{Field: "device.stream_stall", Count: sf.Beside, Value: sf.Stall})
+		f.notes = append(f.notes, fmt.Sprintf("compute beside endless copies: median %g ms of %d stages against %g ms of %d alone; the stream's duty %g (its copy work at h2d_gbps over the kernel), of which the kernels lost %g",
+			sf.BesideMs, sf.Beside, sf.AloneMs, sf.Alone, sf.Duty, sf.Stall))
 	}
 	if in.name != "" {
 		p.Name = in.name

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +145,78 @@ func TestSimCalibrateAtTheTargetSize(t *testing.T) {
 		"--constraints", "67108404", "--stream-gib", "-1"); err == nil || !strings.Contains(stderr+err.Error(), "--stream-gib") {
 		t.Errorf("--stream-gib -1: %v\n%s", err, stderr)
 	}
+	// --copies-trace: the same row beside endless copies, every kernel a
+	// fifth longer, gives device.stream_stall: the share of the stream's
+	// duty (28.06 GiB at the profile's h2d_gbps over the kernel alone) the
+	// kernels lost, 1 − 1/1.2 of their run; nothing else changes.
+	copies, aloneMs := stretchCompute(t, tr, 1.2, filepath.Join(dir, "copies.json"))
+	stalled := calibrateAtSize(t, dir, tr, "docs/predictions/h100-porepsha64m-card-w1-fit-job.json", "--constraints", "67108404",
+		"--stream-gib", "28.06", "--copies-trace", copies)
+	duty := 28.06 * (1 << 30) / (stalled.Device.H2DGBps * 1e9) * 1e3 / aloneMs
+	if want := (1 - 1/1.2) / duty; stalled.Device.StreamStall == nil || math.Abs(*stalled.Device.StreamStall-want) > 2e-3 {
+		t.Errorf("--copies-trace: device.stream_stall %v, want %.3f (duty %.3f)", stalled.Device.StreamStall, want, duty)
+	}
+	stalled.Device.StreamStall, stalled.Device.Source, stalled.Partition.StreamGiB = nil, want.Device.Source, 0
+	sameFit(t, stalled, want)
+	fitArgs := []string{"sim", "calibrate", "--profile", "docs/predictions/h100-porepsha-lanes-base.json", "--constraints", "67108404",
+		"--fit-scenario", "docs/predictions/h100-porepsha64m-card-w1-fit-job.json"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--copies-trace", copies}, "--copies-trace needs --trace"},
+		{[]string{"--trace", tr, "--copies-trace", copies}, "stream no keys"},
+		{[]string{"--trace", tr, "--stream-gib", "28.06", "--copies-trace", filepath.Join(dir, "none.json")}, "none.json"},
+	} {
+		if _, stderr, err := run(t, append(slices.Clone(fitArgs), c.args...)...); err == nil || !strings.Contains(stderr+err.Error(), c.want) {
+			t.Errorf("sim calibrate %s: %v, want an error saying %q\n%s", strings.Join(c.args, " "), err, c.want, stderr)
+		}
+	}
+}
+
+// stretchCompute writes the trace at path (.json.gz) to out with every
+// compute stage f times as long, and returns out and the median of the
+// stages as they were, the first left out (as the stage costs take them).
+func stretchCompute(t *testing.T, path string, f float64, out string) (string, float64) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr map[string]any
+	if err := json.NewDecoder(zr).Decode(&tr); err != nil {
+		t.Fatal(err)
+	}
+	var ms []float64
+	for _, e := range tr["traceEvents"].([]any) {
+		ev := e.(map[string]any)
+		if ev["ph"] == "X" && ev["name"] == "compute" {
+			d := ev["dur"].(float64)
+			ms = append(ms, d/1e3)
+			ev["dur"] = d * f
+		}
+	}
+	if len(ms) < 4 {
+		t.Fatalf("%s: %d compute stages", path, len(ms))
+	}
+	data, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ms = ms[1:]
+	slices.Sort(ms)
+	med := ms[len(ms)/2]
+	if len(ms)%2 == 0 {
+		med = (ms[len(ms)/2-1] + med) / 2
+	}
+	return out, med
 }
 
 // calibrateAtSize is the calibration of docs/runs/atsize/predict.sh: sim

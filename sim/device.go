@@ -414,13 +414,14 @@ func (d *Device) Submit(op gpu.Op, done func(gpu.Result)) {
 
 // streamDuty is the share of a kernel of size constraints and solo time
 // cost that its own streaming of the keys takes on the copy engine alone
-// (stream_gib at h2d_gbps), at most 1; 0 when the keys are resident.
+// (stream_gib at h2d_gbps), times the profile's stream_stall (absent: 1),
+// at most 1; 0 when the keys are resident.
 func (d *Device) streamDuty(size int, cost time.Duration) float64 {
 	b := d.k.profile.PartitionStream(size)
 	if b <= 0 || cost <= 0 {
 		return 0
 	}
-	return min(1, d.copyWork(b)/float64(cost))
+	return min(1, d.prof.streamStall()*d.copyWork(b)/float64(cost))
 }
 
 // copyWork is how long a copy of bytes takes on the copy engine alone, ns.

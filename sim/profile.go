@@ -237,6 +237,17 @@ type DeviceProfile struct {
 	// (docs/simulator.md). `cuzk sim calibrate --beside-trace` fits it with
 	// PoolSlowdownKernel. 0: pool work never slows kernels.
 	KernelSlowdownPool float64 `json:"kernel_slowdown_pool,omitempty"`
+	// StreamStall scales a streaming kernel's duty (partition.stream_gib):
+	// while another host→device copy holds the copy engine, the kernel
+	// advances at 1 − StreamStall·duty (at most all of its run stalled).
+	// How much of its own streaming a kernel loses to another copy moves
+	// with the machine (0.26-0.97 ms per ms of overlap on the H100s, against
+	// the duty's 0.55; docs/simulator.md), and a one-worker calibration
+	// never stages beside a kernel: `cuzk bench prove --copy-load` runs the
+	// one-worker row again beside endless copies, and sim calibrate
+	// --copies-trace fits it from that row's kernels against the --trace
+	// row's (CalibrateStreamStall). Absent: 1, the whole duty.
+	StreamStall *float64 `json:"stream_stall,omitempty"`
 	// PoolOpsSerialize makes the stream-ordered pool do its mapping work
 	// one call at a time, device-wide: a pool growth or a trim that
 	// releases memory holds the pool for the host time it costs, and every
@@ -462,6 +473,9 @@ func (p *Profile) validate() error {
 			return fmt.Errorf("field %s: must be %s, got %g", f.name, map[bool]string{true: "positive", false: "non-negative"}[f.pos], f.v)
 		}
 	}
+	if st := d.StreamStall; st != nil && (math.IsNaN(*st) || math.IsInf(*st, 0) || *st < 0) {
+		return fmt.Errorf("field device.stream_stall: must be non-negative, got %g", *st)
+	}
 	if d.ContextMiB/1024 >= d.VRAMGiB {
 		return fmt.Errorf("field device.context_mib: %g MiB leaves no memory on a %g GiB device", d.ContextMiB, d.VRAMGiB)
 	}
@@ -539,6 +553,14 @@ func (p *Profile) PartitionStream(size int) int64 {
 		return 0
 	}
 	return p.partitionGiB(p.Partition.StreamGiB, size)
+}
+
+// streamStall is device.stream_stall, 1 where absent.
+func (d DeviceProfile) streamStall() float64 {
+	if d.StreamStall == nil {
+		return 1
+	}
+	return *d.StreamStall
 }
 
 // WithStream is a copy of p whose compute streams gib GiB of keys a
