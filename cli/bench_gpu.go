@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,6 +64,15 @@ func benchGPUFlags() []cli.Flag {
 			Action: func(_ *cli.Context, v string) error { _, err := chunkPoints(v); return err }},
 		bg2Flag(),
 		copiesInOrderFlag(),
+		&cli.StringFlag{Name: "copy-load", Value: "off", Usage: "gpu: run each row beside another stream's endless host→device copies of a --copy-load-bytes pinned buffer on every device (on), or alone and then again beside them (also), or alone (off); a row beside them is named design+copies and its trace trace-...-copies.json: a one-worker row's against the row alone is sim calibrate's --copies-trace (device.stream_stall, what another copy costs a kernel that streams its keys)",
+			Action: func(_ *cli.Context, v string) error { _, err := copyLoadModes(v); return err }},
+		&cli.StringFlag{Name: "copy-load-bytes", Value: "256MiB", Usage: "gpu: the --copy-load buffer, pinned on the host and as much on the device, outside the plan's memory",
+			Action: func(_ *cli.Context, v string) error {
+				if n, err := parseBytes(v); err != nil || n <= 0 {
+					return fmt.Errorf("--copy-load-bytes %q: want a size such as 256MiB", v)
+				}
+				return nil
+			}},
 		&cli.BoolFlag{Name: "lock-hops", Usage: "gpu: send every lease request through its lock's actor, a free mutex's too, as the runtime did before free mutexes were taken in place (the runtime of the proving runs before runs/h200-2026-12-05d; `cuzk sim --lock-hops` predicts it)"},
 	}, hostMemFlags()...)
 }
@@ -84,6 +94,8 @@ type gpuBenchRow struct {
 	readyWait   time.Duration // mean wait of a prepared partition for a GPU worker
 	host        hostUse       // the process's collector, CPU and page faults over the row
 	cards       []cardUse     // what nvidia-smi reported of the cards over the row, if sampled
+	copies      bool          // run beside --copy-load
+	copyGBps    []float64     // what the copy load moved over the row, device by device
 }
 
 // benchProveGPU proves one job per design × workers × VRAM limit on the GPU
@@ -140,6 +152,14 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	chunk, err := chunkPoints(c.String("chunk-points"))
 	if err != nil {
 		return err
+	}
+	copyModes, err := copyLoadModes(c.String("copy-load"))
+	if err != nil {
+		return err
+	}
+	copyBytes, err := parseBytes(c.String("copy-load-bytes"))
+	if err != nil || copyBytes <= 0 {
+		return fmt.Errorf("--copy-load-bytes %q: want a size such as 256MiB", c.String("copy-load-bytes"))
 	}
 	var rows []gpuBenchRow
 	var warm time.Duration
@@ -224,27 +244,46 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 				return err
 			}
 		}
+		var copies *copyLoad
+		if slices.Contains(copyModes, true) {
+			if copies, err = newCopyLoad(g.Devices, copyBytes); err != nil {
+				return errors.Join(err, g.Close())
+			}
+			fmt.Fprintf(c.App.ErrWriter, "bench: %s\n", copies.what())
+		}
+		closeAll := func() error {
+			var err error
+			if copies != nil {
+				err = copies.close()
+			}
+			return errors.Join(err, g.Close())
+		}
 		for _, design := range designs {
 			for _, w := range workers {
-				row, err := benchGPUJob(c, k, g, plan, probe, design, w, limit, nparts, njobs, out, traceDir)
-				if err != nil {
-					g.Close()
-					return err
+				for _, beside := range copyModes {
+					var load *copyLoad
+					if beside {
+						load = copies
+					}
+					row, err := benchGPUJob(c, k, g, plan, probe, load, design, w, limit, nparts, njobs, out, traceDir)
+					if err != nil {
+						return errors.Join(err, closeAll())
+					}
+					// The whole row as it comes, so a run cut short still reports.
+					fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers%s, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s; %s\n",
+						design, w, copiesNote(row), limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
+						msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts*njobs,
+						row.held, msWait(row.readyWait), row.host)
+					for _, u := range row.cards {
+						fmt.Fprintf(c.App.ErrWriter, "bench:   %s\n", u)
+					}
+					rows = append(rows, row)
 				}
-				// The whole row as it comes, so a run cut short still reports.
-				fmt.Fprintf(c.App.ErrWriter, "bench: %s × %d workers, limit %s: %.2f s, busy %.0f%%, compute wait p50 %s p99 %s, stage wait p50 %s p99 %s, compute mean %s, %d OOMs, %d fallbacks, %d retries, %d/%d verified; host: %d partitions held at most, ready wait mean %s; %s\n",
-					design, w, limitName(limit), row.wall.Seconds(), 100*row.busy, msWait(row.computeWait[0]), msWait(row.computeWait[1]),
-					msWait(row.stageWait[0]), msWait(row.stageWait[1]), msWait(row.computeMean), row.ooms, row.falls, row.retries, row.verified, nparts*njobs,
-					row.held, msWait(row.readyWait), row.host)
-				for _, u := range row.cards {
-					fmt.Fprintf(c.App.ErrWriter, "bench:   %s\n", u)
-				}
-				rows = append(rows, row)
 			}
 		}
 		z, o, other := g.Backend.SplitStats()
 		zeros, ones, others = zeros+z, ones+o, others+other
-		if err := g.Close(); err != nil {
+		if err := closeAll(); err != nil {
 			return err
 		}
 	}
@@ -277,7 +316,11 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 		if r.design != "single" {
 			sw50, sw99 = msWait(r.stageWait[0]), msWait(r.stageWait[1])
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t%d\t%s\t\n", r.design, r.workers, limitName(r.vram),
+		name := r.design
+		if r.copies {
+			name += "+copies"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t%d\t%s\t\n", name, r.workers, limitName(r.vram),
 			r.wall.Seconds(), 100*r.busy, msWait(r.computeWait[0]), msWait(r.computeWait[1]), sw50, sw99, msWait(r.computeMean),
 			r.ooms, r.falls, r.retries, r.verified, nparts*njobs, r.held, msWait(r.readyWait))
 	}
@@ -467,9 +510,9 @@ func printPartitionComparison(w io.Writer, t prover.Timings, runs int, gnark, gn
 		float64(gnark-gnarkSolve)/float64(proving), proving.Seconds(), (gnark - gnarkSolve).Seconds())
 }
 
-func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprove.Plan, probe *cardProbe, design string, workers int, limit int64,
+func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprove.Plan, probe *cardProbe, copies *copyLoad, design string, workers int, limit int64,
 	nparts, njobs int, out, traceDir string) (gpuBenchRow, error) {
-	row := gpuBenchRow{design: design, workers: workers, vram: limit}
+	row := gpuBenchRow{design: design, workers: workers, vram: limit, copies: copies != nil}
 	m := metrics.New()
 	waits := &leaseWaits{byLock: map[string][]time.Duration{}}
 	obs := actors.Observers{m, waits}
@@ -482,6 +525,9 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 	var tf *os.File
 	if traceDir != "" {
 		name := benchTraceName(design, workers, limit, log2(k.PK.Domain.Cardinality))
+		if copies != nil {
+			name = strings.TrimSuffix(name, ".json") + "-copies.json"
+		}
 		if plan != nil {
 			scName := benchScenarioName(name)
 			sc := benchScenario(strings.TrimSuffix(scName, ".json"), k.Circuit, cfg, *plan, limit, len(g.GPUDevices()),
@@ -507,12 +553,27 @@ func benchGPUJob(c *cli.Context, k *prover.Keys, g *gpuprove.GPUs, plan *gpuprov
 		subs = append(subs, runner.Submission{JobRequest: runner.JobRequest{ID: id, Keys: k, Seed: seed, Partitions: nparts},
 			Out: filepath.Join(out, id)})
 	}
+	var stopCopies func() ([]float64, error)
+	if copies != nil {
+		if stopCopies, err = copies.run(c.Context); err != nil {
+			if tw != nil {
+				tw.Close()
+				tf.Close()
+			}
+			return row, err
+		}
+	}
 	cards := probe.watch(c.Duration("card-every"))
 	before := readHostUse()
 	reports, wall, err := benchJobs(c.Context, runner.ServiceOptions{Backend: g.Backend, Devices: g.GPUDevices(), Config: cfg,
 		Observer: obs, Seed: uint64(time.Now().UnixNano())}, subs)
 	row.host = readHostUse().since(before)
 	row.cards = cards.stop()
+	if stopCopies != nil {
+		var cerr error
+		row.copyGBps, cerr = stopCopies()
+		err = errors.Join(err, cerr)
+	}
 	if tw != nil {
 		if cerr := tw.Close(); cerr != nil && err == nil {
 			err = cerr

@@ -3,6 +3,7 @@ package cli
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,4 +68,23 @@ func TestBenchScenarioIsTheCalibrationsScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFit(t, calibrateAtSize(t, dir, tr, path), committed)
+}
+
+// --copy-load's modes: a row alone, beside the copies, or both, alone
+// first; and a row's words for the copies beside it.
+func TestCopyLoadModes(t *testing.T) {
+	for in, want := range map[string][]bool{"off": {false}, "on": {true}, "also": {false, true}} {
+		if got, err := copyLoadModes(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("--copy-load %s: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := copyLoadModes("both"); err == nil {
+		t.Error("--copy-load both: no error")
+	}
+	if got := copiesNote(gpuBenchRow{}); got != "" {
+		t.Errorf("a row alone: %q", got)
+	}
+	if got := copiesNote(gpuBenchRow{copies: true, copyGBps: []float64{55.14, 48}}); got != " beside copies (55.1, 48.0 GB/s)" {
+		t.Errorf("a row beside copies: %q", got)
+	}
 }

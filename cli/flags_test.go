@@ -26,6 +26,8 @@ func TestNumericFlagsRefused(t *testing.T) {
 		{[]string{"bench", "prove", "--runs", "0"}, "--runs 0: must be at least 1"},
 		{[]string{"bench", "prove", "--jobs", "0"}, "--jobs 0: must be 1 to 1000"},
 		{[]string{"bench", "prove", "--key-tier", "tape"}, "--key-tier tape: want auto, device, pinned, host or disk"},
+		{[]string{"bench", "prove", "--copy-load", "sometimes"}, `--copy-load "sometimes": want off, on or also`},
+		{[]string{"bench", "prove", "--copy-load-bytes", "0"}, `--copy-load-bytes "0": want a size such as 256MiB`},
 		{[]string{"bench", "msm", "--bits-fraction", "1.5"}, "--bits-fraction 1.5: must be 0 to 1"},
 		{[]string{"bench", "msm", "--windows", "16,3"}, `--windows: "3" is not a window size in [4, 24]`},
 		{[]string{"bench", "msm", "--windows", "16,x"}, `--windows: "x" is not a window size in [4, 24]`},
