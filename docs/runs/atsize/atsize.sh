@@ -2,7 +2,8 @@
 # rows it predicts, on the same machine (the procedure of runs/h100-2026-12-06d c2.sh,
 # with the scenarios written from the plan the card prints):
 #  1. the calibration: CALJOBS jobs at once, budget, one worker, under VRAM (GiB; 0: the
-#     whole card) and host gate CALGATE, traced;
+#     whole card) and host gate CALGATE, traced; with COPYLOAD=also the same row again
+#     beside endless copies (bench prove --copy-load), for device.stream_stall;
 #  2. predict.sh on its trace and plan (the profile and pred.txt printed by sha before 3);
 #  3. the rows: ROWJOBS jobs at once under ROWGATE, every design at 2-4 workers (ROWWORKERS:
 #     fewer, e.g. 2,4, where two jobs' rows would not fit the call);
@@ -34,9 +35,10 @@ prove() { # trace-dir out-prefix limit jobs args...
   grep -v "WRN\|INF\|verifier done\|streamed msm" $pre.err > $pre.log; rm $pre.err
   return $rc
 }
-prove $R/cal $R/cal ${CALEND:-260} $CALJOBS --designs budget --workers 1 --host-mem-limit ${CALGATE}GiB
-say "calibration run (budget w1, $CALJOBS jobs, VRAM $VRAM, gate $CALGATE GiB): $?"
-tr=$(ls $R/cal/trace-*.json | head -1)  # bench writes scenario-*.json beside it
+prove $R/cal $R/cal ${CALEND:-260} $CALJOBS --designs budget --workers 1 --host-mem-limit ${CALGATE}GiB --copy-load ${COPYLOAD:-off}
+say "calibration run (budget w1, $CALJOBS jobs, VRAM $VRAM, gate $CALGATE GiB, copy load ${COPYLOAD:-off}): $?"
+tr=$(ls $R/cal/trace-*.json | grep -v -- -copies | head -1)  # bench writes scenario-*.json beside it
+COPIES=$(ls $R/cal/trace-*-copies.json 2>/dev/null | head -1) \
 K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
   CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred
 say "predict.sh: $? profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"

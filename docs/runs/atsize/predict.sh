@@ -7,7 +7,10 @@
 # OUTDIR/pred.txt. atsize.sh runs it on the card before the rows; run anywhere on the
 # same trace and plan it prints the same file. REPEATS: traces of the same calibration
 # run made in other processes (sim calibrate --fit-repeat), pooled with TRACE's spans.
-#   K=build/cuzk BASE=P DEVFROM=P VRAM=0|16 CALJOBS=2 CALGATE=54 ROWJOBS=2 GATES="72 54" [REPEATS="T2 ..."] \
+# COPIES: the calibration row run again beside endless copies (bench prove --copy-load
+# also), for device.stream_stall where the plan streams key points (sim calibrate
+# --copies-trace; left out where it streams none).
+#   K=build/cuzk BASE=P DEVFROM=P VRAM=0|16 CALJOBS=2 CALGATE=54 ROWJOBS=2 GATES="72 54" [REPEATS="T2 ..."] [COPIES=T] \
 #     bash docs/runs/atsize/predict.sh TRACE PLANLOG OUTDIR
 set -eu
 K=${K:-build/cuzk}
@@ -53,6 +56,7 @@ JSON
 what="porep-sha $CONSTRAINTS constraints a partition, $PARTS partitions a job, device memory $vram GiB (limit $VRAM; 0: the card), $resident GiB of it held beside the partitions as the plan printed ($free GiB free, $left left for partitions)"
 scenario $out/fit.json fit $BASE $CALJOBS 1 $CALGATE "The calibration run: $CALJOBS jobs at once, budget, one worker, host gate $CALGATE GiB; $what."
 repeat=""; for r in ${REPEATS:-}; do repeat="$repeat --fit-repeat $r"; done
+[ -n "${COPIES:-}" ] && [ "$stream" != 0.00 ] && repeat="$repeat --copies-trace $COPIES"
 $K sim calibrate --profile $BASE --device-from $DEVFROM --trace "$trace" $repeat --constraints $CONSTRAINTS \
   --stream-gib $stream --fit-scenario $out/fit.json --out $out/profile.json > $out/calibrate.txt 2>&1
 for g in $GATES; do
