@@ -26,7 +26,7 @@ func copyLoadModes(s string) ([]bool, error) {
 }
 
 // copyLoad is bench prove's --copy-load: on every device, a stream of its
-// own copying a pinned buffer to the device again and again for a row's
+// own copying a pinned buffer to the device one copy after another for a row's
 // whole run (bench interference's copy load), so that every kernel of a
 // one-worker row runs beside host→device copies. Against the same row
 // alone, that is what another partition's staging costs a kernel that
@@ -49,6 +49,11 @@ func newCopyLoad(devs []*gpuprove.Device, bytes int64) (*copyLoad, error) {
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("--copy-load on device %d: %w", d.Info().Index, err), l.close())
 		}
+		// One copy at a time, each waited for before the next is queued:
+		// the prover's device-wide waits (cudaFree, cudaFreeHost) wait for
+		// the device to go idle, which a stream always one copy ahead
+		// never lets it.
+		ld.(*deviceLoop).ahead = 0
 		l.loads = append(l.loads, ld)
 	}
 	return l, nil

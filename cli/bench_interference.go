@@ -609,8 +609,14 @@ type deviceLoop struct {
 	unit        int64 // bytes a unit moves
 	batch       int
 	queue       func(s cuda.Stream) error
-	s           cuda.Stream
-	ev          [2]cuda.Event
+	// ahead is how many batches stay queued behind the one running while
+	// the host waits: 1 keeps the stream from running dry; 0 waits for
+	// each batch before queuing the next, so that the stream is empty for
+	// a moment between batches (bench prove's copy load: a device-wide
+	// wait of the prover's, a cudaFree's, must find the device idle).
+	ahead int
+	s     cuda.Stream
+	ev    [2]cuda.Event
 
 	loadCounters
 	done chan struct{}
@@ -676,7 +682,7 @@ func (c *loadCounters) stats(name string, unitBytes int64) ifLoadStats {
 
 func (b *ifBench) newDeviceLoop(label, desc string, unit int64, batch int, queue func(cuda.Stream) error) (*deviceLoop, error) {
 	d := b.d
-	l := &deviceLoop{d: d, label: label, desc: desc, unit: unit, batch: batch, queue: queue}
+	l := &deviceLoop{d: d, label: label, desc: desc, unit: unit, batch: batch, queue: queue, ahead: 1}
 	var err error
 	if l.s, err = d.NewStream(); err != nil {
 		return nil, err
@@ -732,11 +738,11 @@ func (l *deviceLoop) loop(ctx context.Context, ready chan<- error) {
 			return
 		}
 		queued++
-		if queued < 2 {
+		if queued <= int64(l.ahead) {
 			continue
 		}
-		// Wait for the batch before the one just queued.
-		if err := l.d.EventSync(l.ev[(queued-2)%2]); err != nil {
+		// Wait for the batch ahead batches before the one just queued.
+		if err := l.d.EventSync(l.ev[(queued-1-int64(l.ahead))%2]); err != nil {
 			fail(err)
 			return
 		}

@@ -15,7 +15,7 @@
 # on an H100 (runs/h100-2026-12-06b). Any variable set before overrides.
 #   OUT=$OUT [END=585] bash docs/runs/atsize/atsize.sh
 . docs/runs/preamble.sh
-export GOMEMLIMIT=100GiB
+export GOMEMLIMIT=100GiB GOTRACEBACK=all  # a run past its time is stopped with SIGQUIT: every goroutine's stack in its log
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case "$gpu" in
 *H200*) : ${VRAM:=0} ${CALJOBS:=2} ${ROWJOBS:=2} ${CALGATE:=54} ${ROWGATE:=72} ${DEVFROM:=sim/profiles/h200-contention-base.json} ;;
@@ -26,7 +26,7 @@ R=$(mktemp -d /tmp/atsize.XXXX); mkdir -p $R/cal $R/rows
 say "$($K version | head -1) $(sha256sum $K | cut -c1-16); $gpu; $(nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader 2>/dev/null); VRAM=$VRAM CALJOBS=$CALJOBS ROWJOBS=$ROWJOBS CALGATE=$CALGATE ROWGATE=$ROWGATE DEVFROM=$DEVFROM"
 prove() { # trace-dir out-prefix limit jobs args...
   local dir=$1 pre=$2 tl=$3 jobs=$4; shift 4
-  timeout $(left $tl) /usr/bin/time -v $K --verbose bench prove --backend gpu --circuit porep-sha --sizes 64M --keys memory \
+  timeout -s QUIT $(left $tl) /usr/bin/time -v $K --verbose bench prove --backend gpu --circuit porep-sha --sizes 64M --keys memory \
     --jobs $jobs --vram-limits $lim --gnark-runs 0 --partition-runs 0 --trace-dir $dir "$@" > $pre.txt 2> $pre.err
   local rc=$?
   grep -v "verifier done" $pre.txt | grep -v $'\x1b' >> $OUT/summary.txt
@@ -40,7 +40,10 @@ say "calibration run (budget w1, $CALJOBS jobs, VRAM $VRAM, gate $CALGATE GiB, c
 tr=$(ls $R/cal/trace-*.json | grep -v -- -copies | head -1)  # bench writes scenario-*.json beside it
 COPIES=$(ls $R/cal/trace-*-copies.json 2>/dev/null | head -1) \
 K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
-  CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred
+  CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred ||
+  { say "predict.sh with the copies row: $?; again without it"
+    K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
+      CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred; }
 say "predict.sh: $? profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"
 cp $R/pred/profile.json $R/pred/pred.txt $R/pred/calibrate.txt $OUT/
 cat $R/pred/pred.txt >> $OUT/summary.txt
