@@ -64,7 +64,7 @@ func benchGPUFlags() []cli.Flag {
 			Action: func(_ *cli.Context, v string) error { _, err := chunkPoints(v); return err }},
 		bg2Flag(),
 		copiesInOrderFlag(),
-		&cli.StringFlag{Name: "copy-load", Value: "off", Usage: "gpu: run each row beside another stream's endless host→device copies of a --copy-load-bytes pinned buffer on every device (on), or alone and then again beside them (also), or alone (off); a row beside them is named design+copies and its trace trace-...-copies.json: a one-worker row's against the row alone is sim calibrate's --copies-trace (device.stream_stall, what another copy costs a kernel that streams its keys)",
+		&cli.StringFlag{Name: "copy-load", Value: "off", Usage: "gpu: run each row beside another stream's host→device copies of a --copy-load-bytes pinned buffer, one after another for the whole row, on every device (on), or alone and then again beside them (also), or alone (off); a row beside them is named design+copies and its trace trace-...-copies.json: a one-worker row's against the row alone is sim calibrate's --copies-trace (device.stream_stall, what another copy costs a kernel that streams its keys)",
 			Action: func(_ *cli.Context, v string) error { _, err := copyLoadModes(v); return err }},
 		&cli.StringFlag{Name: "copy-load-bytes", Value: "256MiB", Usage: "gpu: the --copy-load buffer, pinned on the host and as much on the device, outside the plan's memory",
 			Action: func(_ *cli.Context, v string) error {
