@@ -70,7 +70,7 @@ func (l *copyLoad) what() string {
 func (l *copyLoad) run(ctx context.Context) (stop func() ([]float64, error), err error) {
 	lctx, cancel := context.WithCancel(ctx)
 	var running []ifLoad
-	w0 := time.Now()
+	var w0 time.Time // once every load copies at its pace
 	stop = func() ([]float64, error) {
 		w1 := time.Now()
 		cancel()

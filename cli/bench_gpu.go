@@ -157,9 +157,9 @@ func benchProveGPU(c *cli.Context, k *prover.Keys) error {
 	if err != nil {
 		return err
 	}
-	copyBytes, err := parseBytes(c.String("copy-load-bytes"))
-	if err != nil || copyBytes <= 0 {
-		return fmt.Errorf("--copy-load-bytes %q: want a size such as 256MiB", c.String("copy-load-bytes"))
+	copyBytes, err := parseBytes(c.String("copy-load-bytes")) // positive: the flag's Action checked it
+	if err != nil {
+		return err
 	}
 	var rows []gpuBenchRow
 	var warm time.Duration

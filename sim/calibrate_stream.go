@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // StreamStallFit is what a one-worker row run beside endless copies said of
@@ -62,7 +64,8 @@ func CalibrateStreamStall(p *Profile, constraints int, alone, beside []Trace) (*
 }
 
 // computeSpansMs is the compute stages of traces, in ms, each trace's first
-// left out (its scratch grew the empty pool), as the stage costs take them.
+// in time left out (its scratch grew the empty pool), as the stage costs
+// take them.
 func computeSpansMs(traces []Trace) ([]float64, error) {
 	var out []float64
 	for _, t := range traces {
@@ -70,13 +73,16 @@ func computeSpansMs(traces []Trace) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		var ms []float64
+		var stages []traceEvent
 		for _, e := range events {
 			if e.Ph == "X" && e.Name == "compute" {
-				ms = append(ms, e.Dur/1e3)
+				stages = append(stages, e)
 			}
 		}
-		out = append(out, costSpans("compute", ms)...)
+		slices.SortFunc(stages, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) })
+		for _, e := range costSpans("compute", stages) {
+			out = append(out, e.Dur/1e3)
+		}
 	}
 	return out, nil
 }
