@@ -1,7 +1,7 @@
 # The rows of runs/h100-2026-12-06e against the predictions made before them: for each call,
 # every design at 2-4 workers, the card s/job and busy, the model s/job (10 / part/s, 16 seeds' mean)
 # and busy, the error of the model against the card, OOMs/fallbacks (card; model: seed 1).
-#   python3 docs/runs/h100-2026-12-06e/compare.py PREDICTED SUMMARY   (any one VRAM limit: runs/h100-2026-12-06f too)
+#   python3 docs/runs/h100-2026-12-06e/compare.py PREDICTED SUMMARY   (any one VRAM limit, or the whole card: runs/h100-2026-12-06f, h200-2026-12-06k too)
 import re, sys
 pred={}
 for l in open(sys.argv[1]):
@@ -9,7 +9,7 @@ for l in open(sys.argv[1]):
     if m: pred[(m[1],int(m[2]))]=(10/float(m[3]),float(m[4]),m[5])
 errs=[];bus=[];ooms=0
 for l in open(sys.argv[2]):
-    m=re.match(r'bench: (\S+) × (\d) workers, limit [\d.]+ GiB: ([\d.]+) s, busy (\d+)%.*?(\d+) OOMs, (\d+) fallbacks',l)
+    m=re.match(r'bench: (\S+) × (\d) workers, limit (?:[\d.]+ GiB|card): ([\d.]+) s, busy (\d+)%.*?(\d+) OOMs, (\d+) fallbacks',l)
     if not m or m[2]=='1': continue
     k=(m[1],int(m[2])); s=float(m[3]); b=int(m[4]); o=f"{m[5]}/{m[6]}"
     ps,pb,po=pred[k]; e=(ps-s)/s*100; errs.append(abs(e)); bus.append(abs(pb-b))
