@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpu"
 	"github.com/cuzk/cuzk/gpuprove"
 )
@@ -43,20 +44,29 @@ type copyLoad struct {
 func newCopyLoad(devs []*gpuprove.Device, bytes int64) (*copyLoad, error) {
 	l := &copyLoad{bytes: bytes}
 	for _, d := range devs {
-		b := &ifBench{d: d.CUDA(), spec: interferenceSpec{copyBytes: bytes}}
+		b, ld, err := newCopyLoop(d.CUDA(), bytes)
 		l.benches = append(l.benches, b)
-		ld, err := b.newLoad("copy")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("--copy-load on device %d: %w", d.Info().Index, err), l.close())
 		}
-		// One copy at a time, each waited for before the next is queued:
-		// the prover's device-wide waits (cudaFree, cudaFreeHost) wait for
-		// the device to go idle, which a stream always one copy ahead
-		// never lets it.
-		ld.(*deviceLoop).ahead = 0
 		l.loads = append(l.loads, ld)
 	}
 	return l, nil
+}
+
+// newCopyLoop is bench interference's copy load of bytes on d, one copy at
+// a time, each waited for before the next is queued, so that the stream
+// is empty for a moment between copies: a device-wide wait of the
+// prover's (cudaFree, cudaFreeHost) that waits for the device to go idle
+// would never return beside a stream always one copy ahead. What it
+// allocated is b's, for b.close.
+func newCopyLoop(d *cuda.Device, bytes int64) (b *ifBench, ld ifLoad, err error) {
+	b = &ifBench{d: d, spec: interferenceSpec{copyBytes: bytes}}
+	if ld, err = b.newLoad("copy"); err != nil {
+		return b, nil, err
+	}
+	ld.(*deviceLoop).ahead = 0
+	return b, ld, nil
 }
 
 // what says what the load is, for the bench's log.

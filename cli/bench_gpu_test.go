@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuzk/cuzk/actors"
+	"github.com/cuzk/cuzk/cuda"
 	"github.com/cuzk/cuzk/gpuprove"
 	"github.com/cuzk/cuzk/sim"
 )
@@ -86,5 +90,52 @@ func TestCopyLoadModes(t *testing.T) {
 	}
 	if got := copiesNote(gpuBenchRow{copies: true, copyGBps: []float64{55.14, 48}}); got != " beside copies (55.1, 48.0 GB/s)" {
 		t.Errorf("a row beside copies: %q", got)
+	}
+}
+
+// The copy load leaves its stream empty between copies (newCopyLoop: one
+// copy at a time), so that a device-wide wait made while it runs (a
+// cudaFree of the prover's) returns: on the stand-in library, whose
+// device-wide waits wait until every stream is empty, bench interference's
+// load, one copy always queued behind the one running, holds such a wait
+// until it stops (not asserted here: whether the stream runs dry depends on
+// how soon the host queues the next copy).
+func TestCopyLoadLetsDeviceWideWaitsThrough(t *testing.T) {
+	standInFree(t)
+	d, err := cuda.Open(os.Getenv(cuda.EnvLibrary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Copies of 64 MiB take the stand-in's stream thread milliseconds.
+	b, ld, err := newCopyLoop(d, 64<<20)
+	defer func() {
+		if err := b.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ld.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Sync() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("a device sync beside the copy load did not return in 20 s while the load ran")
+	}
+	cancel()
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	if st := ld.stats(); st.Units == 0 || st.Running {
+		t.Errorf("the copy load: %+v, want copies made and the load stopped", st)
 	}
 }
