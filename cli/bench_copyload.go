@@ -78,31 +78,23 @@ func (l *copyLoad) what() string {
 // run starts the load on every device and returns once each copies at its
 // pace; stop ends it and gives each device's GB/s over the row.
 func (l *copyLoad) run(ctx context.Context) (stop func() ([]float64, error), err error) {
-	lctx, cancel := context.WithCancel(ctx)
-	var running []ifLoad
-	var w0 time.Time // once every load copies at its pace
-	stop = func() ([]float64, error) {
+	end, err := startLoads(ctx, l.loads)
+	if err != nil {
+		return nil, fmt.Errorf("copy load: %w", err)
+	}
+	w0 := time.Now()
+	return func() ([]float64, error) {
 		w1 := time.Now()
-		cancel()
-		var errs []error
+		err := end()
+		if err != nil {
+			err = fmt.Errorf("copy load: %w", err)
+		}
 		var gbps []float64
-		for _, ld := range running {
-			if err := ld.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("copy load: %w", err))
-			}
+		for _, ld := range l.loads {
 			gbps = append(gbps, ld.achieved(w0, w1)/1e9)
 		}
-		return gbps, errors.Join(errs...)
-	}
-	for _, ld := range l.loads {
-		if err := ld.start(lctx); err != nil {
-			_, serr := stop()
-			return nil, errors.Join(fmt.Errorf("copy load: start: %w", err), serr)
-		}
-		running = append(running, ld)
-	}
-	w0 = time.Now()
-	return stop, nil
+		return gbps, err
+	}, nil
 }
 
 // close frees what the load allocated; it must not be running.

@@ -374,33 +374,15 @@ func (b *ifBench) measure(ctx context.Context, k *ifKernel, interference string)
 			loads = append(loads, b.byName[part])
 		}
 	}
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var running []ifLoad
-	stop := func() error {
-		cancel()
-		var errs []error
-		for _, l := range running {
-			if err := l.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("load %s: %w", l.name(), err))
-			}
-		}
-		running = nil
-		return errors.Join(errs...)
+	stop, err := startLoads(ctx, loads)
+	if err != nil {
+		return row, fmt.Errorf("bench interference: %w", err)
 	}
 	defer func() {
 		if serr := stop(); serr != nil {
 			err = errors.Join(err, fmt.Errorf("bench interference: %s beside %s: %w", k.name, interference, serr))
 		}
 	}()
-	for _, l := range loads {
-		// A load whose start fails has stopped; the others are stopped by
-		// the deferred stop.
-		if err := l.start(lctx); err != nil {
-			return row, fmt.Errorf("bench interference: start load %s: %w", l.name(), err)
-		}
-		running = append(running, l)
-	}
 	if _, _, err := b.timeOnce(k); err != nil { // warm-up
 		return row, fmt.Errorf("bench interference: %s beside %s: %w", k.name, interference, err)
 	}
@@ -430,6 +412,33 @@ func (b *ifBench) measure(ctx context.Context, k *ifKernel, interference string)
 		row.AchievedGBps[l.name()] = l.achieved(w0, w1) / 1e9
 	}
 	return row, nil
+}
+
+// startLoads starts loads under a context of their own and returns once
+// each runs at its pace; a load whose start fails has stopped, and those
+// started before it are stopped, their errors joined to its. stop cancels
+// them and returns once none runs; called again it does nothing.
+func startLoads(ctx context.Context, loads []ifLoad) (stop func() error, err error) {
+	lctx, cancel := context.WithCancel(ctx)
+	var running []ifLoad
+	stop = func() error {
+		cancel()
+		var errs []error
+		for _, l := range running {
+			if err := l.stop(); err != nil {
+				errs = append(errs, fmt.Errorf("load %s: %w", l.name(), err))
+			}
+		}
+		running = nil
+		return errors.Join(errs...)
+	}
+	for _, l := range loads {
+		if err := l.start(lctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("start load %s: %w", l.name(), err), stop())
+		}
+		running = append(running, l)
+	}
+	return stop, nil
 }
 
 // timeOnce runs k once on the kernel stream between two events.

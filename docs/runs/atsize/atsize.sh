@@ -38,13 +38,17 @@ prove() { # trace-dir out-prefix limit jobs args...
 prove $R/cal $R/cal ${CALEND:-260} $CALJOBS --designs budget --workers 1 --host-mem-limit ${CALGATE}GiB --copy-load ${COPYLOAD:-off}
 say "calibration run (budget w1, $CALJOBS jobs, VRAM $VRAM, gate $CALGATE GiB, copy load ${COPYLOAD:-off}): $?"
 tr=$(ls $R/cal/trace-*.json | grep -v -- -copies | head -1)  # bench writes scenario-*.json beside it
-COPIES=$(ls $R/cal/trace-*-copies.json 2>/dev/null | head -1) \
-K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
-  CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred ||
-  { say "predict.sh with the copies row: $?; again without it"
-    K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
-      CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred; }
-say "predict.sh: $? profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"
+predict() { # COPIES: the copies row's trace, or none
+  COPIES=$1 K=$K BASE=${BASE:-docs/predictions/h100-porepsha-lanes-base.json} DEVFROM=$DEVFROM VRAM=$VRAM CALJOBS=$CALJOBS \
+    CALGATE=$CALGATE ROWJOBS=$ROWJOBS GATES="$ROWGATE" bash docs/runs/atsize/predict.sh $tr $R/cal.log $R/pred
+}
+copies=$(ls $R/cal/trace-*-copies.json 2>/dev/null | head -1)
+predict "$copies"; rc=$?
+if [ $rc != 0 ] && [ -n "$copies" ]; then
+  say "predict.sh with the copies row: $rc; again without it"
+  predict ""; rc=$?
+fi
+say "predict.sh: $rc profile $(sha256sum $R/pred/profile.json | cut -c1-16) pred $(sha256sum $R/pred/pred.txt | cut -c1-16)"
 cp $R/pred/profile.json $R/pred/pred.txt $R/pred/calibrate.txt $OUT/
 cat $R/pred/pred.txt >> $OUT/summary.txt
 prove $R/rows $R/rows ${ROWEND:-${END:-585}} $ROWJOBS --designs budget,split-first,split,split-devsync,single --workers ${ROWWORKERS:-2,3,4} --host-mem-limit ${ROWGATE}GiB
