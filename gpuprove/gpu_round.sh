@@ -18,6 +18,7 @@ t0=$(date +%s)
 say() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$L/summary.txt"; }
 for f in cuzk gpuprove.test cuda.test engine.test cli.test libcuzkgpu.so; do
 	[ -f "$C/$f.gz" ] && gunzip -c "$C/$f.gz" > "$C/$f" && chmod +x "$C/$f"
+	[ -f "$C/$f.xz" ] && xz -dc "$C/$f.xz" > "$C/$f" && chmod +x "$C/$f"
 done
 [ -f "$C/libcuzkgpu.so" ] || { make cuda BUILD="$C" > "$L/nvcc.log" 2>&1; say "library built: $?"; }
 export CUZK_GPU_LIB=$C/libcuzkgpu.so

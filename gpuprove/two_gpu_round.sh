@@ -16,6 +16,7 @@ R=$(mktemp -d)
 mkdir -p "$OUT"
 for f in cuzk libcuzkgpu.so; do
 	[ -f "$C/$f.gz" ] && gunzip -c "$C/$f.gz" > "$C/$f" && chmod +x "$C/$f"
+	[ -f "$C/$f.xz" ] && xz -dc "$C/$f.xz" > "$C/$f" && chmod +x "$C/$f"
 done
 export CUZK_GPU_LIB=$C/libcuzkgpu.so
 S="$R/summary.txt"
