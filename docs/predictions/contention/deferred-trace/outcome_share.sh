@@ -3,7 +3,7 @@
 # not wait for the kernel (by outcome, as ties.py reads the model's traces),
 # for host.handoff.later_first = $1, over F10, F22, F24 and F25 at 3-4
 # workers, whole card and 16 GiB, SEEDS seeds a row (default 16); and, given
-# card traces ($CARD: a glob of trace-split-devsync-w[34]*.json.gz), the
+# card traces ($CARD: a glob of trace-split-devsync-w[34]*.json or .json.gz), the
 # card's share read the same way. later_first is fitted by making the two
 # agree: a flipped order at one virtual instant is not one card tie lost.
 #   CUZK (default build/cuzk)
