@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	rtrace "runtime/trace"
+	"strings"
 
 	"github.com/consensys/gnark/logger"
 	"github.com/urfave/cli/v2"
@@ -23,7 +24,7 @@ var Version = "dev"
 // App returns the cuzk application. Each command lives in a file of its own.
 func App() *cli.App {
 	prof := &profile{}
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "cuzk",
 		Usage:                "prove partitioned Groth16 jobs (BLS12-381) on GPUs, and simulate how workers share them",
 		EnableBashCompletion: true,
@@ -57,6 +58,40 @@ func App() *cli.App {
 			jobCommand(),
 		},
 	}
+	refuseStrayArgs(app.Commands, "")
+	return app
+}
+
+// refuseStrayArgs makes every command that takes no arguments (no
+// ArgsUsage) fail on one instead of ignoring it: flags given after a word
+// that is not a flag are not parsed, so `cuzk prove --witness a b` would
+// otherwise prove a alone, and a mistyped subcommand would run its parent.
+func refuseStrayArgs(cmds []*cli.Command, parent string) {
+	for _, cmd := range cmds {
+		name := strings.TrimSpace(parent + " " + cmd.Name)
+		refuseStrayArgs(cmd.Subcommands, name)
+		if cmd.Action == nil || cmd.ArgsUsage != "" {
+			continue
+		}
+		action := cmd.Action
+		cmd.Action = func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("%s: unexpected arguments %q: it takes flags only, a repeatable one once per value (see --help)", name, c.Args().Slice())
+			}
+			return action(c)
+		}
+	}
+}
+
+// flagsAfterArgs refuses arguments that look like flags: they came after a
+// word that is not one, where they are no longer parsed as flags.
+func flagsAfterArgs(c *cli.Context) error {
+	for _, a := range c.Args().Slice() {
+		if len(a) > 1 && a[0] == '-' {
+			return fmt.Errorf("%s: flag %q after %q: give the flags before the files", c.Command.FullName(), a, c.Args().First())
+		}
+	}
+	return nil
 }
 
 func versionCommand() *cli.Command {

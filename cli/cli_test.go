@@ -322,3 +322,29 @@ func TestBenchProveKeysInMemory(t *testing.T) {
 		t.Errorf("bench prove --keys memory wrote %v (%v)", entries, err)
 	}
 }
+
+// A word that is not a flag ends flag parsing: a command that takes no
+// arguments refuses it, and verify and export refuse a flag after a file,
+// rather than each running without what followed.
+func TestStrayArgumentsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prove", "--witness", "a.wtns", "b.wtns"}, `prove: unexpected arguments ["b.wtns"]`},
+		{[]string{"sim", "calibrat"}, `sim: unexpected arguments ["calibrat"]`},
+		{[]string{"bench", "contention", "--backend", "sim", "extra"}, `bench contention: unexpected arguments ["extra"]`},
+		{[]string{"version", "x"}, `version: unexpected arguments`},
+		{[]string{"verify", "--keys", t.TempDir(), "a.proof", "--json"}, `verify: flag "--json" after "a.proof"`},
+		{[]string{"export", "--keys", t.TempDir(), "--out", t.TempDir(), "a.proof", "--format", "snarkjs"}, `export: flag "--format" after "a.proof"`},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cuzk %s: %v; want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	// A command without arguments runs as before.
+	if _, _, err := run(t, "version"); err != nil {
+		t.Errorf("cuzk version: %v", err)
+	}
+}

@@ -38,6 +38,9 @@ func exportCommand() *cli.Command {
 			if f := c.String("format"); f != "snarkjs" {
 				return fmt.Errorf("--format %q: only snarkjs", f)
 			}
+			if err := flagsAfterArgs(c); err != nil {
+				return err
+			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)
 			if len(files) == 0 {
 				return errors.New("no proof given: pass --proof FILE")

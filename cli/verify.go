@@ -29,6 +29,9 @@ func verifyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := flagsAfterArgs(c); err != nil {
+				return err
+			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)
 			if len(files) == 0 {
 				return fmt.Errorf("no proof given: pass --proof FILE")
