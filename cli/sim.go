@@ -315,7 +315,11 @@ func (f fitted) print(w io.Writer, base *sim.Profile) {
 		if sp.Jitter != nil {
 			jitter = fmt.Sprintf(", jitter %g", *sp.Jitter)
 		}
-		fmt.Fprintf(w, "%-10s %3d spans, mean %9.3f ms%s → %.4f ns per constraint%s\n", s.Stage, s.Count, s.MeanMs, simulated, sp.PerConstraintNs, jitter)
+		var alone string
+		if s.AloneCount > 0 {
+			alone = fmt.Sprintf("; not fitted through the simulator (its simulated mean did not settle), its cost the mean of the %d spans that ran alone, %.3f ms", s.AloneCount, s.AloneMs)
+		}
+		fmt.Fprintf(w, "%-10s %3d spans, mean %9.3f ms%s → %.4f ns per constraint%s%s\n", s.Stage, s.Count, s.MeanMs, simulated, sp.PerConstraintNs, jitter, alone)
 	}
 	if p.Jitter != base.Jitter {
 		fmt.Fprintf(w, "jitter     the other stages' run-to-run variation (the root mean square of those above) → %g\n", p.Jitter)

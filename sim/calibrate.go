@@ -23,6 +23,11 @@ type StageFit struct {
 	MeanMs float64
 	// SimMs is the simulated spans' mean after FitThrough (0 from Calibrate).
 	SimMs float64
+	// AloneCount and AloneMs: where FitThrough could not fit the stage
+	// through the simulator, how many of its spans overlapped no other and
+	// their mean, which gave its cost (0 otherwise).
+	AloneCount int
+	AloneMs    float64
 }
 
 // Calibrate returns a copy of p whose stage costs come from a production

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -33,6 +34,13 @@ const (
 // costs are per-constraint at; it should be s's partition size. A stage
 // whose measured mean is below a microsecond keeps that mean unscaled.
 //
+// A stage the rounds cannot fit (its simulated mean still off after
+// fitRounds) takes as its cost the mean of its spans that overlapped no
+// other of its spans, if it has minAloneSpans of them, and the others are
+// fitted again beside it: where the CPU side just keeps up with the GPU, the
+// model's synthesis spans jump with their cost (one more waits for another
+// in the cores' lanes), and the rounds alternate on either side of the jump.
+//
 // Every trace given is a run of s: the same command repeated in other
 // processes. Their spans are pooled, so that the costs are the runs' mean:
 // a synthesis's time moves from process to process on one machine with
@@ -48,6 +56,7 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 	}
 	stages := slices.Sorted(maps.Keys(p.Stages))
 	measured := map[string]spanMean{} // every trace's spans of each stage
+	alone := map[string]spanMean{}    // those that overlapped no other of their stage in their trace
 	var names []string
 	for _, t := range traces {
 		events, err := readTraceEvents(t.JSON, t.Name)
@@ -55,9 +64,16 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 			return nil, nil, err
 		}
 		in := map[string]spanMean{}
+		spans := map[string][]traceEvent{}
 		for _, e := range events {
 			if _, ok := p.Stages[e.Name]; ok && e.Ph == "X" {
 				in[e.Name] = in[e.Name].add(e.Dur / 1000)
+				spans[e.Name] = append(spans[e.Name], e)
+			}
+		}
+		for st, ss := range spans {
+			for _, ms := range aloneSpans(ss) {
+				alone[st] = alone[st].add(ms)
 			}
 		}
 		for _, st := range stages {
@@ -84,41 +100,82 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 	}
 	sc := *s
 	var sim map[string]float64 // the simulated spans' mean of each stage, ms
-	for round := 0; round < fitRounds; round++ {
-		if err := cur.validate(); err != nil {
-			return nil, nil, fmt.Errorf("fit: %w", err)
-		}
-		sc.profile = &cur
-		m := metrics.New()
-		oo := o
-		oo.Observer = actors.Observers{m}
-		if o.Observer != nil {
-			oo.Observer = actors.Observers{m, o.Observer}
-		}
-		res, err := Run(&sc, oo)
-		if err != nil {
-			return nil, nil, fmt.Errorf("fit: %w", err)
-		}
-		if !res.Report.Complete || res.Report.Failed != 0 {
-			return nil, nil, fmt.Errorf("fit: scenario %s did not complete on the simulator (%d partitions failed): it cannot stand for the traced run", s.Name, res.Report.Failed)
-		}
-		sim = map[string]float64{}
-		for _, st := range m.Summary().Stages {
-			sim[st.Stage] = float64(st.Mean) / float64(time.Millisecond)
-		}
-		worst := 0.0
-		for _, st := range stages {
-			want, got := measured[st].mean(), sim[st]
-			if want < 1e-3 || got <= 0 {
-				continue
+	// rounds scales every stage not fixed until the simulated means meet
+	// the measured ones, and returns the stages still off by more than
+	// fitTolerance after fitRounds, with how far off (relative).
+	rounds := func(fixed map[string]bool) (map[string]float64, error) {
+		var off map[string]float64
+		for round := 0; round < fitRounds; round++ {
+			if err := cur.validate(); err != nil {
+				return nil, fmt.Errorf("fit: %w", err)
 			}
-			worst = math.Max(worst, math.Abs(got-want)/want)
-			sp := cur.Stages[st]
-			sp.PerConstraintNs *= want / got
-			cur.Stages[st] = sp
+			sc.profile = &cur
+			m := metrics.New()
+			oo := o
+			oo.Observer = actors.Observers{m}
+			if o.Observer != nil {
+				oo.Observer = actors.Observers{m, o.Observer}
+			}
+			res, err := Run(&sc, oo)
+			if err != nil {
+				return nil, fmt.Errorf("fit: %w", err)
+			}
+			if !res.Report.Complete || res.Report.Failed != 0 {
+				return nil, fmt.Errorf("fit: scenario %s did not complete on the simulator (%d partitions failed): it cannot stand for the traced run", s.Name, res.Report.Failed)
+			}
+			sim = map[string]float64{}
+			for _, st := range m.Summary().Stages {
+				sim[st.Stage] = float64(st.Mean) / float64(time.Millisecond)
+			}
+			off = map[string]float64{}
+			for _, st := range stages {
+				want, got := measured[st].mean(), sim[st]
+				if fixed[st] || want < 1e-3 || got <= 0 {
+					continue
+				}
+				if e := math.Abs(got-want) / want; e > fitTolerance {
+					off[st] = e
+				}
+				sp := cur.Stages[st]
+				sp.PerConstraintNs *= want / got
+				cur.Stages[st] = sp
+			}
+			if len(off) == 0 {
+				return nil, nil
+			}
 		}
-		if worst <= fitTolerance {
+		return off, nil
+	}
+	fixed := map[string]bool{}
+	off, err := rounds(fixed)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A stage the rounds could not fit takes its cost from its spans that
+	// ran alone, where it has enough of them: near the edge where the CPU
+	// side keeps up with the GPU, one more millisecond of synthesis makes
+	// the next one wait for it in the cores' lanes, so the simulated mean
+	// jumps with the cost and the rounds alternate between the two sides;
+	// a span that overlapped no other of its stage is the stage's own time.
+	// The stage furthest off goes first, the others fitted again beside it
+	// (the rest moved with it), until all are fitted or none left off has
+	// such spans.
+	for len(off) > 0 {
+		worst := ""
+		for _, st := range stages {
+			if _, ok := off[st]; ok && alone[st].n >= minAloneSpans && (worst == "" || off[st] > off[worst]) {
+				worst = st
+			}
+		}
+		if worst == "" {
 			break
+		}
+		sp := cur.Stages[worst]
+		sp.PerConstraintNs = alone[worst].mean() * 1e6 / float64(constraints)
+		cur.Stages[worst] = sp
+		fixed[worst] = true
+		if off, err = rounds(fixed); err != nil {
+			return nil, nil, err
 		}
 	}
 	var fits []StageFit
@@ -128,13 +185,40 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 		sp.Calibrated = true
 		sp.Source = fmt.Sprintf("fitted through the simulator on %s (scenario %s): the per-constraint cost whose simulated spans' mean equals the measured mean over %d spans, partitions of %d constraints",
 			from, s.Name, measured[st].n, constraints)
+		f := StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st]}
+		if fixed[st] {
+			sp.Source = fmt.Sprintf("from %s (scenario %s): the mean of the %d of its %d spans that overlapped no other of its spans, partitions of %d constraints; fitted through the simulator, the simulated spans' mean did not settle on the measured %.1f ms in %d rounds (the spans wait on each other in the model from one cost to the next)",
+				from, s.Name, alone[st].n, measured[st].n, constraints, measured[st].mean(), fitRounds)
+			f.AloneCount, f.AloneMs = alone[st].n, alone[st].mean()
+		}
 		cur.Stages[st] = sp
-		fits = append(fits, StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st]})
+		fits = append(fits, f)
 	}
 	if err := cur.validate(); err != nil {
 		return nil, nil, fmt.Errorf("fit: %w", err)
 	}
 	return &cur, fits, nil
+}
+
+// minAloneSpans is how many spans that ran alone a stage needs for
+// FitThrough to take its cost from them.
+const minAloneSpans = 3
+
+// aloneSpans gives the lengths, in ms, of the spans among ss (one stage's,
+// of one trace) that overlapped no other of them.
+func aloneSpans(ss []traceEvent) []float64 {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) })
+	var out []float64
+	end := math.Inf(-1) // the latest end among the spans before i
+	for i, e := range ss {
+		overlaps := e.Ts < end || (i+1 < len(ss) && ss[i+1].Ts < e.Ts+e.Dur)
+		end = math.Max(end, e.Ts+e.Dur)
+		if !overlaps {
+			out = append(out, e.Dur/1000)
+		}
+	}
+	return out
 }
 
 // spanMean accumulates span lengths in milliseconds.

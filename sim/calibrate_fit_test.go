@@ -154,3 +154,22 @@ func fitCase(t *testing.T) (s *Scenario, truth *Profile, n int, o Options) {
 	}
 	return s, s.profile, s.Jobs[0].Size, Options{Design: "budget", Workers: 1}
 }
+
+// aloneSpans keeps the spans that overlap no other: a span inside a long
+// one is not alone, nor is one that begins before the one before it ends,
+// nor one that touches no neighbour but a span ending after the next starts.
+func TestAloneSpans(t *testing.T) {
+	ev := func(ts, dur float64) traceEvent { return traceEvent{Ts: ts * 1000, Dur: dur * 1000} }
+	got := aloneSpans([]traceEvent{
+		ev(30, 5),  // alone: 28 ended before
+		ev(0, 10),  // overlaps the next
+		ev(5, 2),   // inside the one before
+		ev(20, 8),  // alone
+		ev(40, 20), // overlaps 50
+		ev(50, 1),
+		ev(70, 3), // alone, last
+	})
+	if want := []float64{8, 5, 3}; !slices.Equal(got, want) {
+		t.Errorf("alone: %v, want %v", got, want)
+	}
+}
