@@ -151,15 +151,9 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 	if err != nil {
 		return nil, nil, err
 	}
-	// A stage the rounds could not fit takes its cost from its spans that
-	// ran alone, where it has enough of them: near the edge where the CPU
-	// side keeps up with the GPU, one more millisecond of synthesis makes
-	// the next one wait for it in the cores' lanes, so the simulated mean
-	// jumps with the cost and the rounds alternate between the two sides;
-	// a span that overlapped no other of its stage is the stage's own time.
-	// The stage furthest off goes first, the others fitted again beside it
-	// (the rest moved with it), until all are fitted or none left off has
-	// such spans.
+	// The stages left off take their spans alone (the doc comment), the
+	// one furthest off first, the others fitted again beside it, until all
+	// are fitted or none left off has such spans.
 	for len(off) > 0 {
 		worst := ""
 		for _, st := range stages {
@@ -183,10 +177,11 @@ func FitThrough(p *Profile, s *Scenario, o Options, constraints int, traces ...T
 		sp := cur.Stages[st]
 		sp.PerConstraintNs = math.Round(sp.PerConstraintNs*1e4) / 1e4
 		sp.Calibrated = true
-		sp.Source = fmt.Sprintf("fitted through the simulator on %s (scenario %s): the per-constraint cost whose simulated spans' mean equals the measured mean over %d spans, partitions of %d constraints",
-			from, s.Name, measured[st].n, constraints)
 		f := StageFit{Stage: st, Count: measured[st].n, MeanMs: measured[st].mean(), SimMs: sim[st]}
-		if fixed[st] {
+		if !fixed[st] {
+			sp.Source = fmt.Sprintf("fitted through the simulator on %s (scenario %s): the per-constraint cost whose simulated spans' mean equals the measured mean over %d spans, partitions of %d constraints",
+				from, s.Name, measured[st].n, constraints)
+		} else {
 			sp.Source = fmt.Sprintf("from %s (scenario %s): the mean of the %d of its %d spans that overlapped no other of its spans, partitions of %d constraints; fitted through the simulator, the simulated spans' mean did not settle on the measured %.1f ms in %d rounds (the spans wait on each other in the model from one cost to the next)",
 				from, s.Name, alone[st].n, measured[st].n, constraints, measured[st].mean(), fitRounds)
 			f.AloneCount, f.AloneMs = alone[st].n, alone[st].mean()
