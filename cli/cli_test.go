@@ -324,8 +324,8 @@ func TestBenchProveKeysInMemory(t *testing.T) {
 }
 
 // A word that is not a flag ends flag parsing: a command that takes no
-// arguments refuses it, and verify and export refuse a flag after a file,
-// rather than each running without what followed.
+// arguments refuses it, and verify and export refuse a flag after a file
+// (a required one included), rather than each running without what followed.
 func TestStrayArgumentsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -337,6 +337,10 @@ func TestStrayArgumentsRefused(t *testing.T) {
 		{[]string{"version", "x"}, `version: unexpected arguments`},
 		{[]string{"verify", "--keys", t.TempDir(), "a.proof", "--json"}, `verify: flag "--json" after "a.proof"`},
 		{[]string{"export", "--keys", t.TempDir(), "--out", t.TempDir(), "a.proof", "--format", "snarkjs"}, `export: flag "--format" after "a.proof"`},
+		// A required flag after a file is named as misplaced, not as missing.
+		{[]string{"verify", "a.proof", "--keys", t.TempDir()}, `verify: flag "--keys" after "a.proof"`},
+		{[]string{"verify", "a.proof"}, `verify: required flags not set: --keys`},
+		{[]string{"export", "--keys", t.TempDir(), "a.proof"}, `export: required flags not set: --out`},
 	} {
 		_, _, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

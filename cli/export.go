@@ -30,15 +30,15 @@ func exportCommand() *cli.Command {
 		ArgsUsage: "[PROOF...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "snarkjs", Usage: "output format: snarkjs"},
-			&cli.StringFlag{Name: "keys", Required: true, Usage: "the key set's directory (the one holding manifest.json)"},
+			&cli.StringFlag{Name: "keys", Usage: "the key set's directory (the one holding manifest.json); required"},
 			&cli.StringSliceFlag{Name: "proof", Usage: "a partition-NN.proof file; its partition-NN.public must be beside it (repeatable)"},
-			&cli.StringFlag{Name: "out", Required: true, Usage: "directory for the JSON files: verification_key.json, and per proof <name>.proof.json and <name>.public.json"},
+			&cli.StringFlag{Name: "out", Usage: "directory for the JSON files: verification_key.json, and per proof <name>.proof.json and <name>.public.json; required"},
 		},
 		Action: func(c *cli.Context) error {
 			if f := c.String("format"); f != "snarkjs" {
 				return fmt.Errorf("--format %q: only snarkjs", f)
 			}
-			if err := flagsAfterArgs(c); err != nil {
+			if err := flagsAfterArgs(c, "keys", "out"); err != nil {
 				return err
 			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)

@@ -24,12 +24,12 @@ func verifyCommand() *cli.Command {
 		Usage:     "check proofs with gnark's verifier",
 		ArgsUsage: "[PROOF...]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "keys", Required: true, Usage: "the key set's directory (the one holding manifest.json)"},
+			&cli.StringFlag{Name: "keys", Usage: "the key set's directory (the one holding manifest.json); required"},
 			&cli.StringSliceFlag{Name: "proof", Usage: "a partition-NN.proof file; its partition-NN.public must be beside it (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := flagsAfterArgs(c); err != nil {
+			if err := flagsAfterArgs(c, "keys"); err != nil {
 				return err
 			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)
