@@ -83,13 +83,13 @@ func refuseStrayArgs(cmds []*cli.Command, parent string) {
 	}
 }
 
-// flagsAfterArgs refuses arguments that look like flags: they came after a
-// word that is not one, where they are no longer parsed as flags. Then it
-// checks the flags named in required: a command that takes files checks
-// them here rather than through urfave's Required, which would report a
-// required flag given after a file as missing before this check could name
-// it as misplaced.
-func flagsAfterArgs(c *cli.Context, required ...string) error {
+// flagsBeforeFiles, for a command that takes files, refuses arguments that
+// look like flags: they came after a word that is not one, where they are no
+// longer parsed as flags. Then it checks the flags named in required: such a
+// command checks them here rather than through urfave's Required, which
+// would report a required flag given after a file as missing before this
+// check could name it as misplaced.
+func flagsBeforeFiles(c *cli.Context, required ...string) error {
 	for _, a := range c.Args().Slice() {
 		if len(a) > 1 && a[0] == '-' {
 			return fmt.Errorf("%s: flag %q after %q: give the flags before the files", c.Command.FullName(), a, c.Args().First())

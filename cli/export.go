@@ -38,7 +38,7 @@ func exportCommand() *cli.Command {
 			if f := c.String("format"); f != "snarkjs" {
 				return fmt.Errorf("--format %q: only snarkjs", f)
 			}
-			if err := flagsAfterArgs(c, "keys", "out"); err != nil {
+			if err := flagsBeforeFiles(c, "keys", "out"); err != nil {
 				return err
 			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)

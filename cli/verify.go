@@ -29,7 +29,7 @@ func verifyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := flagsAfterArgs(c, "keys"); err != nil {
+			if err := flagsBeforeFiles(c, "keys"); err != nil {
 				return err
 			}
 			files := append(c.StringSlice("proof"), c.Args().Slice()...)
