@@ -135,6 +135,19 @@ func (e *Executor) AddJob(id string, k *prover.Keys, seed []byte, witnesses []Wi
 		ctx: ctx, cancel: func() { cancel(ErrCancelled) }}
 }
 
+// ForgetJob drops what AddJob kept of job id, once it has ended: its keys,
+// witness files and inputs are then the collector's (a service runs for
+// months), and its context is cancelled so that its parent lets it go. A
+// stage of the job asked for after this fails as of an unknown job.
+func (e *Executor) ForgetJob(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if j, ok := e.jobs[id]; ok {
+		j.cancel()
+		delete(e.jobs, id)
+	}
+}
+
 // Cancel makes every later stage of job id fail with ErrCancelled.
 func (e *Executor) Cancel(id string) {
 	e.mu.Lock()

@@ -71,6 +71,13 @@ func (j *StoreJournal) Expect(req Submission) {
 	}
 }
 
+// Forget drops what Expect kept of job id, once the job has ended.
+func (j *StoreJournal) Forget(id string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.jobs, id)
+}
+
 // RecordJob implements actors.Journal: a new job is written before the
 // scheduler accepts it; a resumed one must still be there with the same keys.
 func (j *StoreJournal) RecordJob(spec actors.JobSpec) error {

@@ -117,7 +117,12 @@ type tracked struct {
 	took    map[int]map[string]time.Duration
 	ended   bool
 	cluster bool // proved over the cluster: its partitions are the Distributor's
+	// keys are the job's key set while it runs, nil once it has ended, so
+	// that an ended job does not keep keys ForgetIdleKeys has dropped;
+	// keyDir (the keys' directory, absolute; "" for keys of no directory)
+	// then names them.
 	keys    *prover.Keys
+	keyDir  string
 	started time.Time
 	endedAt time.Time
 }
@@ -247,13 +252,13 @@ func (s *Service) Keys(dir, circuit string, layout circuits.Layout, load KeyLoad
 func (s *Service) ForgetIdleKeys(idle time.Duration) int {
 	now := time.Now()
 	inUse := map[*prover.Keys]bool{}
-	lastEnd := map[*prover.Keys]time.Time{}
+	lastEnd := map[string]time.Time{} // by key directory
 	s.mu.Lock()
 	for _, t := range s.jobs {
 		if !t.ended {
 			inUse[t.keys] = true
-		} else if t.endedAt.After(lastEnd[t.keys]) {
-			lastEnd[t.keys] = t.endedAt
+		} else if t.keyDir != "" && t.endedAt.After(lastEnd[t.keyDir]) {
+			lastEnd[t.keyDir] = t.endedAt
 		}
 	}
 	s.mu.Unlock()
@@ -262,7 +267,7 @@ func (s *Service) ForgetIdleKeys(idle time.Duration) int {
 	n := 0
 	for abs, k := range s.keys {
 		last := s.keyUsed[abs]
-		if e := lastEnd[k]; e.After(last) {
+		if e := lastEnd[abs]; e.After(last) {
 			last = e
 		}
 		if inUse[k] || now.Sub(last) < idle {
@@ -411,6 +416,9 @@ func (s *Service) start(sub Submission) error {
 	// returns (a resumed job with nothing left does at once).
 	t := &tracked{done: make(chan struct{}), live: map[int]Running{}, ran: map[int]Running{},
 		took: map[int]map[string]time.Duration{}, keys: sub.Keys, started: time.Now(), cluster: s.distributed(sub)}
+	if sub.Keys.Dir != "" {
+		t.keyDir = absPath(sub.Keys.Dir)
+	}
 	s.jobs[sub.ID] = t
 	s.outs[sub.ID] = sub.Out
 	delete(s.refused, sub.ID)
@@ -424,6 +432,8 @@ func (s *Service) start(sub Submission) error {
 	if err := s.engine.Submit(spec); err != nil {
 		s.mu.Lock()
 		delete(s.jobs, sub.ID)
+		s.exec.ForgetJob(sub.ID)
+		s.journal.Forget(sub.ID)
 		s.mu.Unlock()
 		return err
 	}
@@ -470,7 +480,13 @@ func (s *Service) Observe(e actors.Event) {
 	case actors.EvJobDone:
 		if !t.ended {
 			t.ended, t.err, t.endedAt = true, e.Err, time.Now()
+			t.keys = nil
 			close(t.done)
+			// What the executor and the journal kept to run the job goes,
+			// here under mu: a Retry starts the job afresh only once it
+			// sees it ended.
+			s.exec.ForgetJob(e.Partition.Job)
+			s.journal.Forget(e.Partition.Job)
 		}
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -384,6 +386,50 @@ func TestServiceForgetsIdleKeys(t *testing.T) {
 	}
 	if _, err := svc.Keys(k.Dir, k.Circuit, k.Layout, load); err != nil || loads != 2 {
 		t.Errorf("keys after forgetting: %v, %d loads, want 2", err, loads)
+	}
+}
+
+// A service runs for months: an ended job keeps nothing of its run in the
+// executor or the journal, and once ForgetIdleKeys drops its key set the
+// keys are the collector's, though the job stays tracked for Status.
+func TestServiceLetsEndedJobsGo(t *testing.T) {
+	k := testKeys(t)
+	svc, _ := startServiceWith(t, t.TempDir(), prover.CPU{}, actors.Config{WorkersPerDevice: 1})
+	// A key set of its own, so that nothing but the service holds it.
+	load := func(dir, circuit string, l circuits.Layout) (*prover.Keys, error) {
+		return &prover.Keys{Circuit: k.Circuit, Layout: k.Layout, CS: k.CS, PK: k.PK, VK: k.VK, Hash: k.Hash, Dir: k.Dir}, nil
+	}
+	held := func() weak.Pointer[prover.Keys] {
+		got, err := svc.Keys(k.Dir, k.Circuit, k.Layout, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "ended", Keys: got, Seed: []byte("ended"), Partitions: 2},
+			Target: testTarget, Out: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		return weak.Make(got)
+	}()
+	waitDone(t, svc, "ended")
+	svc.exec.mu.Lock()
+	jobs, parts := len(svc.exec.jobs), len(svc.exec.parts)
+	svc.exec.mu.Unlock()
+	svc.journal.mu.Lock()
+	expected := len(svc.journal.jobs)
+	svc.journal.mu.Unlock()
+	if jobs != 0 || parts != 0 || expected != 0 {
+		t.Errorf("after the job ended: the executor holds %d jobs and %d partitions, the journal %d jobs; want none", jobs, parts, expected)
+	}
+	if n := svc.ForgetIdleKeys(0); n != 1 {
+		t.Fatalf("forgot %d key sets once idle, want 1", n)
+	}
+	runtime.GC()
+	runtime.GC()
+	if held.Value() != nil {
+		t.Error("the ended job's keys are still reachable after ForgetIdleKeys dropped them")
+	}
+	if _, err := svc.Status("ended"); err != nil {
+		t.Errorf("status of the ended job: %v", err)
 	}
 }
 
