@@ -53,9 +53,7 @@ func (s *Service) distribute(sub Submission, spec actors.JobSpec) error {
 		err = s.opt.Cluster.Distribute(sub)
 	}
 	if err != nil {
-		s.mu.Lock()
-		delete(s.jobs, sub.ID)
-		s.mu.Unlock()
+		s.untrack(sub.ID)
 		return fmt.Errorf("submit job %s to the cluster: %w", sub.ID, err)
 	}
 	return nil

@@ -430,14 +430,20 @@ func (s *Service) start(sub Submission) error {
 	}
 	s.exec.AddJob(sub.ID, sub.Keys, sub.Seed, sub.Witnesses, sub.Inputs)
 	if err := s.engine.Submit(spec); err != nil {
-		s.mu.Lock()
-		delete(s.jobs, sub.ID)
-		s.exec.ForgetJob(sub.ID)
-		s.journal.Forget(sub.ID)
-		s.mu.Unlock()
+		s.untrack(sub.ID)
 		return err
 	}
 	return nil
+}
+
+// untrack drops job id, which start tracked but could not hand over, from
+// the service, the executor and the journal.
+func (s *Service) untrack(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.jobs, id)
+	s.exec.ForgetJob(id)
+	s.journal.Forget(id)
 }
 
 // Observe implements actors.Observer: it follows the jobs this service
