@@ -54,9 +54,6 @@ func daemonCommand() *cli.Command {
 		Usage: "resume a store's unfinished jobs, then prove jobs submitted over gRPC / Connect (cuzk.v1.ProvingEngine) or the JSON API",
 		Flags: daemonFlags(),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return fmt.Errorf("daemon: unexpected arguments %q", c.Args().Slice())
-			}
 			if err := applyConfig(c, daemonFlags()); err != nil {
 				return err
 			}

@@ -71,9 +71,6 @@ func jobsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array instead of a table"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return fmt.Errorf("usage: cuzk jobs --store DIR [--json]: unexpected arguments %q", c.Args().Slice())
-			}
 			if c.String("store") == "" {
 				return fmt.Errorf("usage: cuzk jobs --store DIR [--json]: --store is required")
 			}
