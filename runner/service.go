@@ -442,6 +442,13 @@ func (s *Service) untrack(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.jobs, id)
+	s.forgetRunLocked(id)
+}
+
+// forgetRunLocked drops what the executor and the journal kept to run job
+// id; the caller holds mu, so that a Retry, which starts the job afresh
+// once it sees it ended, comes after.
+func (s *Service) forgetRunLocked(id string) {
 	s.exec.ForgetJob(id)
 	s.journal.Forget(id)
 }
@@ -488,11 +495,7 @@ func (s *Service) Observe(e actors.Event) {
 			t.ended, t.err, t.endedAt = true, e.Err, time.Now()
 			t.keys = nil
 			close(t.done)
-			// What the executor and the journal kept to run the job goes,
-			// here under mu: a Retry starts the job afresh only once it
-			// sees it ended.
-			s.exec.ForgetJob(e.Partition.Job)
-			s.journal.Forget(e.Partition.Job)
+			s.forgetRunLocked(e.Partition.Job)
 		}
 	}
 }
