@@ -45,6 +45,7 @@ func daemonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: filepath.Join("build", "proofs"), Usage: "directory under which each new job's proofs go, in <out>/<job id>"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, how long to let running stages finish (more than 0)"},
 		&cli.DurationFlag{Name: "evict-idle", Value: 10 * time.Minute, Usage: "free a key set when no job has used it this long: its device copy (GPU backend) and, once no running job holds it, its host memory (0: keep keys)"},
+		&cli.DurationFlag{Name: "forget-ended", Usage: "remove a job from the store this long after it ended (done, failed or cancelled): its record, partitions and proofs; the files under --out stay (0: keep every job)"},
 	), clusterFlags()...)
 }
 
@@ -88,6 +89,9 @@ func checkDaemonFlags(c *cli.Context) error {
 	}
 	if d := c.Duration("evict-idle"); d < 0 {
 		return fmt.Errorf("--evict-idle %s: want 0 (keep keys) or more", d)
+	}
+	if d := c.Duration("forget-ended"); d < 0 {
+		return fmt.Errorf("--forget-ended %s: want 0 (keep every job) or more", d)
 	}
 	return nil
 }
@@ -180,6 +184,18 @@ func daemon(c *cli.Context) error {
 		defer every(idleCheck(idle), func() {
 			if n := api.ForgetIdleKeys(idle); n > 0 {
 				slog.Info("forgot idle key sets", "count", n)
+			}
+		})()
+	}
+	// Ended jobs leave the store once they are that old.
+	if keep := c.Duration("forget-ended"); keep > 0 {
+		defer every(idleCheck(keep), func() {
+			ids, err := svc.ForgetEnded(time.Now().Add(-keep))
+			if len(ids) > 0 {
+				slog.Info("forgot ended jobs", "count", len(ids), "jobs", ids)
+			}
+			if err != nil {
+				slog.Error("forget ended jobs", "err", err)
 			}
 		})()
 	}

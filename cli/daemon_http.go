@@ -35,6 +35,7 @@ func (a *daemonAPI) routes(metricsHandler http.Handler) http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}", a.status)
 	mux.HandleFunc("GET /v1/jobs/{id}/wait", a.wait)
 	mux.HandleFunc("POST /v1/jobs/{id}/retry", a.retry)
+	mux.HandleFunc("DELETE /v1/jobs/{id}", a.forget)
 	mux.Handle("GET /metrics", metricsHandler)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { unmatched(mux, w, r) })
 	return mux
@@ -45,7 +46,7 @@ func (a *daemonAPI) routes(metricsHandler http.Handler) http.Handler {
 // catch-all route keeps the mux from answering in plain text.)
 func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
@@ -57,7 +58,7 @@ func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such endpoint (the API is cuzk.v1.ProvingEngine over gRPC or Connect, and POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/wait, GET /metrics)", r.Method, r.URL.Path))
+	writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such endpoint (the API is cuzk.v1.ProvingEngine over gRPC or Connect, and POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/wait, POST /v1/jobs/{id}/retry, DELETE /v1/jobs/{id}, GET /metrics)", r.Method, r.URL.Path))
 }
 
 // submitRequest is the body of POST /v1/jobs.
@@ -229,6 +230,22 @@ func (a *daemonAPI) retry(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, js)
 }
 
+// forget removes an ended job from the store (ForgetJob) and answers with
+// its status as it was.
+func (a *daemonAPI) forget(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	js, err := a.svc.Status(id)
+	if err == nil {
+		err = a.svc.Forget(id)
+	}
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	slog.Info("job forgotten", "job", id, "state", js.State)
+	writeJSON(w, http.StatusOK, js)
+}
+
 // writeServiceError answers with the status that err's kind calls for.
 func writeServiceError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
@@ -238,7 +255,7 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, runner.ErrInvalid):
 		code = http.StatusBadRequest
 	case errors.Is(err, runner.ErrExists), errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy),
-		errors.Is(err, runner.ErrNothingToRetry):
+		errors.Is(err, runner.ErrNothingToRetry), errors.Is(err, store.ErrTransition):
 		code = http.StatusConflict
 	case errors.Is(err, runner.ErrClosed):
 		code = http.StatusServiceUnavailable

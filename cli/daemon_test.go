@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,64 @@ func (d *daemonProc) call(t *testing.T, method, path, body string, out any) (int
 	return resp.StatusCode, string(b)
 }
 
+// A daemon forgets a job on DELETE /v1/jobs/{id}, and with --forget-ended
+// every job that ended that long ago, by itself; the proof files under --out
+// stay.
+func TestDaemonForgetsEndedJobs(t *testing.T) {
+	keys, out := t.TempDir(), t.TempDir()
+	if _, stderr, err := run(t, "setup", "--circuit", "mimc", "--constraints", "2K", "--keys", keys); err != nil {
+		t.Fatalf("setup: %v\n%s", err, stderr)
+	}
+	d := startDaemon(t, "--store", filepath.Join(t.TempDir(), "store"), "--keys", keys, "--out", out, "--forget-ended", "3s")
+	prove := func(seed string) string {
+		t.Helper()
+		var sub struct {
+			ID string `json:"job_id"`
+		}
+		if code, body := d.call(t, "POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 1, "seed": "`+seed+`"}`, &sub); code != http.StatusAccepted {
+			t.Fatalf("submit: %d %s\n%s", code, body, d.log)
+		}
+		var js runner.JobStatus
+		if code, body := d.call(t, "GET", "/v1/jobs/"+sub.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateDone {
+			t.Fatalf("wait: %d %s", code, body)
+		}
+		return sub.ID
+	}
+	asked := prove("01")
+	var js runner.JobStatus
+	if code, body := d.call(t, "DELETE", "/v1/jobs/"+asked, "", &js); code != http.StatusOK || js.ID != asked || js.State != runner.StateDone {
+		t.Fatalf("delete an ended job: %d %s", code, body)
+	}
+	for _, method := range []string{"GET", "DELETE"} {
+		if code, body := d.call(t, method, "/v1/jobs/"+asked, "", nil); code != http.StatusNotFound {
+			t.Errorf("%s a forgotten job: %d %s, want 404", method, code, body)
+		}
+	}
+	left := prove("02")
+	if code, body := d.call(t, "GET", "/v1/jobs/"+left, "", nil); code != http.StatusOK {
+		t.Fatalf("a job just ended: %d %s, want it kept for --forget-ended", code, body)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, _ := d.call(t, "GET", "/v1/jobs/"+left, "", nil)
+		if code == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job is still there a minute after it ended (--forget-ended 3s): %d\n%s", code, d.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(d.log.String(), "forgot ended jobs") {
+		t.Errorf("no log line for the forgotten job:\n%s", d.log)
+	}
+	for _, id := range []string{asked, left} {
+		if _, err := os.Stat(filepath.Join(out, id, runner.ProofFile(0))); err != nil {
+			t.Errorf("the proof file of forgotten job %s: %v", id, err)
+		}
+	}
+}
+
 // TestDaemon submits a job over HTTP (making its keys) and waits for it;
 // checks that bad requests get 4xx JSON errors; then starts a daemon on a
 // store that holds an unfinished job, which it must finish at start without
@@ -186,6 +245,7 @@ func TestDaemon(t *testing.T) {
 		{"GET", "/v1/jobs/no-such-job", ``, 404},
 		{"GET", "/v1/jobs/no-such-job/wait", ``, 404},
 		{"POST", "/v1/jobs/no-such-job/retry", ``, 404},
+		{"DELETE", "/v1/jobs/no-such-job", ``, 404},
 		{"POST", "/v1/jobs/" + sub.ID + "/retry", ``, 409}, // nothing failed
 		{"GET", "/v1/jobs/bad%20id", ``, 400},
 		{"DELETE", "/v1/jobs", ``, 405},

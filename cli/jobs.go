@@ -50,12 +50,15 @@ type jobJSON struct {
 	Status      string    `json:"status"`
 }
 
-// status is one word for a job: done (every partition proved), failed
-// (finished with a failed partition), or unfinished.
+// status is one word for a job: done (every partition proved), cancelled
+// (finished with a cancelled partition), failed (finished with a failed
+// partition), or unfinished.
 func status(s store.JobSummary) string {
 	switch {
 	case s.Done():
 		return "done"
+	case s.Finished() && s.Cancelled > 0:
+		return "cancelled"
 	case s.Finished():
 		return "failed"
 	}
@@ -160,6 +163,46 @@ func jobCommand() *cli.Command {
 						return err
 					}
 					fmt.Fprintf(c.App.ErrWriter, "job %s: %d proofs written to %s\n", id, n, c.String("out"))
+					return nil
+				},
+			},
+			{
+				Name:      "forget",
+				Usage:     "remove an ended job (done, failed or cancelled) from a store: its record, partitions and proofs; proof files written elsewhere stay",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{storeFlag()},
+				Action: func(c *cli.Context) error {
+					id, err := jobArg(c, "forget", "--store DIR")
+					if err != nil {
+						return err
+					}
+					// Read-only first: it refuses a directory that holds no
+					// store, which a writable open would make one.
+					dir := c.String("store")
+					ro, err := store.Open(dir, &store.Options{ReadOnly: true})
+					if errors.Is(err, store.ErrLocked) {
+						return fmt.Errorf("%w; a daemon using it forgets a job through its API (ForgetJob, or DELETE /v1/jobs/%s)", err, id)
+					}
+					if err != nil {
+						return err
+					}
+					sum, err := ro.Summary(id)
+					ro.Close()
+					if err != nil {
+						return err
+					}
+					if !sum.Finished() {
+						return fmt.Errorf("job %s is unfinished (%d of %d partitions proved): resume it, or let it end, before forgetting it", id, sum.Proved, sum.NumPartitions)
+					}
+					st, err := store.Open(dir, nil)
+					if err != nil {
+						return err
+					}
+					defer st.Close()
+					if err := st.DeleteJob(id); err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, status(sum))
 					return nil
 				},
 			},

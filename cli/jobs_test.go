@@ -129,3 +129,67 @@ func TestJobsErrors(t *testing.T) {
 		t.Logf("cuzk %s: %v", strings.Join(tc.args, " "), err)
 	}
 }
+
+// job forget removes an ended job from a store, never an unfinished one, and
+// never makes a store where there was none.
+func TestJobForget(t *testing.T) {
+	dir := jobsFixture(t)
+	st, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateJob(store.Job{ID: "stopped", Circuit: "mimc", NumPartitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := st.Cancel("stopped", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	if out, _, err := run(t, "jobs", "--store", dir); err != nil || !strings.Contains(out, "cancelled") {
+		t.Errorf("jobs with a cancelled job: %v\n%s", err, out)
+	}
+	for _, id := range []string{"done", "stopped"} {
+		_, stderr, err := run(t, "job", "forget", id, "--store", dir)
+		if err != nil || !strings.Contains(stderr, "job "+id+" (") {
+			t.Fatalf("job forget %s: %v\n%s", id, err, stderr)
+		}
+		t.Log(strings.TrimSpace(stderr))
+	}
+	out, stderr, err := run(t, "jobs", "--store", dir, "--json")
+	if err != nil {
+		t.Fatalf("jobs: %v\n%s", err, stderr)
+	}
+	var jobs []jobJSON
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 || jobs[0].ID != "half" {
+		t.Errorf("jobs after forgetting two: %v %+v", err, jobs)
+	}
+	held, err := store.Open(filepath.Join(t.TempDir(), "held"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	missing := filepath.Join(t.TempDir(), "nothing")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"job", "forget", "half", "--store", dir}, "job half is unfinished (1 of 3 partitions proved)"},
+		{[]string{"job", "forget", "done", "--store", dir}, "no job done"},
+		{[]string{"job", "forget", "--store", dir}, "missing the job id"},
+		{[]string{"job", "forget", "half"}, "--store is required"},
+		{[]string{"job", "forget", "x", "--store", held.Dir()}, "DELETE /v1/jobs/x"},
+		{[]string{"job", "forget", "x", "--store", missing}, "no store there"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cuzk %s: %v; want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+			continue
+		}
+		t.Logf("cuzk %s: %v", strings.Join(tc.args, " "), err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("job forget on a missing store: %v, want the directory left absent", err)
+	}
+}

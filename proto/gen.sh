@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates gen/cuzk/v1 from proto/cuzk/v1/*.proto with pinned generators.
-# Needs protoc (Debian: apt-get install -y protobuf-compiler); the generated
-# code is committed, so building cuzk never does.
+# Needs protoc and its well-known types (Debian: apt-get install -y
+# protobuf-compiler libprotobuf-dev); the generated code is committed, so
+# building cuzk never does.
 set -eu
 cd "$(dirname "$0")/.."
 bin="$(pwd)/build/protoc-bin"

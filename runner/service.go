@@ -733,8 +733,53 @@ func (s *Service) Forget(id string) error {
 	s.mu.Lock()
 	delete(s.jobs, id)
 	delete(s.outs, id)
+	delete(s.refused, id)
 	s.mu.Unlock()
 	return nil
+}
+
+// ForgetEnded forgets, as Forget does, every finished job (each partition
+// proved, failed or cancelled) whose records were last written before cutoff,
+// and returns their ids, oldest first: a daemon's retention of ended jobs. A
+// job that a Retry has reopened or is running since is left; another failure
+// is joined to the error and the sweep goes on.
+func (s *Service) ForgetEnded(cutoff time.Time) ([]string, error) {
+	sums, err := s.st.Jobs()
+	if err != nil {
+		return nil, fmt.Errorf("forget ended jobs: %w", err)
+	}
+	var forgot []string
+	var errs []error
+	for _, sum := range sums {
+		if !sum.Finished() {
+			continue
+		}
+		parts, err := s.st.Partitions(sum.ID)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("forget ended job %s: %w", sum.ID, err))
+			}
+			continue
+		}
+		last := sum.Created
+		for _, p := range parts {
+			if p.Updated.After(last) {
+				last = p.Updated
+			}
+		}
+		if !last.Before(cutoff) {
+			continue
+		}
+		switch err := s.Forget(sum.ID); {
+		case err == nil:
+			forgot = append(forgot, sum.ID)
+		case errors.Is(err, ErrBusy), errors.Is(err, store.ErrTransition), errors.Is(err, store.ErrNotFound):
+			// Retried (running, or reopened) or forgotten since the listing.
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return forgot, errors.Join(errs...)
 }
 
 // InFlight returns the jobs this service is running, sorted.

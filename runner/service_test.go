@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -524,6 +525,87 @@ func TestServiceForget(t *testing.T) {
 	checkProofsProved(t, st, k, "keep", []byte("keep"))
 	if err := svc.Forget("nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("forget of an unknown job: %v, want store.ErrNotFound", err)
+	}
+}
+
+// heldCPU is the CPU backend whose computes, once held is set, wait for gate
+// to close.
+type heldCPU struct {
+	prover.CPU
+	held atomic.Bool
+	gate chan struct{}
+}
+
+func (h *heldCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	if h.held.Load() {
+		<-h.gate
+	}
+	return h.CPU.Compute(ctx, k, s)
+}
+
+// ForgetEnded forgets the finished jobs last written before its cutoff, and
+// never an unfinished one: neither one this service runs nor one only the
+// store holds.
+func TestServiceForgetEnded(t *testing.T) {
+	k := testKeys(t)
+	backend := &heldCPU{gate: make(chan struct{})}
+	svc, st := startServiceWith(t, t.TempDir(), backend, actors.Config{WorkersPerDevice: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prove := func(id string, parts int) {
+		t.Helper()
+		if err := svc.Submit(Submission{JobRequest: JobRequest{ID: id, Keys: k, Seed: []byte(id), Partitions: parts}, Target: testTarget}); err != nil {
+			t.Fatal(err)
+		}
+		if js, err := svc.Wait(ctx, id); err != nil || js.State != StateDone {
+			t.Fatalf("job %s: %+v, %v", id, js, err)
+		}
+	}
+	prove("old", 1)
+	time.Sleep(5 * time.Millisecond)
+	mid := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	prove("new", 2)
+	if err := st.CreateJob(store.Job{ID: "stored", Circuit: k.Circuit, NumPartitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	backend.held.Store(true)
+	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "running", Keys: k, Seed: []byte("running"), Partitions: 8}, Target: testTarget}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func() []string {
+		jobs, err := svc.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		cutoff     time.Time
+		forgot, in []string
+	}{
+		{mid.Add(-time.Hour), nil, []string{"old", "new", "stored", "running"}},
+		{mid, []string{"old"}, []string{"new", "stored", "running"}},
+		{time.Now().Add(time.Hour), []string{"new"}, []string{"stored", "running"}},
+	} {
+		forgot, err := svc.ForgetEnded(c.cutoff)
+		if err != nil || !slices.Equal(forgot, c.forgot) {
+			t.Errorf("forget ended before %s: %q, %v; want %q", c.cutoff.Format(time.StampMicro), forgot, err, c.forgot)
+		}
+		if got := ids(); !slices.Equal(got, c.in) {
+			t.Errorf("after forgetting before %s: jobs %q, want %q", c.cutoff.Format(time.StampMicro), got, c.in)
+		}
+	}
+	close(backend.gate)
+	if js, err := svc.Wait(ctx, "running"); err != nil || js.State != StateDone {
+		t.Fatalf("job running: %+v, %v", js, err)
+	}
+	if forgot, err := svc.ForgetEnded(time.Now().Add(time.Hour)); err != nil || !slices.Equal(forgot, []string{"running"}) {
+		t.Errorf("once it ended: forgot %q, %v; want [running]", forgot, err)
 	}
 }
 

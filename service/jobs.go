@@ -361,6 +361,26 @@ func (s *Server) CancelProof(ctx context.Context, req *connect.Request[cuzkv1.Ca
 	return connect.NewResponse(&cuzkv1.CancelProofResponse{Job: jobStatus(js, true)}), nil
 }
 
+// ForgetJob implements ProvingEngineHandler: an ended job goes from the store
+// with its partitions and their proofs (runner.Service.Forget); the files
+// under its out directory stay. A running or unfinished job fails with
+// FailedPrecondition, an unknown one with NotFound.
+func (s *Server) ForgetJob(ctx context.Context, req *connect.Request[cuzkv1.ForgetJobRequest]) (*connect.Response[cuzkv1.ForgetJobResponse], error) {
+	id := req.Msg.JobId
+	if id == "" {
+		return nil, invalid("job_id is required")
+	}
+	js, err := s.svc.Status(id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	if err := s.svc.Forget(id); err != nil {
+		return nil, toConnect(err)
+	}
+	slog.Info("job forgotten", "job", id, "state", js.State)
+	return connect.NewResponse(&cuzkv1.ForgetJobResponse{Job: jobStatus(js, false)}), nil
+}
+
 // keyRef is a checked KeySetRef.
 type keyRef struct {
 	circuit circuits.Circuit // nil for an outside circuit's key set

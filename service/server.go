@@ -146,9 +146,11 @@ func codeOf(err error) connect.Code {
 	case errors.Is(err, runner.ErrExists):
 		return connect.CodeAlreadyExists
 	case errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy), errors.Is(err, runner.ErrNothingToRetry),
-		errors.Is(err, runner.ErrFinished), errors.Is(err, runner.ErrTooLarge), errors.Is(err, runner.ErrHostTooLarge):
+		errors.Is(err, runner.ErrFinished), errors.Is(err, runner.ErrTooLarge), errors.Is(err, runner.ErrHostTooLarge),
+		errors.Is(err, store.ErrTransition):
 		// A partition larger than this daemon's devices or host-memory
-		// limit is refused for what the daemon is, not for the request's form.
+		// limit is refused for what the daemon is, not for the request's form;
+		// an unfinished job the store will not forget, for the job's state.
 		return connect.CodeFailedPrecondition
 	case errors.Is(err, runner.ErrClosed):
 		return connect.CodeUnavailable

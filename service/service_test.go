@@ -397,6 +397,52 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestForgetJob: ForgetJob refuses a running job, removes an ended one (its
+// status and proofs are gone, and its idempotency key makes a new job), and
+// answers NotFound for an unknown id.
+func TestForgetJob(t *testing.T) {
+	e := startEngine(t, engineOpts{workers: 1})
+	c := dial(t, e, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var sub cuzkv1.SubmitProofResponse
+	if err := c.call(ctx, "SubmitProof", exampleJob("forget-me", 20, nil), &sub); err != nil {
+		t.Fatal(err)
+	}
+	var res cuzkv1.ForgetJobResponse
+	if err := c.call(ctx, "ForgetJob", &cuzkv1.ForgetJobRequest{JobId: sub.JobId}, &res); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("forget a running job: %v, want FailedPrecondition", err)
+	}
+	var done cuzkv1.AwaitProofResponse
+	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil || done.Job.State != cuzkv1.JobState_JOB_STATE_DONE {
+		t.Fatalf("await: %v %v", err, done.Job)
+	}
+	if err := c.call(ctx, "ForgetJob", &cuzkv1.ForgetJobRequest{JobId: sub.JobId}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Job.JobId != sub.JobId || res.Job.State != cuzkv1.JobState_JOB_STATE_DONE || res.Job.Proved != 20 {
+		t.Errorf("forget answered %v, want the done job", res.Job)
+	}
+	if err := c.call(ctx, "GetJob", &cuzkv1.GetJobRequest{JobId: sub.JobId}, &cuzkv1.JobStatus{}); status.Code(err) != codes.NotFound {
+		t.Errorf("get a forgotten job: %v, want NotFound", err)
+	}
+	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); status.Code(err) != codes.NotFound {
+		t.Errorf("await a forgotten job: %v, want NotFound", err)
+	}
+	var again cuzkv1.SubmitProofResponse
+	if err := c.call(ctx, "SubmitProof", exampleJob("forget-me", 2, nil), &again); err != nil || again.Existing {
+		t.Errorf("the forgotten job's key again: %v %v, want a new job", err, &again)
+	}
+	for _, c2 := range []struct {
+		id   string
+		want codes.Code
+	}{{"no-such-job", codes.NotFound}, {"", codes.InvalidArgument}} {
+		if err := c.call(ctx, "ForgetJob", &cuzkv1.ForgetJobRequest{JobId: c2.id}, &res); status.Code(err) != c2.want {
+			t.Errorf("forget %q: %v, want %v", c2.id, err, c2.want)
+		}
+	}
+}
+
 // TestIdempotentRace: submissions of one idempotency key at once make one
 // job, which every caller is told.
 func TestIdempotentRace(t *testing.T) {

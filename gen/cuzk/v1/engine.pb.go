@@ -798,6 +798,95 @@ func (x *CancelProofResponse) GetJob() *JobStatus {
 	return nil
 }
 
+type ForgetJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetJobRequest) Reset() {
+	*x = ForgetJobRequest{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetJobRequest) ProtoMessage() {}
+
+func (x *ForgetJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetJobRequest.ProtoReflect.Descriptor instead.
+func (*ForgetJobRequest) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ForgetJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type ForgetJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job is the job's status as it was forgotten, without its proofs.
+	Job           *JobStatus `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetJobResponse) Reset() {
+	*x = ForgetJobResponse{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetJobResponse) ProtoMessage() {}
+
+func (x *ForgetJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetJobResponse.ProtoReflect.Descriptor instead.
+func (*ForgetJobResponse) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ForgetJobResponse) GetJob() *JobStatus {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 type GetJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -807,7 +896,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[11]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +908,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[11]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +921,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{11}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -866,7 +955,7 @@ type PartitionStatus struct {
 
 func (x *PartitionStatus) Reset() {
 	*x = PartitionStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[12]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +967,7 @@ func (x *PartitionStatus) String() string {
 func (*PartitionStatus) ProtoMessage() {}
 
 func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[12]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +980,7 @@ func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStatus.ProtoReflect.Descriptor instead.
 func (*PartitionStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{12}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PartitionStatus) GetIndex() uint32 {
@@ -988,7 +1077,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1089,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1102,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1130,7 +1219,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1231,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1244,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1186,7 +1275,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1287,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1300,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -1285,7 +1374,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1386,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1399,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
 }
 
 type GpuStatus struct {
@@ -1329,7 +1418,7 @@ type GpuStatus struct {
 
 func (x *GpuStatus) Reset() {
 	*x = GpuStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1430,7 @@ func (x *GpuStatus) String() string {
 func (*GpuStatus) ProtoMessage() {}
 
 func (x *GpuStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1443,7 @@ func (x *GpuStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GpuStatus.ProtoReflect.Descriptor instead.
 func (*GpuStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GpuStatus) GetIndex() int32 {
@@ -1417,7 +1506,7 @@ type KeySetStatus struct {
 
 func (x *KeySetStatus) Reset() {
 	*x = KeySetStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1518,7 @@ func (x *KeySetStatus) String() string {
 func (*KeySetStatus) ProtoMessage() {}
 
 func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1531,7 @@ func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySetStatus.ProtoReflect.Descriptor instead.
 func (*KeySetStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KeySetStatus) GetDir() string {
@@ -1500,7 +1589,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1601,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1614,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *QueueStatus) GetPriority() Priority {
@@ -1572,7 +1661,7 @@ type Totals struct {
 
 func (x *Totals) Reset() {
 	*x = Totals{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1673,7 @@ func (x *Totals) String() string {
 func (*Totals) ProtoMessage() {}
 
 func (x *Totals) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1686,7 @@ func (x *Totals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Totals.ProtoReflect.Descriptor instead.
 func (*Totals) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Totals) GetJobs() uint32 {
@@ -1674,7 +1763,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1775,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1788,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetStatusResponse) GetBackend() string {
@@ -1783,7 +1872,7 @@ type ClusterStatus struct {
 
 func (x *ClusterStatus) Reset() {
 	*x = ClusterStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1884,7 @@ func (x *ClusterStatus) String() string {
 func (*ClusterStatus) ProtoMessage() {}
 
 func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1897,7 @@ func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatus.ProtoReflect.Descriptor instead.
 func (*ClusterStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClusterStatus) GetName() string {
@@ -1851,7 +1940,7 @@ type ClusterMemberStatus struct {
 
 func (x *ClusterMemberStatus) Reset() {
 	*x = ClusterMemberStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1952,7 @@ func (x *ClusterMemberStatus) String() string {
 func (*ClusterMemberStatus) ProtoMessage() {}
 
 func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1965,7 @@ func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMemberStatus.ProtoReflect.Descriptor instead.
 func (*ClusterMemberStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClusterMemberStatus) GetMember() string {
@@ -1908,7 +1997,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2009,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2022,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
 }
 
 type GetMetricsResponse struct {
@@ -1945,7 +2034,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2046,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2059,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetMetricsResponse) GetText() string {
@@ -1989,7 +2078,7 @@ type PreloadKeysRequest struct {
 
 func (x *PreloadKeysRequest) Reset() {
 	*x = PreloadKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2090,7 @@ func (x *PreloadKeysRequest) String() string {
 func (*PreloadKeysRequest) ProtoMessage() {}
 
 func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2103,7 @@ func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysRequest.ProtoReflect.Descriptor instead.
 func (*PreloadKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PreloadKeysRequest) GetKeys() []*KeySetRef {
@@ -2033,7 +2122,7 @@ type PreloadKeysResponse struct {
 
 func (x *PreloadKeysResponse) Reset() {
 	*x = PreloadKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2134,7 @@ func (x *PreloadKeysResponse) String() string {
 func (*PreloadKeysResponse) ProtoMessage() {}
 
 func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2147,7 @@ func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysResponse.ProtoReflect.Descriptor instead.
 func (*PreloadKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreloadKeysResponse) GetKeySets() []*KeySetStatus {
@@ -2079,7 +2168,7 @@ type EvictKeysRequest struct {
 
 func (x *EvictKeysRequest) Reset() {
 	*x = EvictKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2180,7 @@ func (x *EvictKeysRequest) String() string {
 func (*EvictKeysRequest) ProtoMessage() {}
 
 func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2193,7 @@ func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EvictKeysRequest) GetIdle() *durationpb.Duration {
@@ -2126,7 +2215,7 @@ type EvictKeysResponse struct {
 
 func (x *EvictKeysResponse) Reset() {
 	*x = EvictKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2227,7 @@ func (x *EvictKeysResponse) String() string {
 func (*EvictKeysResponse) ProtoMessage() {}
 
 func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2240,7 @@ func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysResponse.ProtoReflect.Descriptor instead.
 func (*EvictKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EvictKeysResponse) GetKeySets() uint32 {
@@ -2177,7 +2266,7 @@ type StartSetupRequest struct {
 
 func (x *StartSetupRequest) Reset() {
 	*x = StartSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2278,7 @@ func (x *StartSetupRequest) String() string {
 func (*StartSetupRequest) ProtoMessage() {}
 
 func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2291,7 @@ func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartSetupRequest.ProtoReflect.Descriptor instead.
 func (*StartSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StartSetupRequest) GetKeys() *KeySetRef {
@@ -2221,7 +2310,7 @@ type GetSetupRequest struct {
 
 func (x *GetSetupRequest) Reset() {
 	*x = GetSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2322,7 @@ func (x *GetSetupRequest) String() string {
 func (*GetSetupRequest) ProtoMessage() {}
 
 func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2335,7 @@ func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSetupRequest.ProtoReflect.Descriptor instead.
 func (*GetSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetSetupRequest) GetTaskId() string {
@@ -2274,7 +2363,7 @@ type SetupTask struct {
 
 func (x *SetupTask) Reset() {
 	*x = SetupTask{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2375,7 @@ func (x *SetupTask) String() string {
 func (*SetupTask) ProtoMessage() {}
 
 func (x *SetupTask) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2388,7 @@ func (x *SetupTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupTask.ProtoReflect.Descriptor instead.
 func (*SetupTask) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetupTask) GetTaskId() string {
@@ -2402,6 +2491,10 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x12CancelProofRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\";\n" +
 	"\x13CancelProofResponse\x12$\n" +
+	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\")\n" +
+	"\x10ForgetJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"9\n" +
+	"\x11ForgetJobResponse\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf2\x02\n" +
@@ -2539,13 +2632,14 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x18\n" +
 	"\x14JOB_STATE_UNFINISHED\x10\x04\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x052\xa9\x06\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x052\xed\x06\n" +
 	"\rProvingEngine\x12H\n" +
 	"\vSubmitProof\x12\x1b.cuzk.v1.SubmitProofRequest\x1a\x1c.cuzk.v1.SubmitProofResponse\x12E\n" +
 	"\n" +
 	"AwaitProof\x12\x1a.cuzk.v1.AwaitProofRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12;\n" +
 	"\x05Prove\x12\x15.cuzk.v1.ProveRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12H\n" +
-	"\vCancelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x124\n" +
+	"\vCancelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x12B\n" +
+	"\tForgetJob\x12\x19.cuzk.v1.ForgetJobRequest\x1a\x1a.cuzk.v1.ForgetJobResponse\x124\n" +
 	"\x06GetJob\x12\x16.cuzk.v1.GetJobRequest\x1a\x12.cuzk.v1.JobStatus\x129\n" +
 	"\bWatchJob\x12\x18.cuzk.v1.WatchJobRequest\x1a\x11.cuzk.v1.JobEvent0\x01\x12B\n" +
 	"\tGetStatus\x12\x19.cuzk.v1.GetStatusRequest\x1a\x1a.cuzk.v1.GetStatusResponse\x12E\n" +
@@ -2570,7 +2664,7 @@ func file_cuzk_v1_engine_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_cuzk_v1_engine_proto_goTypes = []any{
 	(Priority)(0),                 // 0: cuzk.v1.Priority
 	(JobState)(0),                 // 1: cuzk.v1.JobState
@@ -2585,93 +2679,98 @@ var file_cuzk_v1_engine_proto_goTypes = []any{
 	(*AwaitProofResponse)(nil),    // 10: cuzk.v1.AwaitProofResponse
 	(*CancelProofRequest)(nil),    // 11: cuzk.v1.CancelProofRequest
 	(*CancelProofResponse)(nil),   // 12: cuzk.v1.CancelProofResponse
-	(*GetJobRequest)(nil),         // 13: cuzk.v1.GetJobRequest
-	(*PartitionStatus)(nil),       // 14: cuzk.v1.PartitionStatus
-	(*JobStatus)(nil),             // 15: cuzk.v1.JobStatus
-	(*WatchJobRequest)(nil),       // 16: cuzk.v1.WatchJobRequest
-	(*JobEvent)(nil),              // 17: cuzk.v1.JobEvent
-	(*GetStatusRequest)(nil),      // 18: cuzk.v1.GetStatusRequest
-	(*GpuStatus)(nil),             // 19: cuzk.v1.GpuStatus
-	(*KeySetStatus)(nil),          // 20: cuzk.v1.KeySetStatus
-	(*QueueStatus)(nil),           // 21: cuzk.v1.QueueStatus
-	(*Totals)(nil),                // 22: cuzk.v1.Totals
-	(*GetStatusResponse)(nil),     // 23: cuzk.v1.GetStatusResponse
-	(*ClusterStatus)(nil),         // 24: cuzk.v1.ClusterStatus
-	(*ClusterMemberStatus)(nil),   // 25: cuzk.v1.ClusterMemberStatus
-	(*GetMetricsRequest)(nil),     // 26: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),    // 27: cuzk.v1.GetMetricsResponse
-	(*PreloadKeysRequest)(nil),    // 28: cuzk.v1.PreloadKeysRequest
-	(*PreloadKeysResponse)(nil),   // 29: cuzk.v1.PreloadKeysResponse
-	(*EvictKeysRequest)(nil),      // 30: cuzk.v1.EvictKeysRequest
-	(*EvictKeysResponse)(nil),     // 31: cuzk.v1.EvictKeysResponse
-	(*StartSetupRequest)(nil),     // 32: cuzk.v1.StartSetupRequest
-	(*GetSetupRequest)(nil),       // 33: cuzk.v1.GetSetupRequest
-	(*SetupTask)(nil),             // 34: cuzk.v1.SetupTask
-	nil,                           // 35: cuzk.v1.PartitionStatus.StagesMsEntry
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*ForgetJobRequest)(nil),      // 13: cuzk.v1.ForgetJobRequest
+	(*ForgetJobResponse)(nil),     // 14: cuzk.v1.ForgetJobResponse
+	(*GetJobRequest)(nil),         // 15: cuzk.v1.GetJobRequest
+	(*PartitionStatus)(nil),       // 16: cuzk.v1.PartitionStatus
+	(*JobStatus)(nil),             // 17: cuzk.v1.JobStatus
+	(*WatchJobRequest)(nil),       // 18: cuzk.v1.WatchJobRequest
+	(*JobEvent)(nil),              // 19: cuzk.v1.JobEvent
+	(*GetStatusRequest)(nil),      // 20: cuzk.v1.GetStatusRequest
+	(*GpuStatus)(nil),             // 21: cuzk.v1.GpuStatus
+	(*KeySetStatus)(nil),          // 22: cuzk.v1.KeySetStatus
+	(*QueueStatus)(nil),           // 23: cuzk.v1.QueueStatus
+	(*Totals)(nil),                // 24: cuzk.v1.Totals
+	(*GetStatusResponse)(nil),     // 25: cuzk.v1.GetStatusResponse
+	(*ClusterStatus)(nil),         // 26: cuzk.v1.ClusterStatus
+	(*ClusterMemberStatus)(nil),   // 27: cuzk.v1.ClusterMemberStatus
+	(*GetMetricsRequest)(nil),     // 28: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),    // 29: cuzk.v1.GetMetricsResponse
+	(*PreloadKeysRequest)(nil),    // 30: cuzk.v1.PreloadKeysRequest
+	(*PreloadKeysResponse)(nil),   // 31: cuzk.v1.PreloadKeysResponse
+	(*EvictKeysRequest)(nil),      // 32: cuzk.v1.EvictKeysRequest
+	(*EvictKeysResponse)(nil),     // 33: cuzk.v1.EvictKeysResponse
+	(*StartSetupRequest)(nil),     // 34: cuzk.v1.StartSetupRequest
+	(*GetSetupRequest)(nil),       // 35: cuzk.v1.GetSetupRequest
+	(*SetupTask)(nil),             // 36: cuzk.v1.SetupTask
+	nil,                           // 37: cuzk.v1.PartitionStatus.StagesMsEntry
+	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
 }
 var file_cuzk_v1_engine_proto_depIdxs = []int32{
 	2,  // 0: cuzk.v1.ExampleCircuit.keys:type_name -> cuzk.v1.KeySetRef
 	3,  // 1: cuzk.v1.SubmitProofRequest.example:type_name -> cuzk.v1.ExampleCircuit
 	4,  // 2: cuzk.v1.SubmitProofRequest.outside:type_name -> cuzk.v1.OutsideCircuit
 	0,  // 3: cuzk.v1.SubmitProofRequest.priority:type_name -> cuzk.v1.Priority
-	36, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
+	38, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
 	5,  // 5: cuzk.v1.ProveRequest.submit:type_name -> cuzk.v1.SubmitProofRequest
-	36, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
-	15, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
+	38, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
+	17, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
 	9,  // 8: cuzk.v1.AwaitProofResponse.proofs:type_name -> cuzk.v1.PartitionProof
-	15, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
-	35, // 10: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
-	0,  // 11: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
-	1,  // 12: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
-	37, // 13: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
-	14, // 14: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
-	37, // 15: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
-	0,  // 16: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
-	19, // 17: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
-	20, // 18: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	21, // 19: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
-	22, // 20: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
-	36, // 21: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
-	24, // 22: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
-	25, // 23: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
-	2,  // 24: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
-	20, // 25: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	36, // 26: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
-	2,  // 27: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
-	2,  // 28: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
-	37, // 29: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
-	37, // 30: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
-	5,  // 31: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
-	7,  // 32: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	8,  // 33: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
-	11, // 34: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	13, // 35: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
-	16, // 36: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
-	18, // 37: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	26, // 38: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	28, // 39: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
-	30, // 40: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
-	32, // 41: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
-	33, // 42: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
-	6,  // 43: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	10, // 44: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
-	10, // 45: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
-	12, // 46: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	15, // 47: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
-	17, // 48: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
-	23, // 49: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	27, // 50: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	29, // 51: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
-	31, // 52: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
-	34, // 53: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
-	34, // 54: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
-	43, // [43:55] is the sub-list for method output_type
-	31, // [31:43] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	17, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
+	17, // 10: cuzk.v1.ForgetJobResponse.job:type_name -> cuzk.v1.JobStatus
+	37, // 11: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
+	0,  // 12: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
+	1,  // 13: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
+	39, // 14: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
+	16, // 15: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
+	39, // 16: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
+	0,  // 17: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
+	21, // 18: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
+	22, // 19: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	23, // 20: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
+	24, // 21: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
+	38, // 22: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
+	26, // 23: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
+	27, // 24: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
+	2,  // 25: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
+	22, // 26: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	38, // 27: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
+	2,  // 28: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
+	2,  // 29: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
+	39, // 30: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
+	39, // 31: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
+	5,  // 32: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
+	7,  // 33: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	8,  // 34: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
+	11, // 35: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 36: cuzk.v1.ProvingEngine.ForgetJob:input_type -> cuzk.v1.ForgetJobRequest
+	15, // 37: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
+	18, // 38: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
+	20, // 39: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	28, // 40: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	30, // 41: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
+	32, // 42: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
+	34, // 43: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
+	35, // 44: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
+	6,  // 45: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	10, // 46: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
+	10, // 47: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
+	12, // 48: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	14, // 49: cuzk.v1.ProvingEngine.ForgetJob:output_type -> cuzk.v1.ForgetJobResponse
+	17, // 50: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
+	19, // 51: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
+	25, // 52: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	29, // 53: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	31, // 54: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
+	33, // 55: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
+	36, // 56: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
+	36, // 57: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
+	45, // [45:58] is the sub-list for method output_type
+	32, // [32:45] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_engine_proto_init() }
@@ -2689,7 +2788,7 @@ func file_cuzk_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_engine_proto_rawDesc), len(file_cuzk_v1_engine_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

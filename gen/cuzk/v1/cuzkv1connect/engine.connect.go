@@ -48,6 +48,8 @@ const (
 	// ProvingEngineCancelProofProcedure is the fully-qualified name of the ProvingEngine's CancelProof
 	// RPC.
 	ProvingEngineCancelProofProcedure = "/cuzk.v1.ProvingEngine/CancelProof"
+	// ProvingEngineForgetJobProcedure is the fully-qualified name of the ProvingEngine's ForgetJob RPC.
+	ProvingEngineForgetJobProcedure = "/cuzk.v1.ProvingEngine/ForgetJob"
 	// ProvingEngineGetJobProcedure is the fully-qualified name of the ProvingEngine's GetJob RPC.
 	ProvingEngineGetJobProcedure = "/cuzk.v1.ProvingEngine/GetJob"
 	// ProvingEngineWatchJobProcedure is the fully-qualified name of the ProvingEngine's WatchJob RPC.
@@ -83,6 +85,11 @@ type ProvingEngineClient interface {
 	// CancelProof drops a job's queued partitions and stops its running ones
 	// at their next stage boundary; the store records it cancelled.
 	CancelProof(context.Context, *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error)
+	// ForgetJob removes an ended job (done, failed or cancelled) from the
+	// store: its record, its partitions and their proofs. Proof files written
+	// under the job's out directory stay. A running or unfinished job fails with
+	// FailedPrecondition.
+	ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
 	// WatchJob streams a job's partition events until the job ends.
@@ -137,6 +144,12 @@ func NewProvingEngineClient(httpClient connect.HTTPClient, baseURL string, opts 
 			httpClient,
 			baseURL+ProvingEngineCancelProofProcedure,
 			connect.WithSchema(provingEngineMethods.ByName("CancelProof")),
+			connect.WithClientOptions(opts...),
+		),
+		forgetJob: connect.NewClient[v1.ForgetJobRequest, v1.ForgetJobResponse](
+			httpClient,
+			baseURL+ProvingEngineForgetJobProcedure,
+			connect.WithSchema(provingEngineMethods.ByName("ForgetJob")),
 			connect.WithClientOptions(opts...),
 		),
 		getJob: connect.NewClient[v1.GetJobRequest, v1.JobStatus](
@@ -196,6 +209,7 @@ type provingEngineClient struct {
 	awaitProof  *connect.Client[v1.AwaitProofRequest, v1.AwaitProofResponse]
 	prove       *connect.Client[v1.ProveRequest, v1.AwaitProofResponse]
 	cancelProof *connect.Client[v1.CancelProofRequest, v1.CancelProofResponse]
+	forgetJob   *connect.Client[v1.ForgetJobRequest, v1.ForgetJobResponse]
 	getJob      *connect.Client[v1.GetJobRequest, v1.JobStatus]
 	watchJob    *connect.Client[v1.WatchJobRequest, v1.JobEvent]
 	getStatus   *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
@@ -224,6 +238,11 @@ func (c *provingEngineClient) Prove(ctx context.Context, req *connect.Request[v1
 // CancelProof calls cuzk.v1.ProvingEngine.CancelProof.
 func (c *provingEngineClient) CancelProof(ctx context.Context, req *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error) {
 	return c.cancelProof.CallUnary(ctx, req)
+}
+
+// ForgetJob calls cuzk.v1.ProvingEngine.ForgetJob.
+func (c *provingEngineClient) ForgetJob(ctx context.Context, req *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error) {
+	return c.forgetJob.CallUnary(ctx, req)
 }
 
 // GetJob calls cuzk.v1.ProvingEngine.GetJob.
@@ -280,6 +299,11 @@ type ProvingEngineHandler interface {
 	// CancelProof drops a job's queued partitions and stops its running ones
 	// at their next stage boundary; the store records it cancelled.
 	CancelProof(context.Context, *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error)
+	// ForgetJob removes an ended job (done, failed or cancelled) from the
+	// store: its record, its partitions and their proofs. Proof files written
+	// under the job's out directory stay. A running or unfinished job fails with
+	// FailedPrecondition.
+	ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
 	// WatchJob streams a job's partition events until the job ends.
@@ -330,6 +354,12 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 		ProvingEngineCancelProofProcedure,
 		svc.CancelProof,
 		connect.WithSchema(provingEngineMethods.ByName("CancelProof")),
+		connect.WithHandlerOptions(opts...),
+	)
+	provingEngineForgetJobHandler := connect.NewUnaryHandler(
+		ProvingEngineForgetJobProcedure,
+		svc.ForgetJob,
+		connect.WithSchema(provingEngineMethods.ByName("ForgetJob")),
 		connect.WithHandlerOptions(opts...),
 	)
 	provingEngineGetJobHandler := connect.NewUnaryHandler(
@@ -390,6 +420,8 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 			provingEngineProveHandler.ServeHTTP(w, r)
 		case ProvingEngineCancelProofProcedure:
 			provingEngineCancelProofHandler.ServeHTTP(w, r)
+		case ProvingEngineForgetJobProcedure:
+			provingEngineForgetJobHandler.ServeHTTP(w, r)
 		case ProvingEngineGetJobProcedure:
 			provingEngineGetJobHandler.ServeHTTP(w, r)
 		case ProvingEngineWatchJobProcedure:
@@ -429,6 +461,10 @@ func (UnimplementedProvingEngineHandler) Prove(context.Context, *connect.Request
 
 func (UnimplementedProvingEngineHandler) CancelProof(context.Context, *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.CancelProof is not implemented"))
+}
+
+func (UnimplementedProvingEngineHandler) ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.ForgetJob is not implemented"))
 }
 
 func (UnimplementedProvingEngineHandler) GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error) {
