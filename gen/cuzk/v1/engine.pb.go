@@ -1645,6 +1645,9 @@ func (x *QueueStatus) GetPartitionsInFlight() uint32 {
 	return 0
 }
 
+// Totals counts the jobs the store holds and their partitions: a forgotten job
+// (ForgetJob, the daemon's --forget-ended) is no longer counted. The
+// Prometheus counters (GetMetrics) count what this process proved.
 type Totals struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Jobs             uint32                 `protobuf:"varint,1,opt,name=jobs,proto3" json:"jobs,omitempty"`
