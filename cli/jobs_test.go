@@ -111,7 +111,7 @@ func TestJobsErrors(t *testing.T) {
 	}{
 		{[]string{"jobs"}, "--store is required"},
 		{[]string{"jobs", "--store", filepath.Join(dir, "nothing")}, "no store there"},
-		{[]string{"jobs", "--store", held.Dir()}, "a prove or resume is using it"},
+		{[]string{"jobs", "--store", held.Dir()}, "a prove or resume is using it (try again once it is done), or a daemon (ask it"},
 		{[]string{"job", "proofs", "--store", dir, "--out", other}, "missing the job id"},
 		{[]string{"job", "proofs", "done", "--store", dir}, "--out is required"},
 		{[]string{"job", "proofs", "done", "--store", dir, "--out", other, "extra"}, "unexpected arguments"},
