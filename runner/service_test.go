@@ -341,14 +341,18 @@ func TestServiceRetriesFailedPartitions(t *testing.T) {
 	}
 }
 
-// gatedCPU is the CPU backend whose computes wait for gate to close.
+// gatedCPU is the CPU backend whose computes wait for gate to close, but
+// those that start while open is set.
 type gatedCPU struct {
 	prover.CPU
 	gate chan struct{}
+	open atomic.Bool
 }
 
 func (g *gatedCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
-	<-g.gate
+	if !g.open.Load() {
+		<-g.gate
+	}
 	return g.CPU.Compute(ctx, k, s)
 }
 
@@ -528,27 +532,13 @@ func TestServiceForget(t *testing.T) {
 	}
 }
 
-// heldCPU is the CPU backend whose computes, once held is set, wait for gate
-// to close.
-type heldCPU struct {
-	prover.CPU
-	held atomic.Bool
-	gate chan struct{}
-}
-
-func (h *heldCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
-	if h.held.Load() {
-		<-h.gate
-	}
-	return h.CPU.Compute(ctx, k, s)
-}
-
 // ForgetEnded forgets the finished jobs last written before its cutoff, and
 // never an unfinished one: neither one this service runs nor one only the
 // store holds.
 func TestServiceForgetEnded(t *testing.T) {
 	k := testKeys(t)
-	backend := &heldCPU{gate: make(chan struct{})}
+	backend := &gatedCPU{gate: make(chan struct{})}
+	backend.open.Store(true)
 	svc, st := startServiceWith(t, t.TempDir(), backend, actors.Config{WorkersPerDevice: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -569,7 +559,7 @@ func TestServiceForgetEnded(t *testing.T) {
 	if err := st.CreateJob(store.Job{ID: "stored", Circuit: k.Circuit, NumPartitions: 1}); err != nil {
 		t.Fatal(err)
 	}
-	backend.held.Store(true)
+	backend.open.Store(false)
 	if err := svc.Submit(Submission{JobRequest: JobRequest{ID: "running", Keys: k, Seed: []byte("running"), Partitions: 8}, Target: testTarget}); err != nil {
 		t.Fatal(err)
 	}
