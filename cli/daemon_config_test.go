@@ -30,6 +30,8 @@ func TestDaemonFlagsRefused(t *testing.T) {
 		{[]string{"--drain-timeout", "-1s"}, "--drain-timeout -1s"},
 		{[]string{"--drain-timeout", "0s"}, "--drain-timeout 0s"},
 		{[]string{"--evict-idle", "-1m"}, "--evict-idle -1m0s"},
+		{[]string{"--forget-ended", "-1h"}, "--forget-ended -1h0m0s"},
+		{[]string{"--config", config(`forget-ended = "-2h"`)}, "--forget-ended -2h0m0s"},
 		{[]string{"--workers", "0"}, "--workers 0"},
 		{[]string{"--max-attempts", "0"}, "--max-attempts 0"},
 		{[]string{"--retry-backoff", "-5ms"}, "--retry-backoff -5ms"},
@@ -75,6 +77,7 @@ auth-token-file = "` + token + `"
 listen = "127.0.0.1:1"      # overridden by the command line
 drain-timeout = "5s"
 evict-idle = "0s"
+forget-ended = "168h"
 devices = [0]
 max-attempts = 2
 `
