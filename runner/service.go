@@ -751,23 +751,7 @@ func (s *Service) ForgetEnded(cutoff time.Time) ([]string, error) {
 	var forgot []string
 	var errs []error
 	for _, sum := range sums {
-		if !sum.Finished() {
-			continue
-		}
-		parts, err := s.st.Partitions(sum.ID)
-		if err != nil {
-			if !errors.Is(err, store.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("forget ended job %s: %w", sum.ID, err))
-			}
-			continue
-		}
-		last := sum.Created
-		for _, p := range parts {
-			if p.Updated.After(last) {
-				last = p.Updated
-			}
-		}
-		if !last.Before(cutoff) {
+		if !sum.Finished() || !sum.Updated.Before(cutoff) {
 			continue
 		}
 		switch err := s.Forget(sum.ID); {

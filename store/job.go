@@ -117,6 +117,9 @@ type JobSummary struct {
 	Cancelled   int
 	// Attempts is the sum of the attempts of the job's partitions.
 	Attempts int
+	// Updated is when a partition record of the job was last written: for a
+	// finished job, when it ended.
+	Updated time.Time
 }
 
 // Finished reports whether every partition is proved, failed or cancelled:

@@ -98,6 +98,9 @@ func summarize(j Job, parts []Partition) JobSummary {
 	sum := JobSummary{Job: j}
 	for _, p := range parts {
 		sum.Attempts += p.Attempts
+		if p.Updated.After(sum.Updated) {
+			sum.Updated = p.Updated
+		}
 		switch p.State {
 		case Pending:
 			sum.Pending++
