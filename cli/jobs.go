@@ -50,21 +50,6 @@ type jobJSON struct {
 	Status      string    `json:"status"`
 }
 
-// status is one word for a job: done (every partition proved), cancelled
-// (finished with a cancelled partition), failed (finished with a failed
-// partition), or unfinished.
-func status(s store.JobSummary) string {
-	switch {
-	case s.Done():
-		return "done"
-	case s.Finished() && s.Cancelled > 0:
-		return "cancelled"
-	case s.Finished():
-		return "failed"
-	}
-	return "unfinished"
-}
-
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "jobs",
@@ -101,7 +86,7 @@ func printJobsJSON(w io.Writer, jobs []store.JobSummary) error {
 			ID: j.ID, Circuit: j.Circuit, Constraints: j.Constraints, KeyHash: j.KeyHash,
 			Priority: j.Priority.String(), Partitions: j.NumPartitions, Proved: j.Proved, Failed: j.Failed,
 			Pending: j.Pending + j.Synthesized, Synthesized: j.Synthesized, Attempts: j.Attempts,
-			Created: j.Created, Status: status(j),
+			Created: j.Created, Status: runner.StoredState(j),
 		})
 	}
 	return printJSON(w, out)
@@ -112,7 +97,7 @@ func printJobs(w io.Writer, jobs []store.JobSummary) error {
 	fmt.Fprintln(tw, "ID\tCIRCUIT\tPRIORITY\tPARTITIONS\tPROVED\tFAILED\tPENDING\tATTEMPTS\tCREATED\tSTATUS")
 	for _, j := range jobs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", j.ID, j.Circuit, j.Priority, j.NumPartitions,
-			j.Proved, j.Failed, j.Pending+j.Synthesized, j.Attempts, j.Created.Local().Format(time.DateTime), status(j))
+			j.Proved, j.Failed, j.Pending+j.Synthesized, j.Attempts, j.Created.Local().Format(time.DateTime), runner.StoredState(j))
 	}
 	return tw.Flush()
 }
@@ -202,7 +187,7 @@ func jobCommand() *cli.Command {
 					if err := st.DeleteJob(id); err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, status(sum))
+					fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, runner.StoredState(sum))
 					return nil
 				},
 			},
@@ -252,7 +237,7 @@ func showJob(w io.Writer, st *store.Store, id string) error {
 		return err
 	}
 	fmt.Fprintf(w, "job %s: circuit %s, %d constraints per partition, priority %s, created %s, %s\n",
-		sum.ID, sum.Circuit, sum.Constraints, sum.Priority, sum.Created.Local().Format(time.DateTime), status(sum))
+		sum.ID, sum.Circuit, sum.Constraints, sum.Priority, sum.Created.Local().Format(time.DateTime), runner.StoredState(sum))
 	if sum.KeyHash != "" {
 		fmt.Fprintf(w, "key hash %s\n", sum.KeyHash)
 	}

@@ -576,12 +576,8 @@ func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
 		js.WallMS = float64(end.Sub(t.started).Microseconds()) / 1000
 	}
 	switch {
-	case sum.Done():
-		js.State = StateDone
-	case sum.Finished() && sum.Cancelled > 0:
-		js.State = StateCancelled
 	case sum.Finished():
-		js.State = StateFailed
+		js.State = StoredState(sum)
 	case t != nil && !t.ended:
 		js.State = StateRunning
 	case t != nil:
@@ -595,6 +591,21 @@ func (s *Service) statusLocked(sum store.JobSummary) JobStatus {
 		js.Error = t.err
 	}
 	return js
+}
+
+// StoredState is job sum's state as the store alone tells it: StateDone,
+// StateCancelled, StateFailed, or StateUnfinished (the store does not know
+// whether a process runs it).
+func StoredState(sum store.JobSummary) string {
+	switch {
+	case sum.Done():
+		return StateDone
+	case sum.Finished() && sum.Cancelled > 0:
+		return StateCancelled
+	case sum.Finished():
+		return StateFailed
+	}
+	return StateUnfinished
 }
 
 // Wait blocks until job id is done or failed and returns its status. It
