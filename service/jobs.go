@@ -154,6 +154,33 @@ func JobID(idempotencyKey string) string {
 	return "job-" + hex.EncodeToString(h[:12])
 }
 
+// setAside moves dir, where it exists, to dir.forgotten-TIME (and -2, -3...
+// where that is taken) and returns its new path: a new job with a forgotten
+// job's id then writes its proofs and witnesses to a directory of its own,
+// not among the old job's files, which stay beside it.
+func setAside(dir string, now time.Time) (string, error) {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("job directory: %w", err)
+	}
+	base := dir + ".forgotten-" + now.UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		to := base
+		if i > 1 {
+			to = fmt.Sprintf("%s-%d", base, i)
+		}
+		if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+			if err := os.Rename(dir, to); err != nil {
+				return "", fmt.Errorf("set a forgotten job's directory aside: %w", err)
+			}
+			return to, nil
+		} else if err != nil {
+			return "", fmt.Errorf("set a forgotten job's directory aside: %w", err)
+		}
+	}
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -181,6 +208,13 @@ func (s *Server) submit(ctx context.Context, m *cuzkv1.SubmitProofRequest) (*cuz
 	defer s.submitMu.Unlock()
 	if out, found, err := s.lookupLocked(sm); found {
 		return out, err
+	}
+	// The store holds no job of this id; a directory of its name is a
+	// forgotten job's (its idempotency key used again).
+	if aside, err := setAside(sm.sub.Out, time.Now()); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	} else if aside != "" {
+		slog.Info("a forgotten job's files set aside", "job", id, "dir", aside)
 	}
 	if sm.witnesses != nil {
 		if err := writeWitnesses(sm); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -431,7 +432,20 @@ func TestForgetJob(t *testing.T) {
 	}
 	var again cuzkv1.SubmitProofResponse
 	if err := c.call(ctx, "SubmitProof", exampleJob("forget-me", 2, nil), &again); err != nil || again.Existing {
-		t.Errorf("the forgotten job's key again: %v %v, want a new job", err, &again)
+		t.Fatalf("the forgotten job's key again: %v %v, want a new job", err, &again)
+	}
+	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: again.JobId}, &done); err != nil || done.Job.State != cuzkv1.JobState_JOB_STATE_DONE {
+		t.Fatalf("await the new job: %v %v", err, done.Job)
+	}
+	// The new job's directory holds its two partitions' files alone; the
+	// forgotten job's twenty stay beside it.
+	dir := filepath.Join(e.srv.opt.Out, again.JobId)
+	if n := countFiles(t, dir); n != 4 {
+		t.Errorf("the new job's directory holds %d files, want its 2 proofs and 2 publics", n)
+	}
+	aside, _ := filepath.Glob(dir + ".forgotten-*")
+	if len(aside) != 1 || countFiles(t, aside[0]) != 40 {
+		t.Errorf("the forgotten job's directory set aside as %v, want one holding its 40 files", aside)
 	}
 	for _, c2 := range []struct {
 		id   string
@@ -478,5 +492,48 @@ func TestIdempotentRace(t *testing.T) {
 	}
 	if len(seen) != 1 || st.Totals.Jobs != 1 {
 		t.Errorf("%d callers of one key got jobs %v; the store holds %d", callers, seen, st.Totals.Jobs)
+	}
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// setAside never overwrites what an earlier setting-aside left.
+func TestSetAside(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "job-1")
+	if to, err := setAside(dir, time.Now()); to != "" || err != nil {
+		t.Fatalf("no directory: %q %v, want nothing done", to, err)
+	}
+	now := time.Date(2026, 12, 7, 6, 30, 0, 0, time.UTC)
+	var got []string
+	for i := range 3 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "partition-00.proof"), []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		to, err := setAside(dir, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, filepath.Base(to))
+		if b, err := os.ReadFile(filepath.Join(to, "partition-00.proof")); err != nil || len(b) != 1 || b[0] != byte(i) {
+			t.Errorf("set aside %d: %v %v", i, b, err)
+		}
+	}
+	want := []string{"job-1.forgotten-20261207T063000Z", "job-1.forgotten-20261207T063000Z-2", "job-1.forgotten-20261207T063000Z-3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("set aside as %v, want %v", got, want)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the job's directory is still there: %v", err)
 	}
 }
