@@ -82,12 +82,14 @@ type engine struct {
 }
 
 type engineOpts struct {
-	token   []byte
-	addr    string // default 127.0.0.1:0
-	workers int    // default 2
-	mem     func() (int64, error)
-	setup   SetupFunc
-	tls     [2]string // certificate and key files
+	token    []byte
+	addr     string // default 127.0.0.1:0
+	workers  int    // default 2
+	mem      func() (int64, error)
+	setup    SetupFunc
+	tls      [2]string      // certificate and key files
+	backend  prover.Backend // default prover.CPU{}
+	attempts int            // a partition's attempts; default actors' default
 }
 
 func startEngine(t *testing.T, o engineOpts) *engine {
@@ -106,13 +108,16 @@ func startEngine(t *testing.T, o engineOpts) *engine {
 	}
 	m := metrics.New()
 	var relay Relay
-	cfg := actors.Config{WorkersPerDevice: o.workers}.WithDefaults()
-	svc, err := runner.StartService(runner.ServiceOptions{Backend: prover.CPU{}, Devices: []gpu.Device{dev}, Config: cfg,
+	if o.backend == nil {
+		o.backend = prover.CPU{}
+	}
+	cfg := actors.Config{WorkersPerDevice: o.workers, MaxAttempts: o.attempts}.WithDefaults()
+	svc, err := runner.StartService(runner.ServiceOptions{Backend: o.backend, Devices: []gpu.Device{dev}, Config: cfg,
 		Store: st, Observer: actors.Observers{m, &relay}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Service: svc, Store: st, Backend: prover.CPU{}, Devices: []gpu.Device{dev}, Design: cfg.Design,
+	srv, err := New(Options{Service: svc, Store: st, Backend: o.backend, Devices: []gpu.Device{dev}, Design: cfg.Design,
 		Metrics: m, Keys: keys, Out: t.TempDir(), Token: o.token, MemAvailable: o.mem, Setup: o.setup})
 	if err != nil {
 		t.Fatal(err)

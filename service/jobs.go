@@ -415,6 +415,28 @@ func (s *Server) ForgetJob(ctx context.Context, req *connect.Request[cuzkv1.Forg
 	return connect.NewResponse(&cuzkv1.ForgetJobResponse{Job: jobStatus(js, false)}), nil
 }
 
+// RetryJob implements ProvingEngineHandler: an ended job's failed
+// partitions are reopened and proved again (runner.Service.Retry). A running
+// job, or one with nothing failed, fails with FailedPrecondition, an unknown
+// one with NotFound; a job whose keys cannot be loaded keeps its partitions
+// reopened for the next resume and fails with the reason.
+func (s *Server) RetryJob(ctx context.Context, req *connect.Request[cuzkv1.RetryJobRequest]) (*connect.Response[cuzkv1.RetryJobResponse], error) {
+	id := req.Msg.JobId
+	if id == "" {
+		return nil, invalid("job_id is required")
+	}
+	n, err := s.svc.Retry(id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	slog.Info("retrying failed partitions", "job", id, "partitions", n)
+	js, err := s.svc.Status(id)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(&cuzkv1.RetryJobResponse{Job: jobStatus(js, true), Reopened: uint32(n)}), nil
+}
+
 // keyRef is a checked KeySetRef.
 type keyRef struct {
 	circuit circuits.Circuit // nil for an outside circuit's key set

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/prover"
 )
 
 // TestGRPCClient drives the engine with grpc-go as Curio would: submit,
@@ -453,6 +455,59 @@ func TestForgetJob(t *testing.T) {
 	}{{"no-such-job", codes.NotFound}, {"", codes.InvalidArgument}} {
 		if err := c.call(ctx, "ForgetJob", &cuzkv1.ForgetJobRequest{JobId: c2.id}, &res); status.Code(err) != c2.want {
 			t.Errorf("forget %q: %v, want %v", c2.id, err, c2.want)
+		}
+	}
+}
+
+// failingCPU is the CPU backend whose first computes fail.
+type failingCPU struct {
+	prover.CPU
+	failures atomic.Int32
+}
+
+func (f *failingCPU) Compute(ctx context.Context, k *prover.Keys, s prover.Staged) (*prover.Computed, error) {
+	if f.failures.Add(-1) >= 0 {
+		return nil, errors.New("injected compute failure")
+	}
+	return f.CPU.Compute(ctx, k, s)
+}
+
+// RetryJob proves again a failed job's failed partitions, over gRPC as over
+// the JSON API: the job then ends done with every proof; a job with nothing
+// failed, or unknown, is refused.
+func TestRetryJob(t *testing.T) {
+	backend := &failingCPU{}
+	backend.failures.Store(2)
+	e := startEngine(t, engineOpts{workers: 1, attempts: 1, backend: backend})
+	c := dial(t, e, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var sub cuzkv1.SubmitProofResponse
+	if err := c.call(ctx, "SubmitProof", exampleJob("retry-me", 3, nil), &sub); err != nil {
+		t.Fatal(err)
+	}
+	var done cuzkv1.AwaitProofResponse
+	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil ||
+		done.Job.State != cuzkv1.JobState_JOB_STATE_FAILED || done.Job.Failed != 2 || done.Job.Proved != 1 {
+		t.Fatalf("first run: %v %v, want failed with 2 failed and 1 proved", err, done.Job)
+	}
+	var res cuzkv1.RetryJobResponse
+	if err := c.call(ctx, "RetryJob", &cuzkv1.RetryJobRequest{JobId: sub.JobId}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Reopened != 2 || res.Job.Failed != 0 || res.Job.Proved < 1 {
+		t.Errorf("retry answered %d reopened, %v; want 2 reopened, none failed, the proved one kept", res.Reopened, res.Job)
+	}
+	if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil ||
+		done.Job.State != cuzkv1.JobState_JOB_STATE_DONE || len(done.Proofs) != 3 {
+		t.Fatalf("after the retry: %v %v with %d proofs, want done with 3", err, done.Job, len(done.Proofs))
+	}
+	for _, c2 := range []struct {
+		id   string
+		want codes.Code
+	}{{sub.JobId, codes.FailedPrecondition}, {"no-such-job", codes.NotFound}, {"", codes.InvalidArgument}} {
+		if err := c.call(ctx, "RetryJob", &cuzkv1.RetryJobRequest{JobId: c2.id}, &res); status.Code(err) != c2.want {
+			t.Errorf("retry %q: %v, want %v", c2.id, err, c2.want)
 		}
 	}
 }

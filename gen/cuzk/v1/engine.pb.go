@@ -887,6 +887,104 @@ func (x *ForgetJobResponse) GetJob() *JobStatus {
 	return nil
 }
 
+type RetryJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryJobRequest) Reset() {
+	*x = RetryJobRequest{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryJobRequest) ProtoMessage() {}
+
+func (x *RetryJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryJobRequest.ProtoReflect.Descriptor instead.
+func (*RetryJobRequest) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RetryJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type RetryJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job is the job's status once its failed partitions are queued again.
+	Job *JobStatus `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// reopened: how many failed partitions were queued again.
+	Reopened      uint32 `protobuf:"varint,2,opt,name=reopened,proto3" json:"reopened,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryJobResponse) Reset() {
+	*x = RetryJobResponse{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryJobResponse) ProtoMessage() {}
+
+func (x *RetryJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryJobResponse.ProtoReflect.Descriptor instead.
+func (*RetryJobResponse) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RetryJobResponse) GetJob() *JobStatus {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *RetryJobResponse) GetReopened() uint32 {
+	if x != nil {
+		return x.Reopened
+	}
+	return 0
+}
+
 type GetJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -896,7 +994,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1006,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1019,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -955,7 +1053,7 @@ type PartitionStatus struct {
 
 func (x *PartitionStatus) Reset() {
 	*x = PartitionStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1065,7 @@ func (x *PartitionStatus) String() string {
 func (*PartitionStatus) ProtoMessage() {}
 
 func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1078,7 @@ func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStatus.ProtoReflect.Descriptor instead.
 func (*PartitionStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PartitionStatus) GetIndex() uint32 {
@@ -1077,7 +1175,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1187,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1200,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1219,7 +1317,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1329,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1342,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1275,7 +1373,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1385,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1398,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -1374,7 +1472,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1484,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1497,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
 }
 
 type GpuStatus struct {
@@ -1418,7 +1516,7 @@ type GpuStatus struct {
 
 func (x *GpuStatus) Reset() {
 	*x = GpuStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1528,7 @@ func (x *GpuStatus) String() string {
 func (*GpuStatus) ProtoMessage() {}
 
 func (x *GpuStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1541,7 @@ func (x *GpuStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GpuStatus.ProtoReflect.Descriptor instead.
 func (*GpuStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GpuStatus) GetIndex() int32 {
@@ -1506,7 +1604,7 @@ type KeySetStatus struct {
 
 func (x *KeySetStatus) Reset() {
 	*x = KeySetStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1616,7 @@ func (x *KeySetStatus) String() string {
 func (*KeySetStatus) ProtoMessage() {}
 
 func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1629,7 @@ func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySetStatus.ProtoReflect.Descriptor instead.
 func (*KeySetStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KeySetStatus) GetDir() string {
@@ -1589,7 +1687,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1699,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1712,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *QueueStatus) GetPriority() Priority {
@@ -1664,7 +1762,7 @@ type Totals struct {
 
 func (x *Totals) Reset() {
 	*x = Totals{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1774,7 @@ func (x *Totals) String() string {
 func (*Totals) ProtoMessage() {}
 
 func (x *Totals) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1787,7 @@ func (x *Totals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Totals.ProtoReflect.Descriptor instead.
 func (*Totals) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Totals) GetJobs() uint32 {
@@ -1766,7 +1864,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1876,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1889,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetStatusResponse) GetBackend() string {
@@ -1875,7 +1973,7 @@ type ClusterStatus struct {
 
 func (x *ClusterStatus) Reset() {
 	*x = ClusterStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +1985,7 @@ func (x *ClusterStatus) String() string {
 func (*ClusterStatus) ProtoMessage() {}
 
 func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +1998,7 @@ func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatus.ProtoReflect.Descriptor instead.
 func (*ClusterStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClusterStatus) GetName() string {
@@ -1943,7 +2041,7 @@ type ClusterMemberStatus struct {
 
 func (x *ClusterMemberStatus) Reset() {
 	*x = ClusterMemberStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2053,7 @@ func (x *ClusterMemberStatus) String() string {
 func (*ClusterMemberStatus) ProtoMessage() {}
 
 func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2066,7 @@ func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMemberStatus.ProtoReflect.Descriptor instead.
 func (*ClusterMemberStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClusterMemberStatus) GetMember() string {
@@ -2000,7 +2098,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2110,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2123,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
 }
 
 type GetMetricsResponse struct {
@@ -2037,7 +2135,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2147,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2160,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetMetricsResponse) GetText() string {
@@ -2081,7 +2179,7 @@ type PreloadKeysRequest struct {
 
 func (x *PreloadKeysRequest) Reset() {
 	*x = PreloadKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2191,7 @@ func (x *PreloadKeysRequest) String() string {
 func (*PreloadKeysRequest) ProtoMessage() {}
 
 func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2204,7 @@ func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysRequest.ProtoReflect.Descriptor instead.
 func (*PreloadKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreloadKeysRequest) GetKeys() []*KeySetRef {
@@ -2125,7 +2223,7 @@ type PreloadKeysResponse struct {
 
 func (x *PreloadKeysResponse) Reset() {
 	*x = PreloadKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2235,7 @@ func (x *PreloadKeysResponse) String() string {
 func (*PreloadKeysResponse) ProtoMessage() {}
 
 func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2248,7 @@ func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysResponse.ProtoReflect.Descriptor instead.
 func (*PreloadKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreloadKeysResponse) GetKeySets() []*KeySetStatus {
@@ -2171,7 +2269,7 @@ type EvictKeysRequest struct {
 
 func (x *EvictKeysRequest) Reset() {
 	*x = EvictKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2281,7 @@ func (x *EvictKeysRequest) String() string {
 func (*EvictKeysRequest) ProtoMessage() {}
 
 func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2294,7 @@ func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *EvictKeysRequest) GetIdle() *durationpb.Duration {
@@ -2218,7 +2316,7 @@ type EvictKeysResponse struct {
 
 func (x *EvictKeysResponse) Reset() {
 	*x = EvictKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2328,7 @@ func (x *EvictKeysResponse) String() string {
 func (*EvictKeysResponse) ProtoMessage() {}
 
 func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2341,7 @@ func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysResponse.ProtoReflect.Descriptor instead.
 func (*EvictKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *EvictKeysResponse) GetKeySets() uint32 {
@@ -2269,7 +2367,7 @@ type StartSetupRequest struct {
 
 func (x *StartSetupRequest) Reset() {
 	*x = StartSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2379,7 @@ func (x *StartSetupRequest) String() string {
 func (*StartSetupRequest) ProtoMessage() {}
 
 func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2392,7 @@ func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartSetupRequest.ProtoReflect.Descriptor instead.
 func (*StartSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StartSetupRequest) GetKeys() *KeySetRef {
@@ -2313,7 +2411,7 @@ type GetSetupRequest struct {
 
 func (x *GetSetupRequest) Reset() {
 	*x = GetSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2423,7 @@ func (x *GetSetupRequest) String() string {
 func (*GetSetupRequest) ProtoMessage() {}
 
 func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2436,7 @@ func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSetupRequest.ProtoReflect.Descriptor instead.
 func (*GetSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{33}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetSetupRequest) GetTaskId() string {
@@ -2366,7 +2464,7 @@ type SetupTask struct {
 
 func (x *SetupTask) Reset() {
 	*x = SetupTask{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2476,7 @@ func (x *SetupTask) String() string {
 func (*SetupTask) ProtoMessage() {}
 
 func (x *SetupTask) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2489,7 @@ func (x *SetupTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupTask.ProtoReflect.Descriptor instead.
 func (*SetupTask) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{34}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetupTask) GetTaskId() string {
@@ -2498,7 +2596,12 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x10ForgetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"9\n" +
 	"\x11ForgetJobResponse\x12$\n" +
-	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"&\n" +
+	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"(\n" +
+	"\x0fRetryJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"T\n" +
+	"\x10RetryJobResponse\x12$\n" +
+	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\x12\x1a\n" +
+	"\breopened\x18\x02 \x01(\rR\breopened\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf2\x02\n" +
 	"\x0fPartitionStatus\x12\x14\n" +
@@ -2635,14 +2738,15 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x18\n" +
 	"\x14JOB_STATE_UNFINISHED\x10\x04\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x052\xed\x06\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x052\xae\a\n" +
 	"\rProvingEngine\x12H\n" +
 	"\vSubmitProof\x12\x1b.cuzk.v1.SubmitProofRequest\x1a\x1c.cuzk.v1.SubmitProofResponse\x12E\n" +
 	"\n" +
 	"AwaitProof\x12\x1a.cuzk.v1.AwaitProofRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12;\n" +
 	"\x05Prove\x12\x15.cuzk.v1.ProveRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12H\n" +
 	"\vCancelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x12B\n" +
-	"\tForgetJob\x12\x19.cuzk.v1.ForgetJobRequest\x1a\x1a.cuzk.v1.ForgetJobResponse\x124\n" +
+	"\tForgetJob\x12\x19.cuzk.v1.ForgetJobRequest\x1a\x1a.cuzk.v1.ForgetJobResponse\x12?\n" +
+	"\bRetryJob\x12\x18.cuzk.v1.RetryJobRequest\x1a\x19.cuzk.v1.RetryJobResponse\x124\n" +
 	"\x06GetJob\x12\x16.cuzk.v1.GetJobRequest\x1a\x12.cuzk.v1.JobStatus\x129\n" +
 	"\bWatchJob\x12\x18.cuzk.v1.WatchJobRequest\x1a\x11.cuzk.v1.JobEvent0\x01\x12B\n" +
 	"\tGetStatus\x12\x19.cuzk.v1.GetStatusRequest\x1a\x1a.cuzk.v1.GetStatusResponse\x12E\n" +
@@ -2667,7 +2771,7 @@ func file_cuzk_v1_engine_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_cuzk_v1_engine_proto_goTypes = []any{
 	(Priority)(0),                 // 0: cuzk.v1.Priority
 	(JobState)(0),                 // 1: cuzk.v1.JobState
@@ -2684,96 +2788,101 @@ var file_cuzk_v1_engine_proto_goTypes = []any{
 	(*CancelProofResponse)(nil),   // 12: cuzk.v1.CancelProofResponse
 	(*ForgetJobRequest)(nil),      // 13: cuzk.v1.ForgetJobRequest
 	(*ForgetJobResponse)(nil),     // 14: cuzk.v1.ForgetJobResponse
-	(*GetJobRequest)(nil),         // 15: cuzk.v1.GetJobRequest
-	(*PartitionStatus)(nil),       // 16: cuzk.v1.PartitionStatus
-	(*JobStatus)(nil),             // 17: cuzk.v1.JobStatus
-	(*WatchJobRequest)(nil),       // 18: cuzk.v1.WatchJobRequest
-	(*JobEvent)(nil),              // 19: cuzk.v1.JobEvent
-	(*GetStatusRequest)(nil),      // 20: cuzk.v1.GetStatusRequest
-	(*GpuStatus)(nil),             // 21: cuzk.v1.GpuStatus
-	(*KeySetStatus)(nil),          // 22: cuzk.v1.KeySetStatus
-	(*QueueStatus)(nil),           // 23: cuzk.v1.QueueStatus
-	(*Totals)(nil),                // 24: cuzk.v1.Totals
-	(*GetStatusResponse)(nil),     // 25: cuzk.v1.GetStatusResponse
-	(*ClusterStatus)(nil),         // 26: cuzk.v1.ClusterStatus
-	(*ClusterMemberStatus)(nil),   // 27: cuzk.v1.ClusterMemberStatus
-	(*GetMetricsRequest)(nil),     // 28: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),    // 29: cuzk.v1.GetMetricsResponse
-	(*PreloadKeysRequest)(nil),    // 30: cuzk.v1.PreloadKeysRequest
-	(*PreloadKeysResponse)(nil),   // 31: cuzk.v1.PreloadKeysResponse
-	(*EvictKeysRequest)(nil),      // 32: cuzk.v1.EvictKeysRequest
-	(*EvictKeysResponse)(nil),     // 33: cuzk.v1.EvictKeysResponse
-	(*StartSetupRequest)(nil),     // 34: cuzk.v1.StartSetupRequest
-	(*GetSetupRequest)(nil),       // 35: cuzk.v1.GetSetupRequest
-	(*SetupTask)(nil),             // 36: cuzk.v1.SetupTask
-	nil,                           // 37: cuzk.v1.PartitionStatus.StagesMsEntry
-	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*RetryJobRequest)(nil),       // 15: cuzk.v1.RetryJobRequest
+	(*RetryJobResponse)(nil),      // 16: cuzk.v1.RetryJobResponse
+	(*GetJobRequest)(nil),         // 17: cuzk.v1.GetJobRequest
+	(*PartitionStatus)(nil),       // 18: cuzk.v1.PartitionStatus
+	(*JobStatus)(nil),             // 19: cuzk.v1.JobStatus
+	(*WatchJobRequest)(nil),       // 20: cuzk.v1.WatchJobRequest
+	(*JobEvent)(nil),              // 21: cuzk.v1.JobEvent
+	(*GetStatusRequest)(nil),      // 22: cuzk.v1.GetStatusRequest
+	(*GpuStatus)(nil),             // 23: cuzk.v1.GpuStatus
+	(*KeySetStatus)(nil),          // 24: cuzk.v1.KeySetStatus
+	(*QueueStatus)(nil),           // 25: cuzk.v1.QueueStatus
+	(*Totals)(nil),                // 26: cuzk.v1.Totals
+	(*GetStatusResponse)(nil),     // 27: cuzk.v1.GetStatusResponse
+	(*ClusterStatus)(nil),         // 28: cuzk.v1.ClusterStatus
+	(*ClusterMemberStatus)(nil),   // 29: cuzk.v1.ClusterMemberStatus
+	(*GetMetricsRequest)(nil),     // 30: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),    // 31: cuzk.v1.GetMetricsResponse
+	(*PreloadKeysRequest)(nil),    // 32: cuzk.v1.PreloadKeysRequest
+	(*PreloadKeysResponse)(nil),   // 33: cuzk.v1.PreloadKeysResponse
+	(*EvictKeysRequest)(nil),      // 34: cuzk.v1.EvictKeysRequest
+	(*EvictKeysResponse)(nil),     // 35: cuzk.v1.EvictKeysResponse
+	(*StartSetupRequest)(nil),     // 36: cuzk.v1.StartSetupRequest
+	(*GetSetupRequest)(nil),       // 37: cuzk.v1.GetSetupRequest
+	(*SetupTask)(nil),             // 38: cuzk.v1.SetupTask
+	nil,                           // 39: cuzk.v1.PartitionStatus.StagesMsEntry
+	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
 }
 var file_cuzk_v1_engine_proto_depIdxs = []int32{
 	2,  // 0: cuzk.v1.ExampleCircuit.keys:type_name -> cuzk.v1.KeySetRef
 	3,  // 1: cuzk.v1.SubmitProofRequest.example:type_name -> cuzk.v1.ExampleCircuit
 	4,  // 2: cuzk.v1.SubmitProofRequest.outside:type_name -> cuzk.v1.OutsideCircuit
 	0,  // 3: cuzk.v1.SubmitProofRequest.priority:type_name -> cuzk.v1.Priority
-	38, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
+	40, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
 	5,  // 5: cuzk.v1.ProveRequest.submit:type_name -> cuzk.v1.SubmitProofRequest
-	38, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
-	17, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
+	40, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
+	19, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
 	9,  // 8: cuzk.v1.AwaitProofResponse.proofs:type_name -> cuzk.v1.PartitionProof
-	17, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
-	17, // 10: cuzk.v1.ForgetJobResponse.job:type_name -> cuzk.v1.JobStatus
-	37, // 11: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
-	0,  // 12: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
-	1,  // 13: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
-	39, // 14: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
-	16, // 15: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
-	39, // 16: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
-	0,  // 17: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
-	21, // 18: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
-	22, // 19: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	23, // 20: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
-	24, // 21: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
-	38, // 22: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
-	26, // 23: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
-	27, // 24: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
-	2,  // 25: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
-	22, // 26: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	38, // 27: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
-	2,  // 28: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
-	2,  // 29: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
-	39, // 30: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
-	39, // 31: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
-	5,  // 32: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
-	7,  // 33: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	8,  // 34: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
-	11, // 35: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	13, // 36: cuzk.v1.ProvingEngine.ForgetJob:input_type -> cuzk.v1.ForgetJobRequest
-	15, // 37: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
-	18, // 38: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
-	20, // 39: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	28, // 40: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	30, // 41: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
-	32, // 42: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
-	34, // 43: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
-	35, // 44: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
-	6,  // 45: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	10, // 46: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
-	10, // 47: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
-	12, // 48: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	14, // 49: cuzk.v1.ProvingEngine.ForgetJob:output_type -> cuzk.v1.ForgetJobResponse
-	17, // 50: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
-	19, // 51: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
-	25, // 52: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	29, // 53: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	31, // 54: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
-	33, // 55: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
-	36, // 56: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
-	36, // 57: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
-	45, // [45:58] is the sub-list for method output_type
-	32, // [32:45] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	19, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
+	19, // 10: cuzk.v1.ForgetJobResponse.job:type_name -> cuzk.v1.JobStatus
+	19, // 11: cuzk.v1.RetryJobResponse.job:type_name -> cuzk.v1.JobStatus
+	39, // 12: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
+	0,  // 13: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
+	1,  // 14: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
+	41, // 15: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
+	18, // 16: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
+	41, // 17: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
+	0,  // 18: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
+	23, // 19: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
+	24, // 20: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	25, // 21: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
+	26, // 22: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
+	40, // 23: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
+	28, // 24: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
+	29, // 25: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
+	2,  // 26: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
+	24, // 27: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	40, // 28: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
+	2,  // 29: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
+	2,  // 30: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
+	41, // 31: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
+	41, // 32: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
+	5,  // 33: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
+	7,  // 34: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	8,  // 35: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
+	11, // 36: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 37: cuzk.v1.ProvingEngine.ForgetJob:input_type -> cuzk.v1.ForgetJobRequest
+	15, // 38: cuzk.v1.ProvingEngine.RetryJob:input_type -> cuzk.v1.RetryJobRequest
+	17, // 39: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
+	20, // 40: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
+	22, // 41: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	30, // 42: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	32, // 43: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
+	34, // 44: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
+	36, // 45: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
+	37, // 46: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
+	6,  // 47: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	10, // 48: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
+	10, // 49: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
+	12, // 50: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	14, // 51: cuzk.v1.ProvingEngine.ForgetJob:output_type -> cuzk.v1.ForgetJobResponse
+	16, // 52: cuzk.v1.ProvingEngine.RetryJob:output_type -> cuzk.v1.RetryJobResponse
+	19, // 53: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
+	21, // 54: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
+	27, // 55: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	31, // 56: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	33, // 57: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
+	35, // 58: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
+	38, // 59: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
+	38, // 60: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
+	47, // [47:61] is the sub-list for method output_type
+	33, // [33:47] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_engine_proto_init() }
@@ -2791,7 +2900,7 @@ func file_cuzk_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_engine_proto_rawDesc), len(file_cuzk_v1_engine_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -50,6 +50,8 @@ const (
 	ProvingEngineCancelProofProcedure = "/cuzk.v1.ProvingEngine/CancelProof"
 	// ProvingEngineForgetJobProcedure is the fully-qualified name of the ProvingEngine's ForgetJob RPC.
 	ProvingEngineForgetJobProcedure = "/cuzk.v1.ProvingEngine/ForgetJob"
+	// ProvingEngineRetryJobProcedure is the fully-qualified name of the ProvingEngine's RetryJob RPC.
+	ProvingEngineRetryJobProcedure = "/cuzk.v1.ProvingEngine/RetryJob"
 	// ProvingEngineGetJobProcedure is the fully-qualified name of the ProvingEngine's GetJob RPC.
 	ProvingEngineGetJobProcedure = "/cuzk.v1.ProvingEngine/GetJob"
 	// ProvingEngineWatchJobProcedure is the fully-qualified name of the ProvingEngine's WatchJob RPC.
@@ -87,9 +89,14 @@ type ProvingEngineClient interface {
 	CancelProof(context.Context, *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error)
 	// ForgetJob removes an ended job (done, failed or cancelled) from the
 	// store: its record, its partitions and their proofs. Proof files written
-	// under the job's out directory stay. A running or unfinished job fails with
-	// FailedPrecondition.
+	// under the job's out directory stay (a later job of the same id, its
+	// idempotency key used again, first moves them to <dir>.forgotten-TIME).
+	// A running or unfinished job fails with FailedPrecondition.
 	ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error)
+	// RetryJob reopens an ended job's failed partitions and proves them again;
+	// its proved partitions stay. A running job, or one with no failed
+	// partition, fails with FailedPrecondition.
+	RetryJob(context.Context, *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
 	// WatchJob streams a job's partition events until the job ends.
@@ -152,6 +159,12 @@ func NewProvingEngineClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(provingEngineMethods.ByName("ForgetJob")),
 			connect.WithClientOptions(opts...),
 		),
+		retryJob: connect.NewClient[v1.RetryJobRequest, v1.RetryJobResponse](
+			httpClient,
+			baseURL+ProvingEngineRetryJobProcedure,
+			connect.WithSchema(provingEngineMethods.ByName("RetryJob")),
+			connect.WithClientOptions(opts...),
+		),
 		getJob: connect.NewClient[v1.GetJobRequest, v1.JobStatus](
 			httpClient,
 			baseURL+ProvingEngineGetJobProcedure,
@@ -210,6 +223,7 @@ type provingEngineClient struct {
 	prove       *connect.Client[v1.ProveRequest, v1.AwaitProofResponse]
 	cancelProof *connect.Client[v1.CancelProofRequest, v1.CancelProofResponse]
 	forgetJob   *connect.Client[v1.ForgetJobRequest, v1.ForgetJobResponse]
+	retryJob    *connect.Client[v1.RetryJobRequest, v1.RetryJobResponse]
 	getJob      *connect.Client[v1.GetJobRequest, v1.JobStatus]
 	watchJob    *connect.Client[v1.WatchJobRequest, v1.JobEvent]
 	getStatus   *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
@@ -243,6 +257,11 @@ func (c *provingEngineClient) CancelProof(ctx context.Context, req *connect.Requ
 // ForgetJob calls cuzk.v1.ProvingEngine.ForgetJob.
 func (c *provingEngineClient) ForgetJob(ctx context.Context, req *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error) {
 	return c.forgetJob.CallUnary(ctx, req)
+}
+
+// RetryJob calls cuzk.v1.ProvingEngine.RetryJob.
+func (c *provingEngineClient) RetryJob(ctx context.Context, req *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error) {
+	return c.retryJob.CallUnary(ctx, req)
 }
 
 // GetJob calls cuzk.v1.ProvingEngine.GetJob.
@@ -301,9 +320,14 @@ type ProvingEngineHandler interface {
 	CancelProof(context.Context, *connect.Request[v1.CancelProofRequest]) (*connect.Response[v1.CancelProofResponse], error)
 	// ForgetJob removes an ended job (done, failed or cancelled) from the
 	// store: its record, its partitions and their proofs. Proof files written
-	// under the job's out directory stay. A running or unfinished job fails with
-	// FailedPrecondition.
+	// under the job's out directory stay (a later job of the same id, its
+	// idempotency key used again, first moves them to <dir>.forgotten-TIME).
+	// A running or unfinished job fails with FailedPrecondition.
 	ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error)
+	// RetryJob reopens an ended job's failed partitions and proves them again;
+	// its proved partitions stay. A running job, or one with no failed
+	// partition, fails with FailedPrecondition.
+	RetryJob(context.Context, *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
 	// WatchJob streams a job's partition events until the job ends.
@@ -360,6 +384,12 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 		ProvingEngineForgetJobProcedure,
 		svc.ForgetJob,
 		connect.WithSchema(provingEngineMethods.ByName("ForgetJob")),
+		connect.WithHandlerOptions(opts...),
+	)
+	provingEngineRetryJobHandler := connect.NewUnaryHandler(
+		ProvingEngineRetryJobProcedure,
+		svc.RetryJob,
+		connect.WithSchema(provingEngineMethods.ByName("RetryJob")),
 		connect.WithHandlerOptions(opts...),
 	)
 	provingEngineGetJobHandler := connect.NewUnaryHandler(
@@ -422,6 +452,8 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 			provingEngineCancelProofHandler.ServeHTTP(w, r)
 		case ProvingEngineForgetJobProcedure:
 			provingEngineForgetJobHandler.ServeHTTP(w, r)
+		case ProvingEngineRetryJobProcedure:
+			provingEngineRetryJobHandler.ServeHTTP(w, r)
 		case ProvingEngineGetJobProcedure:
 			provingEngineGetJobHandler.ServeHTTP(w, r)
 		case ProvingEngineWatchJobProcedure:
@@ -465,6 +497,10 @@ func (UnimplementedProvingEngineHandler) CancelProof(context.Context, *connect.R
 
 func (UnimplementedProvingEngineHandler) ForgetJob(context.Context, *connect.Request[v1.ForgetJobRequest]) (*connect.Response[v1.ForgetJobResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.ForgetJob is not implemented"))
+}
+
+func (UnimplementedProvingEngineHandler) RetryJob(context.Context, *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.RetryJob is not implemented"))
 }
 
 func (UnimplementedProvingEngineHandler) GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error) {
