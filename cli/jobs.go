@@ -28,7 +28,7 @@ func storeFlag() *cli.StringFlag {
 func openStoreReadOnly(dir string) (*store.Store, error) {
 	st, err := store.Open(dir, &store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("%w; a prove or resume is using it (try again once it is done), or a daemon (ask it: GET /v1/jobs, GET /v1/jobs/ID, or GetJob)", err)
+		return nil, fmt.Errorf("%w; a prove or resume is using it (try again once it is done), or a daemon (ask it: ListJobs or GetJob, GET /v1/jobs or GET /v1/jobs/ID)", err)
 	}
 	return st, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -590,5 +591,71 @@ func TestSetAside(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the job's directory is still there: %v", err)
+	}
+}
+
+// ListJobs pages through the store's jobs oldest first; a job forgotten
+// between pages moves no other across a page's edge; states filter; a
+// token or state this daemon never gave is refused.
+func TestListJobs(t *testing.T) {
+	e := startEngine(t, engineOpts{workers: 1})
+	c := dial(t, e, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var ids []string
+	for i := range 5 {
+		var sub cuzkv1.SubmitProofResponse
+		if err := c.call(ctx, "SubmitProof", exampleJob(fmt.Sprintf("list-%d", i), 1, nil), &sub); err != nil {
+			t.Fatal(err)
+		}
+		var done cuzkv1.AwaitProofResponse
+		if err := c.call(ctx, "AwaitProof", &cuzkv1.AwaitProofRequest{JobId: sub.JobId}, &done); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sub.JobId)
+	}
+	page := func(token string, size uint32, states ...cuzkv1.JobState) ([]string, string) {
+		t.Helper()
+		var res cuzkv1.ListJobsResponse
+		if err := c.call(ctx, "ListJobs", &cuzkv1.ListJobsRequest{PageSize: size, PageToken: token, States: states}, &res); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range res.Jobs {
+			if len(j.Partitions) != 0 {
+				t.Errorf("job %s listed with its partitions", j.JobId)
+			}
+			got = append(got, j.JobId)
+		}
+		return got, res.NextPageToken
+	}
+	if got, next := page("", 0); strings.Join(got, " ") != strings.Join(ids, " ") || next != "" {
+		t.Errorf("one page: %v (next %q), want %v", got, next, ids)
+	}
+	p1, next := page("", 2)
+	if strings.Join(p1, " ") != strings.Join(ids[:2], " ") || next == "" {
+		t.Fatalf("page 1: %v (next %q), want %v and a next page", p1, next, ids[:2])
+	}
+	var forgot cuzkv1.ForgetJobResponse
+	if err := c.call(ctx, "ForgetJob", &cuzkv1.ForgetJobRequest{JobId: ids[1]}, &forgot); err != nil {
+		t.Fatal(err)
+	}
+	p2, next := page(next, 2)
+	if strings.Join(p2, " ") != strings.Join(ids[2:4], " ") || next == "" {
+		t.Fatalf("page 2 after the first page's last job was forgotten: %v (next %q), want %v", p2, next, ids[2:4])
+	}
+	if p3, next := page(next, 2); strings.Join(p3, " ") != ids[4] || next != "" {
+		t.Errorf("page 3: %v (next %q), want [%s] and no next page", p3, next, ids[4])
+	}
+	if got, _ := page("", 0, cuzkv1.JobState_JOB_STATE_FAILED, cuzkv1.JobState_JOB_STATE_RUNNING); len(got) != 0 {
+		t.Errorf("failed or running: %v, want none", got)
+	}
+	if got, _ := page("", 0, cuzkv1.JobState_JOB_STATE_DONE); len(got) != 4 {
+		t.Errorf("done: %v, want the 4 jobs kept", got)
+	}
+	for _, req := range []*cuzkv1.ListJobsRequest{{PageToken: "not-a-token"}, {States: []cuzkv1.JobState{99}}, {States: []cuzkv1.JobState{0}}} {
+		if err := c.call(ctx, "ListJobs", req, &cuzkv1.ListJobsResponse{}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("list %v: %v, want InvalidArgument", req, err)
+		}
 	}
 }

@@ -887,6 +887,125 @@ func (x *ForgetJobResponse) GetJob() *JobStatus {
 	return nil
 }
 
+type ListJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// states: only the jobs in one of these states; empty: every job.
+	States []JobState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=cuzk.v1.JobState" json:"states,omitempty"`
+	// page_size: at most this many jobs; 0 gives 1000, and more than 10000
+	// gives 10000.
+	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token: a previous answer's next_page_token, to go on after it with
+	// the same states.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsRequest) Reset() {
+	*x = ListJobsRequest{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsRequest) ProtoMessage() {}
+
+func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
+func (*ListJobsRequest) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListJobsRequest) GetStates() []JobState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ListJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// jobs: oldest first, without partitions.
+	Jobs []*JobStatus `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// next_page_token: where the next page starts; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsResponse) Reset() {
+	*x = ListJobsResponse{}
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsResponse) ProtoMessage() {}
+
+func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
+func (*ListJobsResponse) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListJobsResponse) GetJobs() []*JobStatus {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 type RetryJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -896,7 +1015,7 @@ type RetryJobRequest struct {
 
 func (x *RetryJobRequest) Reset() {
 	*x = RetryJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1027,7 @@ func (x *RetryJobRequest) String() string {
 func (*RetryJobRequest) ProtoMessage() {}
 
 func (x *RetryJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[13]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1040,7 @@ func (x *RetryJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobRequest.ProtoReflect.Descriptor instead.
 func (*RetryJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{13}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RetryJobRequest) GetJobId() string {
@@ -943,7 +1062,7 @@ type RetryJobResponse struct {
 
 func (x *RetryJobResponse) Reset() {
 	*x = RetryJobResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1074,7 @@ func (x *RetryJobResponse) String() string {
 func (*RetryJobResponse) ProtoMessage() {}
 
 func (x *RetryJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[14]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1087,7 @@ func (x *RetryJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobResponse.ProtoReflect.Descriptor instead.
 func (*RetryJobResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{14}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RetryJobResponse) GetJob() *JobStatus {
@@ -994,7 +1113,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1125,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[15]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1138,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{15}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1053,7 +1172,7 @@ type PartitionStatus struct {
 
 func (x *PartitionStatus) Reset() {
 	*x = PartitionStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1184,7 @@ func (x *PartitionStatus) String() string {
 func (*PartitionStatus) ProtoMessage() {}
 
 func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[16]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1197,7 @@ func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStatus.ProtoReflect.Descriptor instead.
 func (*PartitionStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{16}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PartitionStatus) GetIndex() uint32 {
@@ -1175,7 +1294,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1306,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[17]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1319,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{17}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1317,7 +1436,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1448,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[18]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1461,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{18}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1373,7 +1492,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1504,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[19]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1517,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{19}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -1472,7 +1591,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1603,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[20]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1616,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{20}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
 }
 
 type GpuStatus struct {
@@ -1516,7 +1635,7 @@ type GpuStatus struct {
 
 func (x *GpuStatus) Reset() {
 	*x = GpuStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1647,7 @@ func (x *GpuStatus) String() string {
 func (*GpuStatus) ProtoMessage() {}
 
 func (x *GpuStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[21]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1660,7 @@ func (x *GpuStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GpuStatus.ProtoReflect.Descriptor instead.
 func (*GpuStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{21}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GpuStatus) GetIndex() int32 {
@@ -1604,7 +1723,7 @@ type KeySetStatus struct {
 
 func (x *KeySetStatus) Reset() {
 	*x = KeySetStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1735,7 @@ func (x *KeySetStatus) String() string {
 func (*KeySetStatus) ProtoMessage() {}
 
 func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[22]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1748,7 @@ func (x *KeySetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySetStatus.ProtoReflect.Descriptor instead.
 func (*KeySetStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{22}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *KeySetStatus) GetDir() string {
@@ -1687,7 +1806,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1818,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[23]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1831,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{23}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *QueueStatus) GetPriority() Priority {
@@ -1762,7 +1881,7 @@ type Totals struct {
 
 func (x *Totals) Reset() {
 	*x = Totals{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1893,7 @@ func (x *Totals) String() string {
 func (*Totals) ProtoMessage() {}
 
 func (x *Totals) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[24]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1906,7 @@ func (x *Totals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Totals.ProtoReflect.Descriptor instead.
 func (*Totals) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{24}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Totals) GetJobs() uint32 {
@@ -1864,7 +1983,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1995,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[25]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2008,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{25}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetStatusResponse) GetBackend() string {
@@ -1973,7 +2092,7 @@ type ClusterStatus struct {
 
 func (x *ClusterStatus) Reset() {
 	*x = ClusterStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1985,7 +2104,7 @@ func (x *ClusterStatus) String() string {
 func (*ClusterStatus) ProtoMessage() {}
 
 func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[26]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1998,7 +2117,7 @@ func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatus.ProtoReflect.Descriptor instead.
 func (*ClusterStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{26}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClusterStatus) GetName() string {
@@ -2041,7 +2160,7 @@ type ClusterMemberStatus struct {
 
 func (x *ClusterMemberStatus) Reset() {
 	*x = ClusterMemberStatus{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2172,7 @@ func (x *ClusterMemberStatus) String() string {
 func (*ClusterMemberStatus) ProtoMessage() {}
 
 func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[27]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2185,7 @@ func (x *ClusterMemberStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMemberStatus.ProtoReflect.Descriptor instead.
 func (*ClusterMemberStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{27}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ClusterMemberStatus) GetMember() string {
@@ -2098,7 +2217,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2229,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[28]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2242,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{28}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
 }
 
 type GetMetricsResponse struct {
@@ -2135,7 +2254,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2266,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[29]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2279,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{29}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetMetricsResponse) GetText() string {
@@ -2179,7 +2298,7 @@ type PreloadKeysRequest struct {
 
 func (x *PreloadKeysRequest) Reset() {
 	*x = PreloadKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2310,7 @@ func (x *PreloadKeysRequest) String() string {
 func (*PreloadKeysRequest) ProtoMessage() {}
 
 func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[30]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2323,7 @@ func (x *PreloadKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysRequest.ProtoReflect.Descriptor instead.
 func (*PreloadKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{30}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreloadKeysRequest) GetKeys() []*KeySetRef {
@@ -2223,7 +2342,7 @@ type PreloadKeysResponse struct {
 
 func (x *PreloadKeysResponse) Reset() {
 	*x = PreloadKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2354,7 @@ func (x *PreloadKeysResponse) String() string {
 func (*PreloadKeysResponse) ProtoMessage() {}
 
 func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[31]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2367,7 @@ func (x *PreloadKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreloadKeysResponse.ProtoReflect.Descriptor instead.
 func (*PreloadKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{31}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PreloadKeysResponse) GetKeySets() []*KeySetStatus {
@@ -2269,7 +2388,7 @@ type EvictKeysRequest struct {
 
 func (x *EvictKeysRequest) Reset() {
 	*x = EvictKeysRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2400,7 @@ func (x *EvictKeysRequest) String() string {
 func (*EvictKeysRequest) ProtoMessage() {}
 
 func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[32]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2413,7 @@ func (x *EvictKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeysRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{32}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *EvictKeysRequest) GetIdle() *durationpb.Duration {
@@ -2316,7 +2435,7 @@ type EvictKeysResponse struct {
 
 func (x *EvictKeysResponse) Reset() {
 	*x = EvictKeysResponse{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2447,7 @@ func (x *EvictKeysResponse) String() string {
 func (*EvictKeysResponse) ProtoMessage() {}
 
 func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[33]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2460,7 @@ func (x *EvictKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeysResponse.ProtoReflect.Descriptor instead.
 func (*EvictKeysResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{33}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EvictKeysResponse) GetKeySets() uint32 {
@@ -2367,7 +2486,7 @@ type StartSetupRequest struct {
 
 func (x *StartSetupRequest) Reset() {
 	*x = StartSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2498,7 @@ func (x *StartSetupRequest) String() string {
 func (*StartSetupRequest) ProtoMessage() {}
 
 func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[34]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2511,7 @@ func (x *StartSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartSetupRequest.ProtoReflect.Descriptor instead.
 func (*StartSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{34}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StartSetupRequest) GetKeys() *KeySetRef {
@@ -2411,7 +2530,7 @@ type GetSetupRequest struct {
 
 func (x *GetSetupRequest) Reset() {
 	*x = GetSetupRequest{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2542,7 @@ func (x *GetSetupRequest) String() string {
 func (*GetSetupRequest) ProtoMessage() {}
 
 func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[35]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2555,7 @@ func (x *GetSetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSetupRequest.ProtoReflect.Descriptor instead.
 func (*GetSetupRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{35}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetSetupRequest) GetTaskId() string {
@@ -2464,7 +2583,7 @@ type SetupTask struct {
 
 func (x *SetupTask) Reset() {
 	*x = SetupTask{}
-	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2595,7 @@ func (x *SetupTask) String() string {
 func (*SetupTask) ProtoMessage() {}
 
 func (x *SetupTask) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_engine_proto_msgTypes[36]
+	mi := &file_cuzk_v1_engine_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2608,7 @@ func (x *SetupTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupTask.ProtoReflect.Descriptor instead.
 func (*SetupTask) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{36}
+	return file_cuzk_v1_engine_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetupTask) GetTaskId() string {
@@ -2596,7 +2715,15 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x10ForgetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"9\n" +
 	"\x11ForgetJobResponse\x12$\n" +
-	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"(\n" +
+	"\x03job\x18\x01 \x01(\v2\x12.cuzk.v1.JobStatusR\x03job\"x\n" +
+	"\x0fListJobsRequest\x12)\n" +
+	"\x06states\x18\x01 \x03(\x0e2\x11.cuzk.v1.JobStateR\x06states\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"b\n" +
+	"\x10ListJobsResponse\x12&\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x12.cuzk.v1.JobStatusR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"(\n" +
 	"\x0fRetryJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"T\n" +
 	"\x10RetryJobResponse\x12$\n" +
@@ -2738,7 +2865,7 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\x0eJOB_STATE_DONE\x10\x02\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x03\x12\x18\n" +
 	"\x14JOB_STATE_UNFINISHED\x10\x04\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x052\xae\a\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x052\xef\a\n" +
 	"\rProvingEngine\x12H\n" +
 	"\vSubmitProof\x12\x1b.cuzk.v1.SubmitProofRequest\x1a\x1c.cuzk.v1.SubmitProofResponse\x12E\n" +
 	"\n" +
@@ -2747,7 +2874,8 @@ const file_cuzk_v1_engine_proto_rawDesc = "" +
 	"\vCancelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x12B\n" +
 	"\tForgetJob\x12\x19.cuzk.v1.ForgetJobRequest\x1a\x1a.cuzk.v1.ForgetJobResponse\x12?\n" +
 	"\bRetryJob\x12\x18.cuzk.v1.RetryJobRequest\x1a\x19.cuzk.v1.RetryJobResponse\x124\n" +
-	"\x06GetJob\x12\x16.cuzk.v1.GetJobRequest\x1a\x12.cuzk.v1.JobStatus\x129\n" +
+	"\x06GetJob\x12\x16.cuzk.v1.GetJobRequest\x1a\x12.cuzk.v1.JobStatus\x12?\n" +
+	"\bListJobs\x12\x18.cuzk.v1.ListJobsRequest\x1a\x19.cuzk.v1.ListJobsResponse\x129\n" +
 	"\bWatchJob\x12\x18.cuzk.v1.WatchJobRequest\x1a\x11.cuzk.v1.JobEvent0\x01\x12B\n" +
 	"\tGetStatus\x12\x19.cuzk.v1.GetStatusRequest\x1a\x1a.cuzk.v1.GetStatusResponse\x12E\n" +
 	"\n" +
@@ -2771,7 +2899,7 @@ func file_cuzk_v1_engine_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_cuzk_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_cuzk_v1_engine_proto_goTypes = []any{
 	(Priority)(0),                 // 0: cuzk.v1.Priority
 	(JobState)(0),                 // 1: cuzk.v1.JobState
@@ -2788,101 +2916,107 @@ var file_cuzk_v1_engine_proto_goTypes = []any{
 	(*CancelProofResponse)(nil),   // 12: cuzk.v1.CancelProofResponse
 	(*ForgetJobRequest)(nil),      // 13: cuzk.v1.ForgetJobRequest
 	(*ForgetJobResponse)(nil),     // 14: cuzk.v1.ForgetJobResponse
-	(*RetryJobRequest)(nil),       // 15: cuzk.v1.RetryJobRequest
-	(*RetryJobResponse)(nil),      // 16: cuzk.v1.RetryJobResponse
-	(*GetJobRequest)(nil),         // 17: cuzk.v1.GetJobRequest
-	(*PartitionStatus)(nil),       // 18: cuzk.v1.PartitionStatus
-	(*JobStatus)(nil),             // 19: cuzk.v1.JobStatus
-	(*WatchJobRequest)(nil),       // 20: cuzk.v1.WatchJobRequest
-	(*JobEvent)(nil),              // 21: cuzk.v1.JobEvent
-	(*GetStatusRequest)(nil),      // 22: cuzk.v1.GetStatusRequest
-	(*GpuStatus)(nil),             // 23: cuzk.v1.GpuStatus
-	(*KeySetStatus)(nil),          // 24: cuzk.v1.KeySetStatus
-	(*QueueStatus)(nil),           // 25: cuzk.v1.QueueStatus
-	(*Totals)(nil),                // 26: cuzk.v1.Totals
-	(*GetStatusResponse)(nil),     // 27: cuzk.v1.GetStatusResponse
-	(*ClusterStatus)(nil),         // 28: cuzk.v1.ClusterStatus
-	(*ClusterMemberStatus)(nil),   // 29: cuzk.v1.ClusterMemberStatus
-	(*GetMetricsRequest)(nil),     // 30: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),    // 31: cuzk.v1.GetMetricsResponse
-	(*PreloadKeysRequest)(nil),    // 32: cuzk.v1.PreloadKeysRequest
-	(*PreloadKeysResponse)(nil),   // 33: cuzk.v1.PreloadKeysResponse
-	(*EvictKeysRequest)(nil),      // 34: cuzk.v1.EvictKeysRequest
-	(*EvictKeysResponse)(nil),     // 35: cuzk.v1.EvictKeysResponse
-	(*StartSetupRequest)(nil),     // 36: cuzk.v1.StartSetupRequest
-	(*GetSetupRequest)(nil),       // 37: cuzk.v1.GetSetupRequest
-	(*SetupTask)(nil),             // 38: cuzk.v1.SetupTask
-	nil,                           // 39: cuzk.v1.PartitionStatus.StagesMsEntry
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
+	(*ListJobsRequest)(nil),       // 15: cuzk.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 16: cuzk.v1.ListJobsResponse
+	(*RetryJobRequest)(nil),       // 17: cuzk.v1.RetryJobRequest
+	(*RetryJobResponse)(nil),      // 18: cuzk.v1.RetryJobResponse
+	(*GetJobRequest)(nil),         // 19: cuzk.v1.GetJobRequest
+	(*PartitionStatus)(nil),       // 20: cuzk.v1.PartitionStatus
+	(*JobStatus)(nil),             // 21: cuzk.v1.JobStatus
+	(*WatchJobRequest)(nil),       // 22: cuzk.v1.WatchJobRequest
+	(*JobEvent)(nil),              // 23: cuzk.v1.JobEvent
+	(*GetStatusRequest)(nil),      // 24: cuzk.v1.GetStatusRequest
+	(*GpuStatus)(nil),             // 25: cuzk.v1.GpuStatus
+	(*KeySetStatus)(nil),          // 26: cuzk.v1.KeySetStatus
+	(*QueueStatus)(nil),           // 27: cuzk.v1.QueueStatus
+	(*Totals)(nil),                // 28: cuzk.v1.Totals
+	(*GetStatusResponse)(nil),     // 29: cuzk.v1.GetStatusResponse
+	(*ClusterStatus)(nil),         // 30: cuzk.v1.ClusterStatus
+	(*ClusterMemberStatus)(nil),   // 31: cuzk.v1.ClusterMemberStatus
+	(*GetMetricsRequest)(nil),     // 32: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),    // 33: cuzk.v1.GetMetricsResponse
+	(*PreloadKeysRequest)(nil),    // 34: cuzk.v1.PreloadKeysRequest
+	(*PreloadKeysResponse)(nil),   // 35: cuzk.v1.PreloadKeysResponse
+	(*EvictKeysRequest)(nil),      // 36: cuzk.v1.EvictKeysRequest
+	(*EvictKeysResponse)(nil),     // 37: cuzk.v1.EvictKeysResponse
+	(*StartSetupRequest)(nil),     // 38: cuzk.v1.StartSetupRequest
+	(*GetSetupRequest)(nil),       // 39: cuzk.v1.GetSetupRequest
+	(*SetupTask)(nil),             // 40: cuzk.v1.SetupTask
+	nil,                           // 41: cuzk.v1.PartitionStatus.StagesMsEntry
+	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
 }
 var file_cuzk_v1_engine_proto_depIdxs = []int32{
 	2,  // 0: cuzk.v1.ExampleCircuit.keys:type_name -> cuzk.v1.KeySetRef
 	3,  // 1: cuzk.v1.SubmitProofRequest.example:type_name -> cuzk.v1.ExampleCircuit
 	4,  // 2: cuzk.v1.SubmitProofRequest.outside:type_name -> cuzk.v1.OutsideCircuit
 	0,  // 3: cuzk.v1.SubmitProofRequest.priority:type_name -> cuzk.v1.Priority
-	40, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
+	42, // 4: cuzk.v1.AwaitProofRequest.timeout:type_name -> google.protobuf.Duration
 	5,  // 5: cuzk.v1.ProveRequest.submit:type_name -> cuzk.v1.SubmitProofRequest
-	40, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
-	19, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
+	42, // 6: cuzk.v1.ProveRequest.timeout:type_name -> google.protobuf.Duration
+	21, // 7: cuzk.v1.AwaitProofResponse.job:type_name -> cuzk.v1.JobStatus
 	9,  // 8: cuzk.v1.AwaitProofResponse.proofs:type_name -> cuzk.v1.PartitionProof
-	19, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
-	19, // 10: cuzk.v1.ForgetJobResponse.job:type_name -> cuzk.v1.JobStatus
-	19, // 11: cuzk.v1.RetryJobResponse.job:type_name -> cuzk.v1.JobStatus
-	39, // 12: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
-	0,  // 13: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
-	1,  // 14: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
-	41, // 15: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
-	18, // 16: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
-	41, // 17: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
-	0,  // 18: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
-	23, // 19: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
-	24, // 20: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	25, // 21: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
-	26, // 22: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
-	40, // 23: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
-	28, // 24: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
-	29, // 25: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
-	2,  // 26: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
-	24, // 27: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
-	40, // 28: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
-	2,  // 29: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
-	2,  // 30: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
-	41, // 31: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
-	41, // 32: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
-	5,  // 33: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
-	7,  // 34: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	8,  // 35: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
-	11, // 36: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	13, // 37: cuzk.v1.ProvingEngine.ForgetJob:input_type -> cuzk.v1.ForgetJobRequest
-	15, // 38: cuzk.v1.ProvingEngine.RetryJob:input_type -> cuzk.v1.RetryJobRequest
-	17, // 39: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
-	20, // 40: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
-	22, // 41: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	30, // 42: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	32, // 43: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
-	34, // 44: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
-	36, // 45: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
-	37, // 46: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
-	6,  // 47: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	10, // 48: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
-	10, // 49: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
-	12, // 50: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	14, // 51: cuzk.v1.ProvingEngine.ForgetJob:output_type -> cuzk.v1.ForgetJobResponse
-	16, // 52: cuzk.v1.ProvingEngine.RetryJob:output_type -> cuzk.v1.RetryJobResponse
-	19, // 53: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
-	21, // 54: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
-	27, // 55: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	31, // 56: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	33, // 57: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
-	35, // 58: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
-	38, // 59: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
-	38, // 60: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
-	47, // [47:61] is the sub-list for method output_type
-	33, // [33:47] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	21, // 9: cuzk.v1.CancelProofResponse.job:type_name -> cuzk.v1.JobStatus
+	21, // 10: cuzk.v1.ForgetJobResponse.job:type_name -> cuzk.v1.JobStatus
+	1,  // 11: cuzk.v1.ListJobsRequest.states:type_name -> cuzk.v1.JobState
+	21, // 12: cuzk.v1.ListJobsResponse.jobs:type_name -> cuzk.v1.JobStatus
+	21, // 13: cuzk.v1.RetryJobResponse.job:type_name -> cuzk.v1.JobStatus
+	41, // 14: cuzk.v1.PartitionStatus.stages_ms:type_name -> cuzk.v1.PartitionStatus.StagesMsEntry
+	0,  // 15: cuzk.v1.JobStatus.priority:type_name -> cuzk.v1.Priority
+	1,  // 16: cuzk.v1.JobStatus.state:type_name -> cuzk.v1.JobState
+	43, // 17: cuzk.v1.JobStatus.created:type_name -> google.protobuf.Timestamp
+	20, // 18: cuzk.v1.JobStatus.partitions:type_name -> cuzk.v1.PartitionStatus
+	43, // 19: cuzk.v1.JobEvent.at:type_name -> google.protobuf.Timestamp
+	0,  // 20: cuzk.v1.QueueStatus.priority:type_name -> cuzk.v1.Priority
+	25, // 21: cuzk.v1.GetStatusResponse.gpus:type_name -> cuzk.v1.GpuStatus
+	26, // 22: cuzk.v1.GetStatusResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	27, // 23: cuzk.v1.GetStatusResponse.queues:type_name -> cuzk.v1.QueueStatus
+	28, // 24: cuzk.v1.GetStatusResponse.totals:type_name -> cuzk.v1.Totals
+	42, // 25: cuzk.v1.GetStatusResponse.uptime:type_name -> google.protobuf.Duration
+	30, // 26: cuzk.v1.GetStatusResponse.cluster:type_name -> cuzk.v1.ClusterStatus
+	31, // 27: cuzk.v1.ClusterStatus.members:type_name -> cuzk.v1.ClusterMemberStatus
+	2,  // 28: cuzk.v1.PreloadKeysRequest.keys:type_name -> cuzk.v1.KeySetRef
+	26, // 29: cuzk.v1.PreloadKeysResponse.key_sets:type_name -> cuzk.v1.KeySetStatus
+	42, // 30: cuzk.v1.EvictKeysRequest.idle:type_name -> google.protobuf.Duration
+	2,  // 31: cuzk.v1.StartSetupRequest.keys:type_name -> cuzk.v1.KeySetRef
+	2,  // 32: cuzk.v1.SetupTask.keys:type_name -> cuzk.v1.KeySetRef
+	43, // 33: cuzk.v1.SetupTask.started:type_name -> google.protobuf.Timestamp
+	43, // 34: cuzk.v1.SetupTask.finished:type_name -> google.protobuf.Timestamp
+	5,  // 35: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.SubmitProofRequest
+	7,  // 36: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	8,  // 37: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProveRequest
+	11, // 38: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 39: cuzk.v1.ProvingEngine.ForgetJob:input_type -> cuzk.v1.ForgetJobRequest
+	17, // 40: cuzk.v1.ProvingEngine.RetryJob:input_type -> cuzk.v1.RetryJobRequest
+	19, // 41: cuzk.v1.ProvingEngine.GetJob:input_type -> cuzk.v1.GetJobRequest
+	15, // 42: cuzk.v1.ProvingEngine.ListJobs:input_type -> cuzk.v1.ListJobsRequest
+	22, // 43: cuzk.v1.ProvingEngine.WatchJob:input_type -> cuzk.v1.WatchJobRequest
+	24, // 44: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	32, // 45: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	34, // 46: cuzk.v1.ProvingEngine.PreloadKeys:input_type -> cuzk.v1.PreloadKeysRequest
+	36, // 47: cuzk.v1.ProvingEngine.EvictKeys:input_type -> cuzk.v1.EvictKeysRequest
+	38, // 48: cuzk.v1.ProvingEngine.StartSetup:input_type -> cuzk.v1.StartSetupRequest
+	39, // 49: cuzk.v1.ProvingEngine.GetSetup:input_type -> cuzk.v1.GetSetupRequest
+	6,  // 50: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	10, // 51: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.AwaitProofResponse
+	10, // 52: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.AwaitProofResponse
+	12, // 53: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	14, // 54: cuzk.v1.ProvingEngine.ForgetJob:output_type -> cuzk.v1.ForgetJobResponse
+	18, // 55: cuzk.v1.ProvingEngine.RetryJob:output_type -> cuzk.v1.RetryJobResponse
+	21, // 56: cuzk.v1.ProvingEngine.GetJob:output_type -> cuzk.v1.JobStatus
+	16, // 57: cuzk.v1.ProvingEngine.ListJobs:output_type -> cuzk.v1.ListJobsResponse
+	23, // 58: cuzk.v1.ProvingEngine.WatchJob:output_type -> cuzk.v1.JobEvent
+	29, // 59: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	33, // 60: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	35, // 61: cuzk.v1.ProvingEngine.PreloadKeys:output_type -> cuzk.v1.PreloadKeysResponse
+	37, // 62: cuzk.v1.ProvingEngine.EvictKeys:output_type -> cuzk.v1.EvictKeysResponse
+	40, // 63: cuzk.v1.ProvingEngine.StartSetup:output_type -> cuzk.v1.SetupTask
+	40, // 64: cuzk.v1.ProvingEngine.GetSetup:output_type -> cuzk.v1.SetupTask
+	50, // [50:65] is the sub-list for method output_type
+	35, // [35:50] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_engine_proto_init() }
@@ -2900,7 +3034,7 @@ func file_cuzk_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_engine_proto_rawDesc), len(file_cuzk_v1_engine_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

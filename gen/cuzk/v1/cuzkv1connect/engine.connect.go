@@ -54,6 +54,8 @@ const (
 	ProvingEngineRetryJobProcedure = "/cuzk.v1.ProvingEngine/RetryJob"
 	// ProvingEngineGetJobProcedure is the fully-qualified name of the ProvingEngine's GetJob RPC.
 	ProvingEngineGetJobProcedure = "/cuzk.v1.ProvingEngine/GetJob"
+	// ProvingEngineListJobsProcedure is the fully-qualified name of the ProvingEngine's ListJobs RPC.
+	ProvingEngineListJobsProcedure = "/cuzk.v1.ProvingEngine/ListJobs"
 	// ProvingEngineWatchJobProcedure is the fully-qualified name of the ProvingEngine's WatchJob RPC.
 	ProvingEngineWatchJobProcedure = "/cuzk.v1.ProvingEngine/WatchJob"
 	// ProvingEngineGetStatusProcedure is the fully-qualified name of the ProvingEngine's GetStatus RPC.
@@ -99,6 +101,9 @@ type ProvingEngineClient interface {
 	RetryJob(context.Context, *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
+	// ListJobs returns the store's jobs, oldest first, without partitions, a
+	// page at a time.
+	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
 	// WatchJob streams a job's partition events until the job ends.
 	WatchJob(context.Context, *connect.Request[v1.WatchJobRequest]) (*connect.ServerStreamForClient[v1.JobEvent], error)
 	// GetStatus describes the engine: devices, key sets, queues, totals.
@@ -171,6 +176,12 @@ func NewProvingEngineClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(provingEngineMethods.ByName("GetJob")),
 			connect.WithClientOptions(opts...),
 		),
+		listJobs: connect.NewClient[v1.ListJobsRequest, v1.ListJobsResponse](
+			httpClient,
+			baseURL+ProvingEngineListJobsProcedure,
+			connect.WithSchema(provingEngineMethods.ByName("ListJobs")),
+			connect.WithClientOptions(opts...),
+		),
 		watchJob: connect.NewClient[v1.WatchJobRequest, v1.JobEvent](
 			httpClient,
 			baseURL+ProvingEngineWatchJobProcedure,
@@ -225,6 +236,7 @@ type provingEngineClient struct {
 	forgetJob   *connect.Client[v1.ForgetJobRequest, v1.ForgetJobResponse]
 	retryJob    *connect.Client[v1.RetryJobRequest, v1.RetryJobResponse]
 	getJob      *connect.Client[v1.GetJobRequest, v1.JobStatus]
+	listJobs    *connect.Client[v1.ListJobsRequest, v1.ListJobsResponse]
 	watchJob    *connect.Client[v1.WatchJobRequest, v1.JobEvent]
 	getStatus   *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
 	getMetrics  *connect.Client[v1.GetMetricsRequest, v1.GetMetricsResponse]
@@ -267,6 +279,11 @@ func (c *provingEngineClient) RetryJob(ctx context.Context, req *connect.Request
 // GetJob calls cuzk.v1.ProvingEngine.GetJob.
 func (c *provingEngineClient) GetJob(ctx context.Context, req *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error) {
 	return c.getJob.CallUnary(ctx, req)
+}
+
+// ListJobs calls cuzk.v1.ProvingEngine.ListJobs.
+func (c *provingEngineClient) ListJobs(ctx context.Context, req *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error) {
+	return c.listJobs.CallUnary(ctx, req)
 }
 
 // WatchJob calls cuzk.v1.ProvingEngine.WatchJob.
@@ -330,6 +347,9 @@ type ProvingEngineHandler interface {
 	RetryJob(context.Context, *connect.Request[v1.RetryJobRequest]) (*connect.Response[v1.RetryJobResponse], error)
 	// GetJob returns a job's status with its partitions.
 	GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error)
+	// ListJobs returns the store's jobs, oldest first, without partitions, a
+	// page at a time.
+	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
 	// WatchJob streams a job's partition events until the job ends.
 	WatchJob(context.Context, *connect.Request[v1.WatchJobRequest], *connect.ServerStream[v1.JobEvent]) error
 	// GetStatus describes the engine: devices, key sets, queues, totals.
@@ -398,6 +418,12 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 		connect.WithSchema(provingEngineMethods.ByName("GetJob")),
 		connect.WithHandlerOptions(opts...),
 	)
+	provingEngineListJobsHandler := connect.NewUnaryHandler(
+		ProvingEngineListJobsProcedure,
+		svc.ListJobs,
+		connect.WithSchema(provingEngineMethods.ByName("ListJobs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	provingEngineWatchJobHandler := connect.NewServerStreamHandler(
 		ProvingEngineWatchJobProcedure,
 		svc.WatchJob,
@@ -456,6 +482,8 @@ func NewProvingEngineHandler(svc ProvingEngineHandler, opts ...connect.HandlerOp
 			provingEngineRetryJobHandler.ServeHTTP(w, r)
 		case ProvingEngineGetJobProcedure:
 			provingEngineGetJobHandler.ServeHTTP(w, r)
+		case ProvingEngineListJobsProcedure:
+			provingEngineListJobsHandler.ServeHTTP(w, r)
 		case ProvingEngineWatchJobProcedure:
 			provingEngineWatchJobHandler.ServeHTTP(w, r)
 		case ProvingEngineGetStatusProcedure:
@@ -505,6 +533,10 @@ func (UnimplementedProvingEngineHandler) RetryJob(context.Context, *connect.Requ
 
 func (UnimplementedProvingEngineHandler) GetJob(context.Context, *connect.Request[v1.GetJobRequest]) (*connect.Response[v1.JobStatus], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.GetJob is not implemented"))
+}
+
+func (UnimplementedProvingEngineHandler) ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("cuzk.v1.ProvingEngine.ListJobs is not implemented"))
 }
 
 func (UnimplementedProvingEngineHandler) WatchJob(context.Context, *connect.Request[v1.WatchJobRequest], *connect.ServerStream[v1.JobEvent]) error {
