@@ -43,6 +43,7 @@ func (s *syncBuffer) String() string {
 // daemonProc is a cuzk daemon running in the test's process.
 type daemonProc struct {
 	url    string
+	token  string // sent by call where set
 	log    *syncBuffer
 	stop   context.CancelFunc
 	exited chan error
@@ -106,6 +107,9 @@ func (d *daemonProc) call(t *testing.T, method, path, body string, out any) (int
 	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

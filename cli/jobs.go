@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
 
+	"connectrpc.com/connect"
+
+	cuzkv1 "github.com/cuzk/cuzk/gen/cuzk/v1"
+	"github.com/cuzk/cuzk/gen/cuzk/v1/cuzkv1connect"
 	"github.com/cuzk/cuzk/runner"
 	"github.com/cuzk/cuzk/store"
 	"github.com/urfave/cli/v2"
@@ -28,7 +30,7 @@ func storeFlag() *cli.StringFlag {
 func openStoreReadOnly(dir string) (*store.Store, error) {
 	st, err := store.Open(dir, &store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("%w; a prove or resume is using it (try again once it is done), or a daemon (ask it: ListJobs or GetJob, GET /v1/jobs or GET /v1/jobs/ID)", err)
+		return nil, fmt.Errorf("%w; a prove or resume is using it (try again once it is done), or a daemon (ask it: --daemon ADDR in place of --store, ListJobs or GetJob, GET /v1/jobs or GET /v1/jobs/ID)", err)
 	}
 	return st, err
 }
@@ -53,33 +55,50 @@ type jobJSON struct {
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "jobs",
-		Usage: "list the jobs of a store with their progress",
-		Flags: []cli.Flag{
+		Usage: "list the jobs of a store, or of a running daemon, with their progress",
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array instead of a table"},
-		},
+		}, askDaemonFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.String("store") == "" {
-				return fmt.Errorf("usage: cuzk jobs --store DIR [--json]: --store is required")
+			if c.Args().Len() > 0 {
+				return fmt.Errorf("usage: cuzk jobs --store DIR|--daemon ADDR [--json]: unexpected arguments %q", c.Args().Slice())
 			}
-			st, err := openStoreReadOnly(c.String("store"))
+			cl, err := daemonClient(c)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			jobs, err := st.Jobs()
-			if err != nil {
-				return err
+			var rows []jobJSON
+			switch {
+			case cl != nil:
+				jobs, err := remoteJobs(c, cl)
+				if err != nil {
+					return err
+				}
+				rows = remoteJobRows(jobs)
+			case c.String("store") == "":
+				return fmt.Errorf("usage: cuzk jobs --store DIR|--daemon ADDR [--json]: --store or --daemon is required")
+			default:
+				st, err := openStoreReadOnly(c.String("store"))
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				jobs, err := st.Jobs()
+				if err != nil {
+					return err
+				}
+				rows = storeJobRows(jobs)
 			}
 			if c.Bool("json") {
-				return printJobsJSON(c.App.Writer, jobs)
+				return printJSON(c.App.Writer, rows)
 			}
-			return printJobs(c.App.Writer, jobs)
+			return printJobs(c.App.Writer, rows)
 		},
 	}
 }
 
-func printJobsJSON(w io.Writer, jobs []store.JobSummary) error {
+func storeJobRows(jobs []store.JobSummary) []jobJSON {
 	out := make([]jobJSON, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, jobJSON{
@@ -89,32 +108,38 @@ func printJobsJSON(w io.Writer, jobs []store.JobSummary) error {
 			Created: j.Created, Status: runner.StoredState(j),
 		})
 	}
-	return printJSON(w, out)
+	return out
 }
 
-func printJobs(w io.Writer, jobs []store.JobSummary) error {
+func printJobs(w io.Writer, jobs []jobJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCIRCUIT\tPRIORITY\tPARTITIONS\tPROVED\tFAILED\tPENDING\tATTEMPTS\tCREATED\tSTATUS")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", j.ID, j.Circuit, j.Priority, j.NumPartitions,
-			j.Proved, j.Failed, j.Pending+j.Synthesized, j.Attempts, j.Created.Local().Format(time.DateTime), runner.StoredState(j))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", j.ID, j.Circuit, j.Priority, j.Partitions,
+			j.Proved, j.Failed, j.Pending, j.Attempts, j.Created.Local().Format(time.DateTime), j.Status)
 	}
 	return tw.Flush()
 }
 
+const jobUsage = "--store DIR|--daemon ADDR"
+
 func jobCommand() *cli.Command {
+	withDaemon := func(fs ...cli.Flag) []cli.Flag { return append(fs, askDaemonFlags()...) }
 	return &cli.Command{
 		Name:  "job",
-		Usage: "look at one job of a store, or export its proofs",
+		Usage: "look at one job of a store or of a running daemon, export its proofs, forget it; retry or cancel it on a daemon",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "show",
 				Usage:     "print a job's partitions: state, attempts, last error, stage timings",
 				ArgsUsage: "ID",
-				Flags:     []cli.Flag{storeFlag()},
+				Flags:     withDaemon(storeFlag()),
 				Action: func(c *cli.Context) error {
-					id, err := jobArg(c, "show", "--store DIR")
-					if err != nil {
+					id, cl, err := jobTarget(c, "show", jobUsage)
+					if err != nil || cl != nil {
+						if err == nil {
+							err = showRemoteJob(c, cl, id)
+						}
 						return err
 					}
 					st, err := openStoreReadOnly(c.String("store"))
@@ -129,21 +154,26 @@ func jobCommand() *cli.Command {
 				Name:      "proofs",
 				Usage:     "export a finished job's proofs: partition-NN.proof and partition-NN.public per partition",
 				ArgsUsage: "ID",
-				Flags: []cli.Flag{
+				Flags: withDaemon(
 					storeFlag(),
 					&cli.StringFlag{Name: "out", Usage: "the directory to write the proofs to (created if missing); required"},
-				},
+				),
 				Action: func(c *cli.Context) error {
-					id, err := jobArg(c, "proofs", "--store DIR --out DIR")
+					id, cl, err := jobTarget(c, "proofs", jobUsage+" --out DIR")
 					if err != nil {
 						return err
 					}
-					st, err := openStoreReadOnly(c.String("store"))
-					if err != nil {
-						return err
+					var n int
+					if cl != nil {
+						n, err = remoteProofs(c, cl, id, c.String("out"))
+					} else {
+						var st *store.Store
+						if st, err = openStoreReadOnly(c.String("store")); err != nil {
+							return err
+						}
+						defer st.Close()
+						n, err = exportProofs(st, id, c.String("out"))
 					}
-					defer st.Close()
-					n, err := exportProofs(st, id, c.String("out"))
 					if err != nil {
 						return err
 					}
@@ -153,46 +183,121 @@ func jobCommand() *cli.Command {
 			},
 			{
 				Name:      "forget",
-				Usage:     "remove an ended job (done, failed or cancelled) from a store: its record, partitions and proofs; proof files written elsewhere stay",
+				Usage:     "remove an ended job (done, failed or cancelled) from a store or a daemon: its record, partitions and proofs; proof files written elsewhere stay",
 				ArgsUsage: "ID",
-				Flags:     []cli.Flag{storeFlag()},
+				Flags:     withDaemon(storeFlag()),
 				Action: func(c *cli.Context) error {
-					id, err := jobArg(c, "forget", "--store DIR")
+					id, cl, err := jobTarget(c, "forget", jobUsage)
 					if err != nil {
 						return err
 					}
-					// Read-only first: it refuses a directory that holds no
-					// store, which a writable open would make one.
-					dir := c.String("store")
-					ro, err := store.Open(dir, &store.Options{ReadOnly: true})
-					if errors.Is(err, store.ErrLocked) {
-						return fmt.Errorf("%w; a daemon using it forgets a job through its API (ForgetJob, or DELETE /v1/jobs/%s)", err, id)
+					if cl != nil {
+						ctx, cancel := callCtx(c)
+						defer cancel()
+						res, err := cl.ForgetJob(ctx, connect.NewRequest(&cuzkv1.ForgetJobRequest{JobId: id}))
+						if err != nil {
+							return daemonErr(c, err)
+						}
+						fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, stateName(res.Msg.Job.State))
+						return nil
+					}
+					return forgetStored(c, id)
+				},
+			},
+			{
+				Name:      "retry",
+				Usage:     "prove an ended job's failed partitions again, on the daemon that holds its store",
+				ArgsUsage: "ID",
+				Flags:     withDaemon(),
+				Action: func(c *cli.Context) error {
+					id, cl, err := jobTarget(c, "retry", "--daemon ADDR")
+					if err == nil && cl == nil {
+						err = errors.New("cuzk job retry asks a daemon (--daemon ADDR); on a store no daemon holds, cuzk resume --store DIR --retry-failed proves the failed partitions again")
 					}
 					if err != nil {
 						return err
 					}
-					sum, err := ro.Summary(id)
-					ro.Close()
+					ctx, cancel := callCtx(c)
+					defer cancel()
+					res, err := cl.RetryJob(ctx, connect.NewRequest(&cuzkv1.RetryJobRequest{JobId: id}))
+					if err != nil {
+						return daemonErr(c, err)
+					}
+					printRemoteJob(c.App.ErrWriter, fmt.Sprintf("retried (%d failed partitions queued again)", res.Msg.Reopened), res.Msg.Job)
+					return nil
+				},
+			},
+			{
+				Name:      "cancel",
+				Usage:     "drop a running job's queued partitions and stop its running ones at their next stage boundary, on the daemon that runs it",
+				ArgsUsage: "ID",
+				Flags:     withDaemon(),
+				Action: func(c *cli.Context) error {
+					id, cl, err := jobTarget(c, "cancel", "--daemon ADDR")
+					if err == nil && cl == nil {
+						err = errors.New("cuzk job cancel asks a daemon (--daemon ADDR); a prove or resume stops on Ctrl-C, leaving what is not proved in its store")
+					}
 					if err != nil {
 						return err
 					}
-					if !sum.Finished() {
-						return fmt.Errorf("job %s is unfinished (%d of %d partitions proved): resume it, or let it end, before forgetting it", id, sum.Proved, sum.NumPartitions)
-					}
-					st, err := store.Open(dir, nil)
+					ctx, cancel := callCtx(c)
+					defer cancel()
+					res, err := cl.CancelProof(ctx, connect.NewRequest(&cuzkv1.CancelProofRequest{JobId: id}))
 					if err != nil {
-						return err
+						return daemonErr(c, err)
 					}
-					defer st.Close()
-					if err := st.DeleteJob(id); err != nil {
-						return err
-					}
-					fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, runner.StoredState(sum))
+					printRemoteJob(c.App.ErrWriter, "cancelled", res.Msg.Job)
 					return nil
 				},
 			},
 		},
 	}
+}
+
+// forgetStored forgets an ended job of a store no process holds.
+func forgetStored(c *cli.Context, id string) error {
+	// Read-only first: it refuses a directory that holds no store, which a
+	// writable open would make one.
+	dir := c.String("store")
+	ro, err := store.Open(dir, &store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrLocked) {
+		return fmt.Errorf("%w; a daemon using it forgets a job through its API (cuzk job forget ID --daemon ADDR, ForgetJob, or DELETE /v1/jobs/%s)", err, id)
+	}
+	if err != nil {
+		return err
+	}
+	sum, err := ro.Summary(id)
+	ro.Close()
+	if err != nil {
+		return err
+	}
+	if !sum.Finished() {
+		return fmt.Errorf("job %s is unfinished (%d of %d partitions proved): resume it, or let it end, before forgetting it", id, sum.Proved, sum.NumPartitions)
+	}
+	st, err := store.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.DeleteJob(id); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, runner.StoredState(sum))
+	return nil
+}
+
+// jobTarget returns the job id of "cuzk job NAME ID" and the client of
+// --daemon, nil where the job is read from --store.
+func jobTarget(c *cli.Context, name, usage string) (string, cuzkv1connect.ProvingEngineClient, error) {
+	id, err := jobArg(c, name, usage)
+	if err != nil {
+		return "", nil, err
+	}
+	cl, err := daemonClient(c)
+	if err != nil {
+		return "", nil, fmt.Errorf("usage: cuzk job %s ID %s: %w", name, usage, err)
+	}
+	return id, cl, nil
 }
 
 // jobArg returns the job id of "cuzk job NAME ID". urfave/cli stops parsing
@@ -220,7 +325,13 @@ func jobArg(c *cli.Context, name, usage string) (string, error) {
 		}
 	}
 	for _, f := range []string{"store", "out"} {
+		if f == "store" && c.String("daemon") != "" {
+			continue // the daemon's store
+		}
 		if slices.ContainsFunc(c.Command.Flags, func(fl cli.Flag) bool { return fl.Names()[0] == f }) && c.String(f) == "" {
+			if f == "store" {
+				return "", fmt.Errorf("usage: cuzk job %s ID %s: --store or --daemon is required", name, usage)
+			}
 			return "", fmt.Errorf("usage: cuzk job %s ID %s: --%s is required", name, usage, f)
 		}
 	}
@@ -314,9 +425,7 @@ func timings(t map[string]time.Duration) string {
 	return b.String()
 }
 
-// exportProofs writes the proofs of a done job to out, named as the prover
-// names them. A file already there with other content is not replaced: it
-// would mix proofs of two jobs in one directory.
+// exportProofs writes the proofs of a done job to out (writeProofFiles).
 func exportProofs(st *store.Store, id, out string) (int, error) {
 	sum, err := st.Summary(id)
 	if err != nil {
@@ -333,19 +442,5 @@ func exportProofs(st *store.Store, id, out string) (int, error) {
 	if len(proofs) != sum.NumPartitions {
 		return 0, fmt.Errorf("job %s: %d proofs for %d partitions; nothing exported", id, len(proofs), sum.NumPartitions)
 	}
-	for _, p := range proofs {
-		for name, b := range map[string][]byte{runner.ProofFile(p.Index): p.Proof, runner.PublicFile(p.Index): p.Public} {
-			path := filepath.Join(out, name)
-			old, err := os.ReadFile(path)
-			if err == nil && !bytes.Equal(old, b) {
-				return 0, fmt.Errorf("export job %s: %s exists with other content; export to another directory", id, path)
-			}
-		}
-	}
-	for _, p := range proofs {
-		if err := runner.WriteProof(out, p.Index, p.Proof, p.Public); err != nil {
-			return 0, fmt.Errorf("export job %s to %s: %w", id, out, err)
-		}
-	}
-	return len(proofs), nil
+	return writeProofFiles(id, out, proofs)
 }

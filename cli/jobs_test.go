@@ -109,7 +109,14 @@ func TestJobsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"jobs"}, "--store is required"},
+		{[]string{"jobs"}, "--store or --daemon is required"},
+		{[]string{"job", "show", "done"}, "--store or --daemon is required"},
+		{[]string{"job", "show", "done", "--store", dir, "--daemon", "127.0.0.1:1"}, "--store and --daemon: give one"},
+		{[]string{"jobs", "--store", dir, "--auth-token-file", "t"}, "--auth-token-file goes with --daemon"},
+		{[]string{"job", "show", "done", "--daemon", "nonsense"}, "want host:port, unix:PATH"},
+		{[]string{"job", "show", "done", "--daemon", "127.0.0.1:1", "--tls-ca", "ca.pem"}, "it goes with https://"},
+		{[]string{"job", "retry", "done"}, "cuzk resume --store DIR --retry-failed"},
+		{[]string{"job", "cancel", "done"}, "cuzk job cancel asks a daemon"},
 		{[]string{"jobs", "--store", filepath.Join(dir, "nothing")}, "no store there"},
 		{[]string{"jobs", "--store", held.Dir()}, "a prove or resume is using it (try again once it is done), or a daemon (ask it"},
 		{[]string{"job", "proofs", "--store", dir, "--out", other}, "missing the job id"},
@@ -178,7 +185,7 @@ func TestJobForget(t *testing.T) {
 		{[]string{"job", "forget", "half", "--store", dir}, "job half is unfinished (1 of 3 partitions proved)"},
 		{[]string{"job", "forget", "done", "--store", dir}, "no job done"},
 		{[]string{"job", "forget", "--store", dir}, "missing the job id"},
-		{[]string{"job", "forget", "half"}, "--store is required"},
+		{[]string{"job", "forget", "half"}, "--store or --daemon is required"},
 		{[]string{"job", "forget", "x", "--store", held.Dir()}, "DELETE /v1/jobs/x"},
 		{[]string{"job", "forget", "x", "--store", missing}, "no store there"},
 	} {
