@@ -54,6 +54,7 @@ func App() *cli.App {
 			benchCommand(),
 			simCommand(),
 			versionCommand(),
+			submitCommand(),
 			jobsCommand(),
 			jobCommand(),
 		},

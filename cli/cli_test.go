@@ -13,9 +13,11 @@ import (
 )
 
 // run runs the cuzk app with args and returns what it printed and its error.
+// The app makes its stderr slog's default, which a daemon running in the
+// test's process logs to as well: the buffers are safe for that.
 func run(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	app := App()
 	app.Writer, app.ErrWriter = &out, &errOut
 	app.ExitErrHandler = func(*cli.Context, error) {}

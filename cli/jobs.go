@@ -127,7 +127,7 @@ func jobCommand() *cli.Command {
 	withDaemon := func(fs ...cli.Flag) []cli.Flag { return append(fs, askDaemonFlags()...) }
 	return &cli.Command{
 		Name:  "job",
-		Usage: "look at one job of a store or of a running daemon, export its proofs, forget it; retry or cancel it on a daemon",
+		Usage: "look at one job of a store or of a running daemon, export its proofs, forget it; watch, retry or cancel it on a daemon",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "show",
@@ -202,6 +202,22 @@ func jobCommand() *cli.Command {
 						return nil
 					}
 					return forgetStored(c, id)
+				},
+			},
+			{
+				Name:      "watch",
+				Usage:     "follow a job on the daemon that runs it, printing each partition's end; fails unless the job ends done",
+				ArgsUsage: "ID",
+				Flags:     withDaemon(),
+				Action: func(c *cli.Context) error {
+					id, cl, err := jobTarget(c, "watch", "--daemon ADDR")
+					if err == nil && cl == nil {
+						err = errors.New("cuzk job watch asks a daemon (--daemon ADDR); cuzk job show --store DIR shows a stored job")
+					}
+					if err != nil {
+						return err
+					}
+					return followJob(c, cl, id)
 				},
 			},
 			{

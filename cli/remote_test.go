@@ -2,11 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/cuzk/cuzk/runner"
 )
@@ -103,5 +108,89 @@ func TestJobsAskTheDaemon(t *testing.T) {
 	}
 	if _, _, err := run(t, "jobs", "--daemon", "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "is it running there?") {
 		t.Errorf("jobs of no daemon: %v, want it asked whether one runs there", err)
+	}
+}
+
+// cuzk submit hands jobs to a daemon, an example circuit's and a user's
+// witness files, follows them to their end and exports proofs that verify;
+// its key finds the first job again; cuzk job watch follows a job.
+func TestSubmitToTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	keys, out := filepath.Join(dir, "keys"), filepath.Join(dir, "out")
+	if _, stderr, err := run(t, "setup", "--circuit", "mimc", "--constraints", "2K", "--keys", keys); err != nil {
+		t.Fatalf("setup: %v\n%s", err, stderr)
+	}
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &cubic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setupR1CSFile(t, ccs, filepath.Join(dir, "cubic.r1cs"), keys)
+	w0, w1 := filepath.Join(dir, "w0.bin"), filepath.Join(dir, "w1.bin")
+	writeWitness(t, w0, 3, 35)
+	writeWitness(t, w1, 2, 15)
+	d := startDaemon(t, "--store", filepath.Join(dir, "store"), "--keys", keys, "--out", out)
+
+	for _, tc := range []struct {
+		args          []string
+		keySet        string
+		wantPartition int
+	}{
+		{[]string{"--circuit", "mimc", "--constraints", "2K", "--partitions", "3", "--idempotency-key", "k1"}, "mimc-2048", 3},
+		{[]string{"--key-set", "cubic", "--witness", w0, "--witness", w1, "--priority", "high"}, "cubic", 2},
+	} {
+		exported := t.TempDir()
+		args := append([]string{"submit", "--daemon", d.url, "--wait", "--out", exported}, tc.args...)
+		stdout, stderr, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("cuzk %s: %v\n%s", strings.Join(args, " "), err, stderr)
+		}
+		id := strings.TrimSpace(stdout)
+		// A partition may end before the stream is open: the lines are
+		// those the stream saw, the last line the whole count.
+		if !strings.HasPrefix(id, "job-") || strings.Count(stderr, " proved (device ") > tc.wantPartition ||
+			!strings.Contains(stderr, fmt.Sprintf("job %s ended: done, %d of %d partitions proved", id, tc.wantPartition, tc.wantPartition)) {
+			t.Errorf("cuzk %s: job %q\n%s", strings.Join(args, " "), id, stderr)
+		}
+		t.Logf("cuzk %s:\n%s%s", strings.Join(args, " "), stdout, stderr)
+		var proofs []string
+		for i := range tc.wantPartition {
+			proofs = append(proofs, filepath.Join(exported, runner.ProofFile(i)))
+		}
+		vout, verr, err := run(t, append([]string{"verify", "--keys", filepath.Join(keys, tc.keySet)}, proofs...)...)
+		if err != nil || strings.Count(vout, ": ok") != tc.wantPartition {
+			t.Errorf("the proofs of %s do not verify: %v\n%s%s", id, err, vout, verr)
+		}
+		if _, stderr, err := run(t, "job", "watch", id, "--daemon", d.url); err != nil || !strings.Contains(stderr, "ended: done") {
+			t.Errorf("job watch of a done job: %v\n%s", err, stderr)
+		}
+	}
+	first, _, _ := run(t, "jobs", "--daemon", d.url, "--json")
+	again, stderr, err := run(t, "submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "2K", "--partitions", "3", "--idempotency-key", "k1")
+	if err != nil || !strings.Contains(stderr, "submitted before") || !strings.Contains(first, strings.TrimSpace(again)) {
+		t.Errorf("the key again: %v %q\n%s", err, again, stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"submit", "--circuit", "mimc", "--constraints", "2K"}, "--daemon ADDR is required"},
+		{[]string{"submit", "--daemon", d.url}, "--circuit (an example circuit, with --constraints) or --key-set"},
+		{[]string{"submit", "--daemon", d.url, "--circuit", "mimc"}, "--circuit needs --constraints"},
+		{[]string{"submit", "--daemon", d.url, "--circuit", "mimc", "--key-set", "cubic"}, "give one"},
+		{[]string{"submit", "--daemon", d.url, "--key-set", "cubic"}, "needs its --witness files"},
+		{[]string{"submit", "--daemon", d.url, "--key-set", "cubic", "--witness", w0, "--partitions", "3"}, "one partition per witness"},
+		{[]string{"submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "2K", "--out", dir}, "--out goes with --wait"},
+		{[]string{"submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "2K", "--priority", "urgent"}, "--priority"},
+		{[]string{"submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "4K"}, "failed_precondition"},
+		{[]string{"job", "watch", "no-such-job", "--daemon", d.url}, "not_found"},
+		{[]string{"job", "watch", "x"}, "cuzk job watch asks a daemon"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cuzk %s: %v; want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+			continue
+		}
+		t.Logf("cuzk %s: %v", strings.Join(tc.args, " "), err)
 	}
 }
