@@ -55,6 +55,7 @@ func App() *cli.App {
 			simCommand(),
 			versionCommand(),
 			submitCommand(),
+			statusCommand(),
 			jobsCommand(),
 			jobCommand(),
 		},

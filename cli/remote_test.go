@@ -70,6 +70,25 @@ func TestJobsAskTheDaemon(t *testing.T) {
 		}
 	}
 
+	stdout, stderr, err = run(t, append([]string{"status"}, ask...)...)
+	if err != nil || !strings.Contains(stdout, "backend cpu, design budget") || !strings.Contains(stdout, "the store's jobs: 2 (0 running, 2 done") {
+		t.Errorf("status --daemon: %v\n%s%s", err, stdout, stderr)
+	}
+	t.Logf("cuzk status --daemon %s:\n%s", d.url, stdout)
+	stdout, _, err = run(t, append([]string{"status", "--json"}, ask...)...)
+	var st struct {
+		Backend string `json:"backend"`
+		Totals  struct {
+			JobsDone int `json:"jobsDone"`
+		} `json:"totals"`
+	}
+	if err != nil || json.Unmarshal([]byte(stdout), &st) != nil || st.Backend != "cpu" || st.Totals.JobsDone != 2 {
+		t.Errorf("status --daemon --json: %v %+v\n%s", err, st, stdout)
+	}
+	if _, _, err := run(t, "status"); err == nil || !strings.Contains(err.Error(), "--daemon is required") {
+		t.Errorf("status without --daemon: %v", err)
+	}
+
 	stdout, stderr, err = run(t, append([]string{"job", "show", ids[0]}, ask...)...)
 	if err != nil || !strings.Contains(stdout, "job "+ids[0]+": circuit mimc") || strings.Count(stdout, "proved") != 2 {
 		t.Errorf("job show --daemon: %v\n%s%s", err, stdout, stderr)
