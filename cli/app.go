@@ -56,6 +56,7 @@ func App() *cli.App {
 			versionCommand(),
 			submitCommand(),
 			statusCommand(),
+			keysCommand(),
 			jobsCommand(),
 			jobCommand(),
 		},

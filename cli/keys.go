@@ -255,11 +255,19 @@ func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "setup",
 		Usage: "compile a circuit and write its R1CS, proving key and verifying key",
-		Flags: append(circuitFlags(),
+		Flags: append(append(circuitFlags(),
 			&cli.StringFlag{Name: "gpu-lib", Usage: "path of libcuzkgpu.so for --keygen gpu (default: $CUZK_GPU_LIB, next to cuzk, then build/)"},
 			&cli.StringFlag{Name: "r1cs", Usage: "a constraint system gnark serialized (BLS12-381 R1CS, WriteTo) instead of an example circuit: keys go to <keys>/<its name>"},
-			&cli.BoolFlag{Name: "points-file", Usage: "also write proving.points, the points as the GPU backend's disk tier streams them (--key-tier disk writes it on first use otherwise)"}),
+			&cli.BoolFlag{Name: "points-file", Usage: "also write proving.points, the points as the GPU backend's disk tier streams them (--key-tier disk writes it on first use otherwise)"},
+			&cli.BoolFlag{Name: "wait", Usage: "with --daemon: follow the daemon's setup task until it ends"}),
+			daemonAddrFlags("make the key set on the daemon at this address (StartSetup: host:port, unix:PATH, http:// or https://), under its own --keys, rather than in this process")...),
 		Action: func(c *cli.Context) error {
+			if c.String("daemon") != "" {
+				return setupOnDaemon(c)
+			}
+			if c.Bool("wait") {
+				return errors.New("--wait goes with --daemon")
+			}
 			if path := c.String("r1cs"); path != "" {
 				return setupR1CS(c, path)
 			}

@@ -25,8 +25,14 @@ import (
 // askDaemonFlags let cuzk jobs and cuzk job ask a running daemon instead of
 // reading a store.
 func askDaemonFlags() []cli.Flag {
+	return daemonAddrFlags("ask the daemon at this address (its --listen: host:port, unix:PATH, http:// or https://) instead of reading --store")
+}
+
+// daemonAddrFlags are --daemon, with its usage, and the token and CA that go
+// with it.
+func daemonAddrFlags(usage string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "daemon", Usage: "ask the daemon at this address (its --listen: host:port, unix:PATH, http:// or https://) instead of reading --store"},
+		&cli.StringFlag{Name: "daemon", Usage: usage},
 		&cli.StringFlag{Name: "auth-token-file", Usage: "with --daemon: the file holding the daemon's bearer token (its --auth-token-file)"},
 		&cli.StringFlag{Name: "tls-ca", Usage: "with --daemon https://…: PEM certificates that sign the daemon's --tls-cert (default: the system's)"},
 	}

@@ -118,6 +118,38 @@ func TestJobsAskTheDaemon(t *testing.T) {
 		t.Logf("cuzk %s --daemon: %v", strings.Join(tc.args, " "), err)
 	}
 
+	// Key sets: made on the daemon, loaded, freed.
+	stdout, stderr, err = run(t, append([]string{"setup", "--circuit", "mimc", "--constraints", "1K", "--wait"}, ask...)...)
+	if err != nil || !strings.Contains(stderr, "done in") || !strings.HasPrefix(stdout, "setup-") {
+		t.Errorf("setup --daemon --wait: %v\n%s%s", err, stdout, stderr)
+	}
+	t.Logf("cuzk setup --daemon: %s%s", stdout, stderr)
+	stdout, stderr, err = run(t, append([]string{"keys", "preload", "--key", "mimc:1K", "--key", "mimc:2K"}, ask...)...)
+	if err != nil || !strings.Contains(stdout, "mimc-1024") || !strings.Contains(stdout, "mimc-2048") {
+		t.Errorf("keys preload --daemon: %v\n%s%s", err, stdout, stderr)
+	}
+	t.Logf("cuzk keys preload --daemon:\n%s", stdout)
+	stdout, stderr, err = run(t, append([]string{"keys", "evict"}, ask...)...)
+	if err != nil || !strings.Contains(stdout, "2 key sets freed") {
+		t.Errorf("keys evict --daemon: %v\n%s%s", err, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"keys", "preload", "--key", "mimc:2K"}, "--daemon is required"},
+		{append([]string{"keys", "preload"}, ask...), "--key CIRCUIT:CONSTRAINTS is required"},
+		{append([]string{"keys", "preload", "--key", "mimc"}, ask...), "want CIRCUIT:CONSTRAINTS"},
+		{append([]string{"keys", "preload", "--key", "mimc:3K"}, ask...), "no keys for mimc"},
+		{append([]string{"setup", "--circuit", "mimc", "--constraints", "1K", "--r1cs", "x.r1cs"}, ask...), "--r1cs goes with a setup in this process"},
+		{[]string{"setup", "--circuit", "mimc", "--constraints", "1K", "--wait"}, "--wait goes with --daemon"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cuzk %s: %v; want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+
 	if _, stderr, err := run(t, append([]string{"job", "forget", ids[0]}, ask...)...); err != nil || !strings.Contains(stderr, "job "+ids[0]+" (done) forgotten") {
 		t.Fatalf("job forget --daemon: %v\n%s", err, stderr)
 	}
