@@ -110,9 +110,14 @@ func remoteJobs(c *cli.Context, cl cuzkv1connect.ProvingEngineClient) ([]*cuzkv1
 			return nil, daemonErr(c, err)
 		}
 		out = append(out, res.Msg.Jobs...)
-		if token = res.Msg.NextPageToken; token == "" {
+		next := res.Msg.NextPageToken
+		if next == "" {
 			return out, nil
 		}
+		if next == token || len(res.Msg.Jobs) == 0 {
+			return nil, fmt.Errorf("daemon %s: ListJobs gave a next page without moving on", c.String("daemon"))
+		}
+		token = next
 	}
 }
 
