@@ -22,13 +22,7 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print GetStatus's answer as JSON (protobuf's JSON mapping)"},
 		}, askDaemonFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return fmt.Errorf("usage: cuzk status --daemon ADDR [--json]: unexpected arguments %q", c.Args().Slice())
-			}
-			if c.String("daemon") == "" {
-				return fmt.Errorf("usage: cuzk status --daemon ADDR [--json]: --daemon is required (cuzk jobs --store DIR lists a store no daemon holds)")
-			}
-			cl, err := daemonClient(c)
+			cl, err := daemonOnly(c, "status")
 			if err != nil {
 				return err
 			}
