@@ -78,7 +78,7 @@ func NewClient(opt ClientOptions) (cuzkv1connect.ProvingEngineClient, error) {
 	return cuzkv1connect.NewProvingEngineClient(hc, base, opts...), nil
 }
 
-// bearer adds "Authorization: Bearer <token>" to every call, unary and
+// bearerToken adds "Authorization: Bearer <token>" to every call, unary and
 // streaming.
 type bearerToken []byte
 
