@@ -136,11 +136,11 @@ func jobCommand() *cli.Command {
 				Flags:     withDaemon(storeFlag()),
 				Action: func(c *cli.Context) error {
 					id, cl, err := jobTarget(c, "show", jobUsage)
-					if err != nil || cl != nil {
-						if err == nil {
-							err = showRemoteJob(c, cl, id)
-						}
+					switch {
+					case err != nil:
 						return err
+					case cl != nil:
+						return showRemoteJob(c, cl, id)
 					}
 					st, err := openStoreReadOnly(c.String("store"))
 					if err != nil {
@@ -210,10 +210,7 @@ func jobCommand() *cli.Command {
 				ArgsUsage: "ID",
 				Flags:     withDaemon(),
 				Action: func(c *cli.Context) error {
-					id, cl, err := jobTarget(c, "watch", "--daemon ADDR")
-					if err == nil && cl == nil {
-						err = errors.New("cuzk job watch asks a daemon (--daemon ADDR); cuzk job show --store DIR shows a stored job")
-					}
+					id, cl, err := daemonJob(c, "watch", "cuzk job show --store DIR shows a stored job")
 					if err != nil {
 						return err
 					}
@@ -226,10 +223,7 @@ func jobCommand() *cli.Command {
 				ArgsUsage: "ID",
 				Flags:     withDaemon(),
 				Action: func(c *cli.Context) error {
-					id, cl, err := jobTarget(c, "retry", "--daemon ADDR")
-					if err == nil && cl == nil {
-						err = errors.New("cuzk job retry asks a daemon (--daemon ADDR); on a store no daemon holds, cuzk resume --store DIR --retry-failed proves the failed partitions again")
-					}
+					id, cl, err := daemonJob(c, "retry", "on a store no daemon holds, cuzk resume --store DIR --retry-failed proves the failed partitions again")
 					if err != nil {
 						return err
 					}
@@ -249,10 +243,7 @@ func jobCommand() *cli.Command {
 				ArgsUsage: "ID",
 				Flags:     withDaemon(),
 				Action: func(c *cli.Context) error {
-					id, cl, err := jobTarget(c, "cancel", "--daemon ADDR")
-					if err == nil && cl == nil {
-						err = errors.New("cuzk job cancel asks a daemon (--daemon ADDR); a prove or resume stops on Ctrl-C, leaving what is not proved in its store")
-					}
+					id, cl, err := daemonJob(c, "cancel", "a prove or resume stops on Ctrl-C, leaving what is not proved in its store")
 					if err != nil {
 						return err
 					}
@@ -300,6 +291,16 @@ func forgetStored(c *cli.Context, id string) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "job %s (%s) forgotten\n", id, runner.StoredState(sum))
 	return nil
+}
+
+// daemonJob is jobTarget for a command only a daemon answers; without
+// --daemon its error says so, then what does instead.
+func daemonJob(c *cli.Context, name, instead string) (string, cuzkv1connect.ProvingEngineClient, error) {
+	id, cl, err := jobTarget(c, name, "--daemon ADDR")
+	if err == nil && cl == nil {
+		err = fmt.Errorf("cuzk job %s asks a daemon (--daemon ADDR); %s", name, instead)
+	}
+	return id, cl, err
 }
 
 // jobTarget returns the job id of "cuzk job NAME ID" and the client of
