@@ -234,10 +234,7 @@ func (a *daemonAPI) retry(w http.ResponseWriter, r *http.Request) {
 // its status as it was.
 func (a *daemonAPI) forget(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	js, err := a.svc.Status(id)
-	if err == nil {
-		err = a.svc.Forget(id)
-	}
+	js, err := a.svc.Forget(id)
 	if err != nil {
 		writeServiceError(w, err)
 		return

@@ -167,7 +167,7 @@ func stopLease(svc *runner.Service, id string) {
 // forgetLease removes a finished lease job from the member's service and
 // store. A failure only costs the store some space: it is logged.
 func forgetLease(svc *runner.Service, id string) {
-	if err := svc.Forget(id); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if _, err := svc.Forget(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		slog.Warn("cluster: keep a finished lease job", "job", id, "err", err)
 	}
 }

@@ -727,26 +727,31 @@ func (s *Service) Cancel(id string) error {
 // member's one-partition lease jobs, whose proofs go to the job's owner), so
 // that a service that runs for months does not keep them. A job still
 // running or unfinished in the store is refused (ErrBusy, or the store's
-// ErrTransition).
-func (s *Service) Forget(id string) error {
+// ErrTransition). It returns the job's status as it was forgotten: no
+// submission or retry comes between the two.
+func (s *Service) Forget(id string) (JobStatus, error) {
 	s.submitMu.Lock()
 	defer s.submitMu.Unlock()
 	s.mu.Lock()
 	t := s.jobs[id]
 	if t != nil && !t.ended {
 		s.mu.Unlock()
-		return fmt.Errorf("forget job %s: %w", id, ErrBusy)
+		return JobStatus{}, fmt.Errorf("forget job %s: %w", id, ErrBusy)
 	}
 	s.mu.Unlock()
+	js, err := s.Status(id)
+	if err != nil {
+		return JobStatus{}, fmt.Errorf("forget job %s: %w", id, err)
+	}
 	if err := s.st.DeleteJob(id); err != nil {
-		return fmt.Errorf("forget job %s: %w", id, err)
+		return JobStatus{}, fmt.Errorf("forget job %s: %w", id, err)
 	}
 	s.mu.Lock()
 	delete(s.jobs, id)
 	delete(s.outs, id)
 	delete(s.refused, id)
 	s.mu.Unlock()
-	return nil
+	return js, nil
 }
 
 // ForgetEnded forgets, as Forget does, every finished job (each partition
@@ -765,7 +770,7 @@ func (s *Service) ForgetEnded(cutoff time.Time) ([]string, error) {
 		if !sum.Finished() || !sum.Updated.Before(cutoff) {
 			continue
 		}
-		switch err := s.Forget(sum.ID); {
+		switch _, err := s.Forget(sum.ID); {
 		case err == nil:
 			forgot = append(forgot, sum.ID)
 		case errors.Is(err, ErrBusy), errors.Is(err, store.ErrTransition), errors.Is(err, store.ErrNotFound):

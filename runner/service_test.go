@@ -505,7 +505,7 @@ func TestServiceForget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := svc.Forget("gone"); !errors.Is(err, ErrBusy) {
+	if _, err := svc.Forget("gone"); !errors.Is(err, ErrBusy) {
 		t.Errorf("forget of a running job: %v, want ErrBusy", err)
 	}
 	for _, id := range []string{"keep", "gone"} {
@@ -513,8 +513,8 @@ func TestServiceForget(t *testing.T) {
 			t.Fatalf("job %s: %+v, %v", id, js, err)
 		}
 	}
-	if err := svc.Forget("gone"); err != nil {
-		t.Fatal(err)
+	if js, err := svc.Forget("gone"); err != nil || js.ID != "gone" || js.State != StateDone {
+		t.Fatalf("forget: %+v, %v; want the done job's status", js, err)
 	}
 	if _, err := svc.Status("gone"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("status of a forgotten job: %v, want store.ErrNotFound", err)
@@ -527,7 +527,7 @@ func TestServiceForget(t *testing.T) {
 		t.Errorf("jobs after forgetting one: %+v, %v", jobs, err)
 	}
 	checkProofsProved(t, st, k, "keep", []byte("keep"))
-	if err := svc.Forget("nope"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := svc.Forget("nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("forget of an unknown job: %v, want store.ErrNotFound", err)
 	}
 }

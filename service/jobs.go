@@ -404,11 +404,8 @@ func (s *Server) ForgetJob(ctx context.Context, req *connect.Request[cuzkv1.Forg
 	if id == "" {
 		return nil, invalid("job_id is required")
 	}
-	js, err := s.svc.Status(id)
+	js, err := s.svc.Forget(id)
 	if err != nil {
-		return nil, toConnect(err)
-	}
-	if err := s.svc.Forget(id); err != nil {
 		return nil, toConnect(err)
 	}
 	slog.Info("job forgotten", "job", id, "state", js.State)
