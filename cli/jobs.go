@@ -253,7 +253,7 @@ func jobCommand() *cli.Command {
 					if err != nil {
 						return daemonErr(c, err)
 					}
-					printRemoteJob(c.App.ErrWriter, "cancelled", res.Msg.Job)
+					printRemoteJob(c.App.ErrWriter, "cancelling (its running partitions stop at their next stage)", res.Msg.Job)
 					return nil
 				},
 			},

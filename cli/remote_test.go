@@ -215,6 +215,21 @@ func TestSubmitToTheDaemon(t *testing.T) {
 			t.Errorf("job watch of a done job: %v\n%s", err, stderr)
 		}
 	}
+	// A job cancelled on the daemon: watching it fails, saying why.
+	long, _, err := run(t, "submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "2K", "--partitions", "400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long = strings.TrimSpace(long)
+	if _, stderr, err := run(t, "job", "cancel", long, "--daemon", d.url); err != nil || !strings.Contains(stderr, "job "+long+" cancelling") {
+		t.Fatalf("job cancel: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := run(t, "job", "watch", long, "--daemon", d.url); err == nil || !strings.Contains(err.Error(), "did not end done: cancelled: ") ||
+		!strings.Contains(stderr, "ended: cancelled") {
+		t.Errorf("job watch of a cancelled job: %v\n%s", err, stderr)
+	} else {
+		t.Logf("cuzk job watch %s: %v", long, err)
+	}
 	first, _, _ := run(t, "jobs", "--daemon", d.url, "--json")
 	again, stderr, err := run(t, "submit", "--daemon", d.url, "--circuit", "mimc", "--constraints", "2K", "--partitions", "3", "--idempotency-key", "k1")
 	if err != nil || !strings.Contains(stderr, "submitted before") || !strings.Contains(first, strings.TrimSpace(again)) {

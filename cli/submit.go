@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"
@@ -145,7 +147,10 @@ func submitProofRequest(c *cli.Context) (*cuzkv1.SubmitProofRequest, error) {
 // the job it waits for the end (AwaitProof) instead.
 func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) error {
 	w := c.App.ErrWriter
-	stream, err := cl.WatchJob(c.Context, connect.NewRequest(&cuzkv1.WatchJobRequest{JobId: id}))
+	// Ctrl-C stops the following, not the job: say so.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stream, err := cl.WatchJob(ctx, connect.NewRequest(&cuzkv1.WatchJobRequest{JobId: id}))
 	if err != nil {
 		return daemonErr(c, err)
 	}
@@ -154,24 +159,31 @@ func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) 
 		ended = printEvent(w, stream.Msg())
 	}
 	if err := stream.Err(); err != nil {
+		stream.Close()
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped following job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
+		}
 		if connect.CodeOf(err) != connect.CodeResourceExhausted {
-			stream.Close()
 			return daemonErr(c, err)
 		}
 		fmt.Fprintf(w, "job %s: the event stream fell behind; waiting for the job's end\n", id)
 	}
 	stream.Close()
-	res, err := cl.AwaitProof(c.Context, connect.NewRequest(&cuzkv1.AwaitProofRequest{JobId: id}))
+	res, err := cl.AwaitProof(ctx, connect.NewRequest(&cuzkv1.AwaitProofRequest{JobId: id}))
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped waiting for job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
+		}
 		return daemonErr(c, err)
 	}
 	j := res.Msg.Job
 	printRemoteJob(w, "ended", j)
 	if j.State != cuzkv1.JobState_JOB_STATE_DONE {
-		if j.Error != "" {
-			return fmt.Errorf("job %s %s: %s", id, stateName(j.State), j.Error)
+		why := j.Error
+		if why == "" {
+			why = stateName(j.State)
 		}
-		return fmt.Errorf("job %s %s", id, stateName(j.State))
+		return fmt.Errorf("job %s did not end done: %s", id, why)
 	}
 	return nil
 }
