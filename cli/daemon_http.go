@@ -35,6 +35,7 @@ func (a *daemonAPI) routes(metricsHandler http.Handler) http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}", a.status)
 	mux.HandleFunc("GET /v1/jobs/{id}/wait", a.wait)
 	mux.HandleFunc("POST /v1/jobs/{id}/retry", a.retry)
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancel)
 	mux.HandleFunc("DELETE /v1/jobs/{id}", a.forget)
 	mux.Handle("GET /metrics", metricsHandler)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { unmatched(mux, w, r) })
@@ -58,7 +59,7 @@ func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such endpoint (the API is cuzk.v1.ProvingEngine over gRPC or Connect, and POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/wait, POST /v1/jobs/{id}/retry, DELETE /v1/jobs/{id}, GET /metrics)", r.Method, r.URL.Path))
+	writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such endpoint (the API is cuzk.v1.ProvingEngine over gRPC or Connect, and POST /v1/jobs, GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/wait, POST /v1/jobs/{id}/retry, POST /v1/jobs/{id}/cancel, DELETE /v1/jobs/{id}, GET /metrics)", r.Method, r.URL.Path))
 }
 
 // submitRequest is the body of POST /v1/jobs.
@@ -230,6 +231,22 @@ func (a *daemonAPI) retry(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, js)
 }
 
+// cancel stops a job (CancelProof) and answers with its status then.
+func (a *daemonAPI) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := a.svc.Cancel(id); err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	slog.Info("job cancelled", "job", id)
+	js, err := a.svc.Status(id)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, js)
+}
+
 // forget removes an ended job from the store (ForgetJob) and answers with
 // its status as it was.
 func (a *daemonAPI) forget(w http.ResponseWriter, r *http.Request) {
@@ -252,7 +269,7 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, runner.ErrInvalid):
 		code = http.StatusBadRequest
 	case errors.Is(err, runner.ErrExists), errors.Is(err, runner.ErrNotRunning), errors.Is(err, runner.ErrBusy),
-		errors.Is(err, runner.ErrNothingToRetry), errors.Is(err, store.ErrTransition):
+		errors.Is(err, runner.ErrNothingToRetry), errors.Is(err, runner.ErrFinished), errors.Is(err, store.ErrTransition):
 		code = http.StatusConflict
 	case errors.Is(err, runner.ErrClosed):
 		code = http.StatusServiceUnavailable

@@ -251,6 +251,8 @@ func TestDaemon(t *testing.T) {
 		{"POST", "/v1/jobs/no-such-job/retry", ``, 404},
 		{"DELETE", "/v1/jobs/no-such-job", ``, 404},
 		{"POST", "/v1/jobs/" + sub.ID + "/retry", ``, 409}, // nothing failed
+		{"POST", "/v1/jobs/" + sub.ID + "/cancel", ``, 409}, // ended
+		{"POST", "/v1/jobs/no-such-job/cancel", ``, 404},
 		{"GET", "/v1/jobs/bad%20id", ``, 400},
 		{"DELETE", "/v1/jobs", ``, 405},
 		{"PUT", "/v1/jobs/" + sub.ID, ``, 405},

@@ -46,6 +46,24 @@ func TestJobsAskTheDaemon(t *testing.T) {
 	}
 	ask := []string{"--daemon", d.url, "--auth-token-file", tokenFile}
 
+	// The JSON API's cancel, beside CancelProof.
+	var long struct {
+		ID string `json:"job_id"`
+	}
+	if code, body := d.call(t, "POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 400}`, &long); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	if code, body := d.call(t, "POST", "/v1/jobs/"+long.ID+"/cancel", "", nil); code != http.StatusAccepted {
+		t.Errorf("cancel a running job: %d %s, want 202", code, body)
+	}
+	var js runner.JobStatus
+	if code, body := d.call(t, "GET", "/v1/jobs/"+long.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateCancelled {
+		t.Errorf("the cancelled job: %d %s", code, body)
+	}
+	if code, body := d.call(t, "DELETE", "/v1/jobs/"+long.ID, "", nil); code != http.StatusOK {
+		t.Fatalf("forget the cancelled job: %d %s", code, body)
+	}
+
 	if _, _, err := run(t, "jobs", "--daemon", d.url); err == nil || !strings.Contains(err.Error(), "give its token with --auth-token-file") {
 		t.Errorf("jobs without the token: %v, want the token asked for", err)
 	}
