@@ -250,7 +250,7 @@ func TestDaemon(t *testing.T) {
 		{"GET", "/v1/jobs/no-such-job/wait", ``, 404},
 		{"POST", "/v1/jobs/no-such-job/retry", ``, 404},
 		{"DELETE", "/v1/jobs/no-such-job", ``, 404},
-		{"POST", "/v1/jobs/" + sub.ID + "/retry", ``, 409}, // nothing failed
+		{"POST", "/v1/jobs/" + sub.ID + "/retry", ``, 409},  // nothing failed
 		{"POST", "/v1/jobs/" + sub.ID + "/cancel", ``, 409}, // ended
 		{"POST", "/v1/jobs/no-such-job/cancel", ``, 404},
 		{"GET", "/v1/jobs/bad%20id", ``, 400},

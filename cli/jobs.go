@@ -214,7 +214,8 @@ func jobCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					return followJob(c, cl, id)
+					_, err = followJob(c, cl, id)
+					return err
 				},
 			},
 			{

@@ -191,12 +191,18 @@ func remoteProofs(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id, out 
 	if err != nil {
 		return 0, daemonErr(c, err)
 	}
-	proofs := make([]store.Proof, 0, len(res.Msg.Proofs))
-	for _, p := range res.Msg.Proofs {
+	return writeAwaitedProofs(id, out, res.Msg)
+}
+
+// writeAwaitedProofs writes the proofs of AwaitProof's answer for a done job
+// to out.
+func writeAwaitedProofs(id, out string, res *cuzkv1.AwaitProofResponse) (int, error) {
+	proofs := make([]store.Proof, 0, len(res.Proofs))
+	for _, p := range res.Proofs {
 		proofs = append(proofs, store.Proof{Index: int(p.Index), Proof: p.Proof, Public: p.PublicInputs})
 	}
-	if len(proofs) != int(res.Msg.Job.NumPartitions) {
-		return 0, fmt.Errorf("job %s: %d proofs for %d partitions; nothing exported", id, len(proofs), res.Msg.Job.NumPartitions)
+	if len(proofs) != int(res.Job.NumPartitions) {
+		return 0, fmt.Errorf("job %s: %d proofs for %d partitions; nothing exported", id, len(proofs), res.Job.NumPartitions)
 	}
 	return writeProofFiles(id, out, proofs)
 }

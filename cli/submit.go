@@ -67,11 +67,12 @@ func submitCommand() *cli.Command {
 			if !c.Bool("wait") {
 				return nil
 			}
-			if err := followJob(c, cl, id); err != nil {
+			done, err := followJob(c, cl, id)
+			if err != nil {
 				return err
 			}
 			if out := c.String("out"); out != "" {
-				n, err := remoteProofs(c, cl, id, out)
+				n, err := writeAwaitedProofs(id, out, done)
 				if err != nil {
 					return err
 				}
@@ -143,16 +144,17 @@ func submitProofRequest(c *cli.Context) (*cuzkv1.SubmitProofRequest, error) {
 }
 
 // followJob prints a job's partitions as they end (WatchJob) until the job
-// ends, and fails unless it is done. Where the stream cannot keep up with
-// the job it waits for the end (AwaitProof) instead.
-func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) error {
+// ends, and fails unless it is done; it returns AwaitProof's answer, the
+// proofs with it. Where the stream cannot keep up with the job it waits for
+// the end (AwaitProof) instead.
+func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) (*cuzkv1.AwaitProofResponse, error) {
 	w := c.App.ErrWriter
 	// Ctrl-C stops the following, not the job: say so.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stream, err := cl.WatchJob(ctx, connect.NewRequest(&cuzkv1.WatchJobRequest{JobId: id}))
 	if err != nil {
-		return daemonErr(c, err)
+		return nil, daemonErr(c, err)
 	}
 	ended := false
 	for !ended && stream.Receive() {
@@ -161,10 +163,10 @@ func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) 
 	if err := stream.Err(); err != nil {
 		stream.Close()
 		if ctx.Err() != nil {
-			return fmt.Errorf("stopped following job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
+			return nil, fmt.Errorf("stopped following job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
 		}
 		if connect.CodeOf(err) != connect.CodeResourceExhausted {
-			return daemonErr(c, err)
+			return nil, daemonErr(c, err)
 		}
 		fmt.Fprintf(w, "job %s: the event stream fell behind; waiting for the job's end\n", id)
 	}
@@ -172,9 +174,9 @@ func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) 
 	res, err := cl.AwaitProof(ctx, connect.NewRequest(&cuzkv1.AwaitProofRequest{JobId: id}))
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("stopped waiting for job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
+			return nil, fmt.Errorf("stopped waiting for job %s, which runs on in the daemon (cuzk job watch %s --daemon %s follows it again)", id, id, c.String("daemon"))
 		}
-		return daemonErr(c, err)
+		return nil, daemonErr(c, err)
 	}
 	j := res.Msg.Job
 	printRemoteJob(w, "ended", j)
@@ -183,9 +185,9 @@ func followJob(c *cli.Context, cl cuzkv1connect.ProvingEngineClient, id string) 
 		if why == "" {
 			why = stateName(j.State)
 		}
-		return fmt.Errorf("job %s did not end done: %s", id, why)
+		return nil, fmt.Errorf("job %s did not end done: %s", id, why)
 	}
-	return nil
+	return res.Msg, nil
 }
 
 // printEvent writes a line for an event that ends a partition or the job;
