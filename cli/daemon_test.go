@@ -128,6 +128,23 @@ func (d *daemonProc) call(t *testing.T, method, path, body string, out any) (int
 	return resp.StatusCode, string(b)
 }
 
+// prove submits a job (POST /v1/jobs with body), waits for it to end done
+// and returns its id.
+func (d *daemonProc) prove(t *testing.T, body string) string {
+	t.Helper()
+	var sub struct {
+		ID string `json:"job_id"`
+	}
+	if code, out := d.call(t, "POST", "/v1/jobs", body, &sub); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s\n%s", code, out, d.log)
+	}
+	var js runner.JobStatus
+	if code, out := d.call(t, "GET", "/v1/jobs/"+sub.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateDone {
+		t.Fatalf("wait: %d %s", code, out)
+	}
+	return sub.ID
+}
+
 // A daemon forgets a job on DELETE /v1/jobs/{id}, and with --forget-ended
 // every job that ended that long ago, by itself; the proof files under --out
 // stay.
@@ -139,17 +156,7 @@ func TestDaemonForgetsEndedJobs(t *testing.T) {
 	d := startDaemon(t, "--store", filepath.Join(t.TempDir(), "store"), "--keys", keys, "--out", out, "--forget-ended", "3s")
 	prove := func(seed string) string {
 		t.Helper()
-		var sub struct {
-			ID string `json:"job_id"`
-		}
-		if code, body := d.call(t, "POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 1, "seed": "`+seed+`"}`, &sub); code != http.StatusAccepted {
-			t.Fatalf("submit: %d %s\n%s", code, body, d.log)
-		}
-		var js runner.JobStatus
-		if code, body := d.call(t, "GET", "/v1/jobs/"+sub.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateDone {
-			t.Fatalf("wait: %d %s", code, body)
-		}
-		return sub.ID
+		return d.prove(t, `{"circuit": "mimc", "constraints": "2K", "partitions": 1, "seed": "`+seed+`"}`)
 	}
 	asked := prove("01")
 	var js runner.JobStatus

@@ -32,17 +32,7 @@ func TestJobsAskTheDaemon(t *testing.T) {
 	d.token = "0123456789abcdef0123456789abcdef"
 	var ids []string
 	for _, key := range []string{"a", "b"} {
-		var sub struct {
-			ID string `json:"job_id"`
-		}
-		if code, body := d.call(t, "POST", "/v1/jobs", `{"circuit": "mimc", "constraints": "2K", "partitions": 2, "idempotency_key": "`+key+`"}`, &sub); code != http.StatusAccepted {
-			t.Fatalf("submit: %d %s\n%s", code, body, d.log)
-		}
-		var js runner.JobStatus
-		if code, body := d.call(t, "GET", "/v1/jobs/"+sub.ID+"/wait", "", &js); code != http.StatusOK || js.State != runner.StateDone {
-			t.Fatalf("wait: %d %s", code, body)
-		}
-		ids = append(ids, sub.ID)
+		ids = append(ids, d.prove(t, `{"circuit": "mimc", "constraints": "2K", "partitions": 2, "idempotency_key": "`+key+`"}`))
 	}
 	ask := []string{"--daemon", d.url, "--auth-token-file", tokenFile}
 
