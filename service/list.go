@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -53,7 +52,8 @@ func (s *Server) ListJobs(ctx context.Context, req *connect.Request[cuzkv1.ListJ
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	sort.SliceStable(jobs, func(i, j int) bool { return markOf(jobs[i]).before(markOf(jobs[j])) })
+	// Jobs come in the store's creation index order: by creation (to the
+	// nanosecond the record keeps), then id, which is pageMark's order.
 	out := &cuzkv1.ListJobsResponse{}
 	var last runner.JobStatus
 	for _, js := range jobs {
